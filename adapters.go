@@ -1,0 +1,194 @@
+package idkit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/idkit/idkit/layouts"
+	"github.com/idkit/idkit/schemes"
+)
+
+func buildULID(_ context.Context, sp *spec) (Scheme, error) {
+	mono, err := sp.bool("monotonic", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.done("monotonic"); err != nil {
+		return nil, err
+	}
+	g, err := schemes.NewULID(schemes.ULIDSettings{NonMonotonic: !mono})
+	if err != nil {
+		return nil, fmt.Errorf("idkit: starting %s: %w", sp.raw, err)
+	}
+	name := "ulid"
+	if !mono {
+		name = "ulid:monotonic=false"
+	}
+	return &ulidScheme{g: g, name: name}, nil
+}
+
+// ulidScheme wraps schemes.ULID.
+type ulidScheme struct {
+	g    *schemes.ULID
+	name string
+}
+
+func (s *ulidScheme) Name() string { return s.name }
+
+func (s *ulidScheme) Next() (ID, error) {
+	b, err := s.g.Next()
+	if err != nil {
+		return ID{}, err
+	}
+	return FromULID(b), nil
+}
+
+func (s *ulidScheme) Parse(text string) (ID, error) {
+	if len(text) != ulid.EncodedSize {
+		return ID{}, fmt.Errorf("%w: %s: a ULID has %d characters, not %d", ErrSyntax, quote(text), ulid.EncodedSize, len(text))
+	}
+	return Parse(text)
+}
+
+func (s *ulidScheme) Decode(id ID) (Parts, error) {
+	if id.Bits() != 128 {
+		return Parts{}, fmt.Errorf("%w: %s is a %d-bit %s, not a ULID", ErrScheme, id, id.Bits(), id.Format())
+	}
+	ms := id.hi >> 16
+	return Parts{Time: time.UnixMilli(int64(ms)).UTC(), Fields: []Field{{Name: "time", Value: ms}}}, nil
+}
+
+func buildUUIDv7(_ context.Context, sp *spec) (Scheme, error) {
+	if err := sp.done(); err != nil {
+		return nil, err
+	}
+	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
+	return &uuidScheme{next: g.Next, version: 7}, nil
+}
+
+func buildUUIDv4(_ context.Context, sp *spec) (Scheme, error) {
+	if err := sp.done(); err != nil {
+		return nil, err
+	}
+	g, _ := schemes.NewUUIDv4(schemes.UUIDSettings{})
+	return &uuidScheme{next: g.Next, version: 4}, nil
+}
+
+// uuidScheme wraps schemes.UUIDv4 and schemes.UUIDv7.
+type uuidScheme struct {
+	next    func() ([16]byte, error)
+	version int
+}
+
+func (s *uuidScheme) Name() string { return fmt.Sprintf("uuidv%d", s.version) }
+
+func (s *uuidScheme) Next() (ID, error) {
+	b, err := s.next()
+	if err != nil {
+		return ID{}, err
+	}
+	return FromUUID(b), nil
+}
+
+func (s *uuidScheme) Parse(text string) (ID, error) {
+	u, err := uuid.Parse(text)
+	if err != nil {
+		return ID{}, fmt.Errorf("%w: %s is not a UUID: %w", ErrSyntax, quote(text), err)
+	}
+	id := FromUUID(u)
+	return id, s.check(id)
+}
+
+// check accepts only RFC 9562 UUIDs of the scheme's version.
+func (s *uuidScheme) check(id ID) error {
+	if id.Bits() != 128 {
+		return fmt.Errorf("%w: %s is a %d-bit %s, not a UUID", ErrScheme, id, id.Bits(), id.Format())
+	}
+	u := uuid.UUID(id.Bytes16())
+	if u.Variant() != uuid.RFC4122 {
+		return fmt.Errorf("%w: %s has variant %v, want RFC 9562", ErrScheme, id, u.Variant())
+	}
+	if int(u.Version()) != s.version {
+		return fmt.Errorf("%w: %s is a version %d UUID, want version %d", ErrScheme, id, u.Version(), s.version)
+	}
+	return nil
+}
+
+func (s *uuidScheme) Decode(id ID) (Parts, error) {
+	if err := s.check(id); err != nil {
+		return Parts{}, err
+	}
+	p := Parts{Version: s.version}
+	if s.version == 7 {
+		ms := id.hi >> 16
+		p.Time = time.UnixMilli(int64(ms)).UTC()
+		p.Fields = []Field{{Name: "time", Value: ms}, {Name: "rand_a", Value: id.hi & 0xfff}}
+	}
+	return p, nil
+}
+
+func buildSonyflake(_ context.Context, sp *spec) (Scheme, error) {
+	m, okM, err := sp.uint("machine", 1<<16-1)
+	if err != nil {
+		return nil, err
+	}
+	n, okN, err := sp.uint("node", 1<<16-1)
+	if err != nil {
+		return nil, err
+	}
+	if okM && okN {
+		return nil, sp.errf("machine=%d and node=%d both given; node is another name for machine", m, n)
+	}
+	if okN {
+		m = n
+	}
+	start, _, err := sp.instant("start")
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.done("machine", "node", "start"); err != nil {
+		return nil, err
+	}
+	g, err := schemes.NewSonyflake(schemes.SonyflakeSettings{Machine: uint16(m), StartTime: start})
+	if err != nil {
+		return nil, sp.wrapf(err, "sonyflake")
+	}
+	name := fmt.Sprintf("sonyflake:machine=%d", m)
+	if !start.IsZero() {
+		name += ",start=" + start.UTC().Format(time.RFC3339Nano)
+	}
+	return &sonyflakeScheme{g: g, l: g.Layout(), name: name}, nil
+}
+
+// sonyflakeScheme wraps schemes.Sonyflake, the github.com/sony/sonyflake adapter.
+type sonyflakeScheme struct {
+	g    *schemes.Sonyflake
+	l    layouts.Layout
+	name string
+}
+
+func (s *sonyflakeScheme) Name() string { return s.name }
+
+func (s *sonyflakeScheme) Next() (ID, error) {
+	v, err := s.g.Next()
+	if err != nil {
+		return ID{}, err
+	}
+	return FromUint64(v), nil
+}
+
+func (s *sonyflakeScheme) Parse(text string) (ID, error) {
+	id, err := parseDecimal64(text)
+	if err != nil {
+		return ID{}, err
+	}
+	return id, checkLayout(s.l, id)
+}
+
+func (s *sonyflakeScheme) Decode(id ID) (Parts, error) { return decodeLayout(s.l, id) }
+
+func (s *sonyflakeScheme) Layout() layouts.Layout { return s.l.Clone() }

@@ -1,0 +1,124 @@
+// Package idkit generates, encodes and decodes unique IDs behind one small interface, so that an
+// application can choose its ID scheme by configuration and change it without code changes.
+//
+//	s, err := idkit.New("snowflake:layout=discord,worker=3,process=1")
+//	id, err := s.Next()    // idkit.ID
+//	fmt.Println(id)        // canonical text
+//	p, err := s.Decode(id) // time, node (and its sub-fields), sequence
+//
+// Schemes: the native Snowflake core with any bit layout of package layouts (presets twitter,
+// discord, instagram, sonyflake, mastodon, baidu, or custom widths, unit and epoch), and
+// adapters for ULID (github.com/oklog/ulid/v2), UUIDv7 and UUIDv4 (github.com/google/uuid) and
+// Sonyflake (github.com/sony/sonyflake). See New for the spec syntax.
+//
+// Every Scheme is safe for concurrent use. The native Snowflake core never issues a duplicate:
+// not under concurrency, not when the wall clock steps back (it reads the monotonic clock), not
+// after a fast restart (it waits out the tick it started in, and with a mark store refuses to go
+// below its persisted high-water mark). Losing IDs is allowed; repeating one is not.
+package idkit
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors returned by this package, wrapped with context; match them with errors.Is. Errors of
+// the underlying generators (schemes.ErrClockBackward, schemes.ErrTimeOverflow, …) pass
+// through wrapped as well.
+var (
+	// ErrSpec reports a spec string New cannot use; the message names the offending part.
+	ErrSpec = errors.New("idkit: bad spec")
+	// ErrSyntax reports ID text, bytes or a database value that is not a valid ID.
+	ErrSyntax = errors.New("idkit: invalid ID")
+	// ErrScheme reports an ID that is valid but was not made by the scheme asked to handle it,
+	// such as a UUIDv4 given to a uuidv7 scheme.
+	ErrScheme = errors.New("idkit: ID of another scheme")
+)
+
+// Scheme generates and understands one kind of ID. Implementations are safe for concurrent
+// use.
+//
+// A Scheme may also implement these optional interfaces, discovered by type assertion:
+// Batcher (reserve many IDs at once), Layouter (the 64-bit layout behind it) and io.Closer
+// (release what it holds, such as a node lease; call it when done).
+type Scheme interface {
+	// Name returns the canonical spec of the scheme, which New accepts, e.g.
+	// "snowflake:layout=twitter,node=3". A node claimed from a lease shows as its number.
+	Name() string
+	// Next returns a new ID.
+	Next() (ID, error)
+	// Parse reads an ID in the scheme's canonical text form; errors wrap ErrSyntax or
+	// ErrScheme.
+	Parse(text string) (ID, error)
+	// Decode takes an ID of the scheme apart; errors wrap ErrScheme.
+	Decode(id ID) (Parts, error)
+}
+
+// Batcher is implemented by schemes that can reserve many IDs in one step, for bulk inserts.
+// NextBatch fills dst with new IDs in increasing order.
+type Batcher interface {
+	NextBatch(dst []ID) error
+}
+
+// Parts is an ID taken apart. Fields a scheme does not have are zero, with HasNode and HasSeq
+// false.
+type Parts struct {
+	// Time is when the ID was made, in UTC, at the scheme's resolution; zero for UUIDv4.
+	Time time.Time
+	// Node is the node (or machine, shard, worker) value: all node fields concatenated.
+	Node    uint64
+	HasNode bool
+	// Seq is the sequence number within the time tick.
+	Seq    uint64
+	HasSeq bool
+	// Fields lists the layout's fields by name, most significant first (for Snowflake
+	// layouts: time, then node sub-fields such as datacenter and worker, then seq). Time is
+	// given in ticks of the layout's unit.
+	Fields []Field
+	// Version is the UUID version (4 or 7); zero for other schemes.
+	Version int
+}
+
+// Field is one named field of an ID.
+type Field struct {
+	Name  string
+	Value uint64
+}
+
+// New returns the scheme a spec string describes: a name, optionally followed by a colon and
+// comma-separated key=value settings.
+//
+//	snowflake   layout=twitter|discord|instagram|sonyflake|mastodon|baidu (default twitter)
+//	            node=N | node=env:VAR | a node source of node.go, or the layout's node fields
+//	            by name (twitter: datacenter, worker; discord: worker, process; instagram:
+//	            shard; sonyflake: machine; baidu: worker)
+//	            custom bits: time_bits, node_bits, seq_bits, or fields=time:41/dc:5/w:5/seq:12
+//	            (kinds by name: "time" and "seq", every other name is a node field);
+//	            unit=1ms|10ms|1s…; epoch=RFC 3339 time, YYYY-MM-DD or Unix milliseconds
+//	            lookahead=N ticks; drift_wait=5ms; drift_continue=100ms (0 or "off" disables)
+//	ulid        monotonic=true|false (default true)
+//	uuidv7, uuidv4
+//	sonyflake   machine=N (0..65535, also node=N); start=RFC 3339 time or YYYY-MM-DD
+//
+// Errors wrap ErrSpec and name the bad part: unknown name, unknown or repeated key, bad value,
+// node out of range, or a layout whose bits do not fit in 64. Starting the generator can also
+// fail (a layout that ran out of time, such as baidu's); those errors wrap the generator's.
+// New never panics.
+func New(spec string) (Scheme, error) {
+	return NewContext(context.Background(), spec)
+}
+
+// NewContext is New with a context that bounds any network work a spec asks for, such as
+// claiming a node ID from a lease store.
+func NewContext(ctx context.Context, spec string) (Scheme, error) {
+	sp, err := parseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	build, ok := builder(sp.name)
+	if !ok {
+		return nil, sp.errf("unknown scheme %q (known: %s)", sp.name, knownSchemes())
+	}
+	return build(ctx, sp)
+}

@@ -1,0 +1,35 @@
+package schemes
+
+import (
+	"context"
+	"time"
+)
+
+// Clock is a generator's time source. The system clock (used when a settings struct leaves
+// Clock nil) reads the monotonic clock anchored at the generator's start, so a wall-clock step
+// while the process runs cannot reissue a timestamp. Tests inject a fake whose Now they step
+// backwards and forwards; its Sleep must advance it (or wait for another goroutine to).
+type Clock interface {
+	Now() time.Time
+	Sleep(time.Duration)
+}
+
+// Fence tells a generator whether it may still issue IDs for its node. Err returns nil while
+// the node ID is safely held and a non-nil error (wrapped into the generator's error) once it
+// is lost or about to be. Generators call Err once per Next and once per batch, so it must be
+// cheap: an atomic load, no I/O.
+type Fence interface {
+	Err() error
+}
+
+// MarkStore persists a generator's high-water mark: an instant at or after the time of every
+// ID the node has issued. A generator started with a MarkStore loads the mark first and never
+// issues an ID whose time is at or below it; while running it saves a new mark ahead of use
+// (see SnowflakeSettings.MarkWindow), so the hot path does not write per ID.
+//
+// LoadMark returns the zero time when nothing was saved yet. SaveMark must be durable when it
+// returns nil.
+type MarkStore interface {
+	LoadMark(ctx context.Context) (time.Time, error)
+	SaveMark(ctx context.Context, mark time.Time) error
+}

@@ -1,0 +1,112 @@
+package schemes
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// ULIDSettings configures NewULID. The zero value gives monotonic ULIDs from the system clock
+// and a ChaCha8 generator seeded from crypto/rand, the same kind of fast, unpredictable-enough
+// entropy ulid.Make uses (not a source for secrets).
+type ULIDSettings struct {
+	// Entropy is read for the random part; nil means a ChaCha8 stream seeded from crypto/rand.
+	// It is only read under the generator's lock, so it need not be safe for concurrent use.
+	Entropy io.Reader
+	// NonMonotonic draws a fresh random part for every ID, as ulid.New with plain entropy
+	// does: IDs of one millisecond are then in random order.
+	NonMonotonic bool
+	// Clock is the time source; nil means the system clock.
+	Clock Clock
+}
+
+// ULID generates ULIDs (github.com/oklog/ulid/v2): 48 bits of Unix milliseconds and 80 random
+// bits, big-endian, so byte order is time order.
+//
+//	 0                   1                   2                   3
+//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                      32_bit_uint_time_high                    |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|     16_bit_uint_time_low      |       16_bit_uint_random      |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                       32_bit_uint_random                      |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                       32_bit_uint_random                      |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// In monotonic mode (the default) the random part of IDs within one millisecond counts up from
+// a random start by a random increment, and the timestamp is taken under the lock and never
+// goes back, so one generator's IDs strictly increase even across goroutines. It is safe for
+// concurrent use.
+type ULID struct {
+	mu      sync.Mutex
+	entropy io.Reader
+	clock   Clock
+	last    uint64 // last millisecond used
+}
+
+// NewULID returns a ULID generator. It cannot fail today; the error is kept for settings that
+// may.
+func NewULID(s ULIDSettings) (*ULID, error) {
+	e := s.Entropy
+	if e == nil {
+		var seed [32]byte
+		if _, err := crand.Read(seed[:]); err != nil {
+			return nil, fmt.Errorf("%w: seeding entropy: %w", ErrSettings, err)
+		}
+		e = chachaReader{rand.NewChaCha8(seed)}
+	}
+	if !s.NonMonotonic {
+		e = ulid.Monotonic(e, 0)
+	}
+	return &ULID{entropy: e, clock: s.Clock}, nil
+}
+
+// Next returns a new ULID. It fails only if the entropy reader fails, or if one millisecond's
+// monotonic increments overflow the 80 random bits (ulid.ErrMonotonicOverflow), which needs
+// about 2^40 IDs in that millisecond.
+func (g *ULID) Next() ([16]byte, error) {
+	g.mu.Lock()
+	var t time.Time
+	if g.clock == nil {
+		t = time.Now()
+	} else {
+		t = g.clock.Now()
+	}
+	ms := ulid.Timestamp(t)
+	if ms < g.last {
+		ms = g.last // never go back: keeps one generator's IDs increasing
+	}
+	g.last = ms
+	id, err := ulid.New(ms, g.entropy)
+	g.mu.Unlock()
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
+	}
+	return id, nil
+}
+
+// chachaReader adapts a ChaCha8 generator to io.Reader. Unlike rand.ChaCha8.Read it needs no
+// buffer of its own to track partial words, which keeps reads of 10 bytes cheap.
+type chachaReader struct{ c *rand.ChaCha8 }
+
+func (r chachaReader) Read(p []byte) (int, error) {
+	n := len(p)
+	for len(p) >= 8 {
+		binary.LittleEndian.PutUint64(p, r.c.Uint64())
+		p = p[8:]
+	}
+	if len(p) > 0 {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], r.c.Uint64())
+		copy(p, b[:])
+	}
+	return n, nil
+}

@@ -1,0 +1,356 @@
+package idkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idkit/idkit/layouts"
+	"github.com/idkit/idkit/schemes"
+)
+
+// Layouter is implemented by schemes whose IDs follow a 64-bit layout (snowflake, sonyflake).
+type Layouter interface {
+	Layout() layouts.Layout
+}
+
+// snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
+var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "lookahead", "drift_wait", "drift_continue"}
+
+// specLayout builds the layout a snowflake or custom spec describes.
+func (sp *spec) layout() (layouts.Layout, error) {
+	l := layouts.Twitter.Clone()
+	if v, ok := sp.take("layout"); ok {
+		p, err := layouts.Preset(v)
+		if err != nil {
+			return l, sp.wrapf(err, "layout=%s", v)
+		}
+		l = p
+	}
+	custom := false
+	if v, ok := sp.take("fields"); ok {
+		if sp.has("layout") {
+			return l, sp.errf("fields=%s and layout=%s both given; fields describes the whole layout", v, sp.vals["layout"])
+		}
+		fs, err := sp.parseFields(v)
+		if err != nil {
+			return l, err
+		}
+		l.Fields, l.Name, custom = fs, "custom", true
+	}
+	for _, w := range []struct {
+		key  string
+		kind layouts.Kind
+	}{{"time_bits", layouts.KindTime}, {"node_bits", layouts.KindNode}, {"seq_bits", layouts.KindSeq}} {
+		n, ok, err := sp.uint(w.key, 64)
+		if err != nil {
+			return l, err
+		}
+		if ok {
+			l.Fields = setWidth(l.Fields, w.kind, uint(n))
+			custom = true
+		}
+	}
+	if v, ok := sp.take("unit"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return l, sp.errf("unit=%s: want a positive duration such as 1ms, 10ms or 1s", v)
+		}
+		l.Unit, custom = d, true
+	}
+	if t, ok, err := sp.instant("epoch"); err != nil {
+		return l, err
+	} else if ok {
+		l.Epoch, custom = t, true
+	}
+	if custom && l.Name != "custom" {
+		l.Name += "-custom"
+	}
+	if err := l.Validate(); err != nil {
+		return l, sp.wrapf(err, "layout %s (%s)", l.Name, l.Bits())
+	}
+	return l, nil
+}
+
+// parseFields reads "time:41/datacenter:5/worker:5/seq:12".
+func (sp *spec) parseFields(v string) ([]layouts.Field, error) {
+	var fs []layouts.Field
+	for _, part := range strings.Split(v, "/") {
+		name, width, ok := strings.Cut(part, ":")
+		n, err := strconv.ParseUint(width, 10, 8)
+		if !ok || err != nil || n == 0 || n > 64 || !isWord(name) {
+			return nil, sp.errf("fields: %s: want name:bits with bits from 1 to 64, e.g. time:41/worker:10/seq:12", quote(part))
+		}
+		name = strings.ToLower(name)
+		if slices.Contains(snowflakeKeys, name) || slices.Contains(nodeSourceKeys, name) {
+			return nil, sp.errf("fields: %s cannot name a field (it is a setting)", quote(name))
+		}
+		switch name {
+		case "time":
+			fs = append(fs, layouts.Time(uint(n)))
+		case "seq":
+			fs = append(fs, layouts.Seq(uint(n)))
+		default:
+			fs = append(fs, layouts.Node(name, uint(n)))
+		}
+	}
+	return fs, nil
+}
+
+// setWidth changes the width of the time or sequence field; for node fields it replaces them
+// all with one field named "node" (none for width 0), where the first node field was, or just
+// above the sequence field when there was none.
+func setWidth(fs []layouts.Field, k layouts.Kind, n uint) []layouts.Field {
+	if k != layouts.KindNode {
+		for i := range fs {
+			if fs[i].Kind == k {
+				fs[i].Bits = n
+			}
+		}
+		return fs
+	}
+	var out []layouts.Field
+	placed := n == 0
+	for _, f := range fs {
+		if f.Kind == layouts.KindNode {
+			if !placed {
+				out = append(out, layouts.Node("node", n))
+				placed = true
+			}
+			continue
+		}
+		if f.Kind == layouts.KindSeq && !placed {
+			out = append(out, layouts.Node("node", n))
+			placed = true
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
+	l, err := sp.layout()
+	if err != nil {
+		return nil, err
+	}
+	look, _, err := sp.uint("lookahead", 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	var drift schemes.DriftPolicy
+	if drift.MaxWait, err = sp.duration("drift_wait"); err != nil {
+		return nil, err
+	}
+	if drift.MaxContinue, err = sp.duration("drift_continue"); err != nil {
+		return nil, err
+	}
+	// Node sub-fields by name (datacenter=, worker=, …), or one node setting.
+	subs := map[string]uint64{}
+	var subNames []string
+	for _, f := range l.NodeFields() {
+		if f.Name == "node" {
+			continue
+		}
+		subNames = append(subNames, f.Name)
+		v, ok, err := sp.uint(f.Name, 1<<f.Bits-1)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			subs[f.Name] = v
+		}
+	}
+	var nb nodeBinding
+	if len(subs) > 0 {
+		if sp.has("node") {
+			return nil, sp.errf("node=%s and %s both given; set the node either whole or by its fields", sp.vals["node"], strings.Join(sortedKeys(subs), ", "))
+		}
+		node, err := l.NodeOf(subs)
+		if err != nil {
+			return nil, sp.wrapf(err, "node fields")
+		}
+		nb.node = node
+	} else if nb, err = bindNode(ctx, sp, l); err != nil {
+		return nil, err
+	}
+	allowed := append(append(append([]string{}, snowflakeKeys...), "node"), subNames...)
+	allowed = append(allowed, nodeSourceKeys...)
+	if err := sp.done(allowed...); err != nil {
+		nb.release()
+		return nil, err
+	}
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{
+		Layout:     l,
+		Node:       nb.node,
+		Lookahead:  int(look),
+		Drift:      drift,
+		Fence:      nb.fence,
+		Marks:      nb.marks,
+		MarkWindow: nb.markWindow,
+		Clock:      nb.clock,
+	})
+	if err != nil {
+		nb.release()
+		if errors.Is(err, schemes.ErrSettings) {
+			return nil, sp.wrapf(err, "snowflake")
+		}
+		return nil, fmt.Errorf("idkit: starting %s: %w", sp.raw, err)
+	}
+	return &snowflakeScheme{g: g, l: l, name: snowflakeName(l, nb.node, look, drift), closer: nb.release}, nil
+}
+
+// snowflakeName is the canonical spec of a snowflake scheme.
+func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolicy) string {
+	var b strings.Builder
+	b.WriteString("snowflake:")
+	if p, err := layouts.Preset(l.Name); err == nil && sameLayout(p, l) {
+		b.WriteString("layout=" + p.Name)
+	} else {
+		b.WriteString("fields=")
+		for i, f := range l.Fields {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			fmt.Fprintf(&b, "%s:%d", f.Name, f.Bits)
+		}
+		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
+	}
+	nf := l.NodeFields()
+	switch {
+	case len(nf) == 1:
+		fmt.Fprintf(&b, ",node=%d", node)
+	case len(nf) > 1:
+		for _, v := range l.Decompose(mustCompose(l, node)).Named {
+			if v.Kind == layouts.KindNode {
+				fmt.Fprintf(&b, ",%s=%d", v.Name, v.Value)
+			}
+		}
+	}
+	if look > 0 {
+		fmt.Fprintf(&b, ",lookahead=%d", look)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"drift_wait", drift.MaxWait}, {"drift_continue", drift.MaxContinue}} {
+		switch {
+		case d.v < 0:
+			fmt.Fprintf(&b, ",%s=off", d.key)
+		case d.v > 0:
+			fmt.Fprintf(&b, ",%s=%v", d.key, d.v)
+		}
+	}
+	return b.String()
+}
+
+func mustCompose(l layouts.Layout, node uint64) uint64 {
+	id, _ := l.Compose(0, node, 0) // node was validated by NewSnowflake
+	return id
+}
+
+func sameLayout(a, b layouts.Layout) bool {
+	if a.Unit != b.Unit || !a.Epoch.Equal(b.Epoch) || len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i := range a.Fields {
+		if a.Fields[i] != b.Fields[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter and
+// io.Closer.
+type snowflakeScheme struct {
+	g      *schemes.Snowflake
+	l      layouts.Layout
+	name   string
+	closer func() error
+}
+
+func (s *snowflakeScheme) Name() string { return s.name }
+
+func (s *snowflakeScheme) Next() (ID, error) {
+	v, err := s.g.Next()
+	if err != nil {
+		return ID{}, err
+	}
+	return FromUint64(v), nil
+}
+
+// NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time.
+func (s *snowflakeScheme) NextBatch(dst []ID) error {
+	var buf [512]uint64
+	for len(dst) > 0 {
+		chunk := buf[:min(len(dst), len(buf))]
+		if err := s.g.NextN(chunk); err != nil {
+			return err
+		}
+		for i, v := range chunk {
+			dst[i] = FromUint64(v)
+		}
+		dst = dst[len(chunk):]
+	}
+	return nil
+}
+
+func (s *snowflakeScheme) Layout() layouts.Layout { return s.l.Clone() }
+
+func (s *snowflakeScheme) Close() error {
+	if s.closer == nil {
+		return nil
+	}
+	return s.closer()
+}
+
+func (s *snowflakeScheme) Parse(text string) (ID, error) {
+	id, err := parseDecimal64(text)
+	if err != nil {
+		return ID{}, err
+	}
+	return id, checkLayout(s.l, id)
+}
+
+func (s *snowflakeScheme) Decode(id ID) (Parts, error) { return decodeLayout(s.l, id) }
+
+// parseDecimal64 reads a 64-bit ID's decimal text, with a message that says so.
+func parseDecimal64(text string) (ID, error) {
+	if len(text) == 0 || len(text) > 20 {
+		return ID{}, fmt.Errorf("%w: %s: want 1 to 20 decimal digits", ErrSyntax, quote(text))
+	}
+	return parseDecimal(text)
+}
+
+func checkLayout(l layouts.Layout, id ID) error {
+	if id.Bits() != 64 {
+		return fmt.Errorf("%w: %s is a %d-bit %s, layout %s makes 64-bit IDs", ErrScheme, id, id.Bits(), id.Format(), l.Name)
+	}
+	if err := l.Check(id.lo); err != nil {
+		return fmt.Errorf("%w: %w", ErrScheme, err)
+	}
+	return nil
+}
+
+func decodeLayout(l layouts.Layout, id ID) (Parts, error) {
+	if err := checkLayout(l, id); err != nil {
+		return Parts{}, err
+	}
+	d := l.Decompose(id.lo)
+	p := Parts{
+		Time:    d.Time.UTC(),
+		Node:    d.Node,
+		HasNode: l.NodeBits() > 0,
+		Seq:     d.Seq,
+		HasSeq:  true,
+		Fields:  make([]Field, len(d.Named)),
+	}
+	for i, v := range d.Named {
+		p.Fields[i] = Field{Name: v.Name, Value: v.Value}
+	}
+	return p, nil
+}
