@@ -1,0 +1,199 @@
+// Package etcdtest gives tests an etcd server to talk to.
+//
+// Endpoint returns, in order of preference, the client URL in the environment variable
+// IDKIT_TEST_ETCD, or the URL of a private etcd started from the installed binary (etcd on
+// PATH or /usr/bin/etcd, Debian package etcd-server) on loopback with free ports and a
+// throwaway data directory, stopped when the test ends. Without either the test is skipped,
+// except when the environment variable CI is "true", where it fails.
+//
+// Start always starts a private server, for tests that stop and restart it.
+package etcdtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvEndpoint is the environment variable holding an existing etcd's client URL.
+const EnvEndpoint = "IDKIT_TEST_ETCD"
+
+// Endpoint returns an etcd client URL such as "http://127.0.0.1:2379" (see the package doc).
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	if u := os.Getenv(EnvEndpoint); u != "" {
+		return u
+	}
+	return Start(t).URL()
+}
+
+// Server is a private etcd process.
+type Server struct {
+	bin, dir   string
+	cport      int
+	pport      int
+	mu         sync.Mutex
+	cmd        *exec.Cmd
+	exited     chan struct{}
+	stderrPath string
+}
+
+// Start starts a private single-member etcd on loopback and stops it (and removes its data)
+// when the test ends. It skips the test when no etcd binary is installed, or fails it under
+// CI=true.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := findBinary()
+	if err != nil {
+		unavailable(t, err)
+	}
+	base := ""
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		base = "/dev/shm" // etcd fsyncs every write; memory keeps the tests fast
+	}
+	dir, err := os.MkdirTemp(base, "idkit-etcd-")
+	if err != nil {
+		t.Fatalf("etcdtest: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := &Server{bin: bin, dir: dir}
+	if s.cport, err = freePort(); err != nil {
+		t.Fatalf("etcdtest: %v", err)
+	}
+	if s.pport, err = freePort(); err != nil {
+		t.Fatalf("etcdtest: %v", err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	if err := s.Restart(); err != nil {
+		t.Fatalf("etcdtest: %v", err)
+	}
+	return s
+}
+
+// URL returns the client URL.
+func (s *Server) URL() string { return "http://127.0.0.1:" + strconv.Itoa(s.cport) }
+
+// HostPort returns the client address as host:port.
+func (s *Server) HostPort() string { return "127.0.0.1:" + strconv.Itoa(s.cport) }
+
+// Restart starts the server again after Stop, with its data; it is a no-op while it runs. It
+// returns once the server answers its health check.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return nil
+	}
+	peer := "http://127.0.0.1:" + strconv.Itoa(s.pport)
+	cmd := exec.Command(s.bin,
+		"--name", "idkit-test",
+		"--data-dir", filepath.Join(s.dir, "data"),
+		"--listen-client-urls", s.URL(),
+		"--advertise-client-urls", s.URL(),
+		"--listen-peer-urls", peer,
+		"--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "idkit-test="+peer,
+		"--logger", "zap", "--log-level", "error",
+	)
+	s.stderrPath = filepath.Join(s.dir, "etcd.log")
+	logf, err := os.OpenFile(s.stderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting %s: %w", s.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	s.cmd, s.exited = cmd, exited
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			s.cmd = nil
+			b, _ := os.ReadFile(s.stderrPath)
+			return fmt.Errorf("etcd exited at start: %s", tail(b))
+		default:
+		}
+		if healthy(s.URL()) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("etcd did not become healthy within 15s")
+}
+
+// Stop kills the server (SIGKILL, like a crash) and waits for it to exit. Its data stays for
+// Restart.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.exited
+	s.cmd = nil
+}
+
+func healthy(url string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func findBinary() (string, error) {
+	if p, err := exec.LookPath("etcd"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat("/usr/bin/etcd"); err == nil {
+		return "/usr/bin/etcd", nil
+	}
+	return "", errors.New("no etcd binary on PATH or at /usr/bin/etcd (Debian: apt-get install etcd-server)")
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	msg := fmt.Sprintf("etcdtest: no etcd: %v; set %s to an etcd client URL or install etcd-server", err, EnvEndpoint)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}

@@ -1,0 +1,352 @@
+package nodeid
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idkit/idkit/schemes"
+)
+
+// Errors of the lease machinery. They are wrapped with context; match them with errors.Is.
+var (
+	// ErrNoFreeSlot reports that every slot in the node range is held. The message says how
+	// many are taken.
+	ErrNoFreeSlot = errors.New("nodeid: no free node slot")
+	// ErrLost reports that the store no longer holds a claim: it expired, was released or was
+	// removed. Store.Renew and Store.SaveMark return it.
+	ErrLost = errors.New("nodeid: claim lost")
+	// ErrTaken reports that a lapsed claim cannot be taken again because another owner
+	// claimed the slot in the meantime. Store.Claim returns it for ClaimRequest.Again.
+	ErrTaken = errors.New("nodeid: slot claimed by another owner since")
+	// ErrHeld reports that the one slot asked for (LeaseSettings.Exact) is held by another
+	// owner: two processes were given the same static node number.
+	ErrHeld = errors.New("nodeid: node slot held by another owner")
+	// ErrFenced is wrapped by Lease.Err while the lease may not be relied on: renewals are
+	// failing, the claim lapsed, or the lease was closed.
+	ErrFenced = errors.New("nodeid: node fenced")
+)
+
+// Claim is one holding of a slot in a Store.
+type Claim struct {
+	Node  uint64        // the slot, in [0, ClaimRequest.Nodes)
+	Owner string        // the owner token given in the request
+	TTL   time.Duration // the time to live the store granted, at least the one requested
+	// Epoch tells holdings of one slot apart: it changes with every claim of the slot by
+	// anyone (the etcd revision of the claim, the PostgreSQL claim count). A store uses it to
+	// refuse renewals, marks and repeat claims of a holding that is no longer current.
+	Epoch int64
+	// Handle is the store's own reference to the holding (the etcd lease ID); zero where the
+	// store needs none.
+	Handle int64
+}
+
+// ClaimRequest asks a Store for a slot.
+type ClaimRequest struct {
+	Nodes uint64        // the slots are 0 to Nodes-1
+	Owner string        // a token unique to the claiming Lease
+	TTL   time.Duration // how long the holding lasts without renewal
+	// Exact, when true, asks for slot Node only, failing with ErrHeld while another owner
+	// holds it.
+	Exact bool
+	Node  uint64
+	// Again, when set, asks for Again.Node only, and only if nobody has claimed that slot
+	// since Again was made; otherwise Claim fails with ErrTaken. A Lease uses it to resume
+	// after its claim lapsed without handing its generator a different node number.
+	Again *Claim
+}
+
+// Slot is one slot as a listing shows it.
+type Slot struct {
+	Node    uint64
+	Owner   string    // empty when free
+	Held    bool      // whether a live holding covers it
+	Expires time.Time // when the holding lapses without renewal, by the store's clock
+	Epoch   int64
+	Mark    time.Time // the high-water mark saved for the slot; zero if none
+}
+
+// Store is the backend of a Lease: a shared service that hands out node slots under holdings
+// that expire unless renewed. Package etcdlease and package pglease implement it; other
+// services can, as long as each method is a single atomic step on the service.
+//
+// Claim takes the lowest free slot (or the one ClaimRequest.Exact or Again names) with a
+// compare-and-swap and returns an error wrapping ErrNoFreeSlot when every slot is held,
+// ErrHeld when the exact slot is held and ErrTaken when Again's slot was claimed since. Renew extends a holding by
+// its TTL, measured from no earlier than the moment Renew was called, or returns an error
+// wrapping ErrLost when the holding is gone. Release gives a holding up. LoadMark and SaveMark
+// keep a slot's high-water mark, which outlives holdings; SaveMark succeeds only while c is
+// the current holding of its slot (else ErrLost). Slots lists the slots
+// that have ever been claimed. Close releases the store's connections.
+type Store interface {
+	Claim(ctx context.Context, req ClaimRequest) (Claim, error)
+	Renew(ctx context.Context, c Claim) error
+	Release(ctx context.Context, c Claim) error
+	LoadMark(ctx context.Context, node uint64) (time.Time, error)
+	SaveMark(ctx context.Context, c Claim, mark time.Time) error
+	Slots(ctx context.Context) ([]Slot, error)
+	Close() error
+}
+
+// DefaultTTL is the lease time to live when LeaseSettings.TTL is zero.
+const DefaultTTL = 10 * time.Second
+
+// LeaseSettings configures Hold. A zero field means the default.
+type LeaseSettings struct {
+	// Nodes is the number of slots, the layout's node count (layouts.Layout.Nodes). Required.
+	Nodes uint64
+	// TTL is how long a holding lasts without renewal; DefaultTTL when zero. The Lease renews
+	// every TTL/6 and fences its generator TTL/2 after the start of the last renewal that
+	// succeeded, so another process can claim the slot no earlier than TTL/2 after the
+	// generator stopped. A store may round it up (etcd grants whole seconds, 2 s at least).
+	TTL time.Duration
+	// Owner names the holder in listings; it must be unique to this Lease. Default
+	// "host:pid:random".
+	Owner string
+	// Exact, when true, claims slot Node and no other: a node number fixed by configuration
+	// is then checked against every other process using the store, and Hold fails with
+	// ErrHeld when one already holds it.
+	Exact bool
+	Node  uint64
+}
+
+// Lease holds one node slot of a Store. It implements schemes.Fence: Err is nil while the
+// slot is safely held and wraps ErrFenced from the moment renewals have failed for TTL/2 until
+// the same slot is confirmed or claimed again. Marks returns a schemes.MarkStore kept in the
+// store beside the slot. A Lease is safe for concurrent use.
+//
+// Use Node, Lease (as Fence) and Marks in schemes.SnowflakeSettings, and Close the Lease after
+// the generator is no longer used.
+type Lease struct {
+	store    Store
+	nodes    uint64
+	owner    string
+	node     uint64
+	ttl      time.Duration
+	fenceErr atomic.Pointer[fenceState]
+
+	mu       sync.Mutex
+	claim    Claim
+	deadline time.Time // fence once this passes without a renewal
+	dead     error     // set when the lease cannot resume
+	timer    *time.Timer
+	stop     chan struct{}
+	done     chan struct{}
+	closed   bool
+}
+
+type fenceState struct{ err error }
+
+var _ schemes.Fence = (*Lease)(nil)
+
+// Hold claims the lowest free slot of s and keeps it renewed until Close. Hold takes over s:
+// Close closes it, and so does Hold when it fails.
+//
+// Errors wrap ErrNoFreeSlot when every slot is held, ErrHeld when LeaseSettings.Exact asks for
+// a slot another owner holds, ErrRange for a bad LeaseSettings.Node, and otherwise come from
+// the store.
+func Hold(ctx context.Context, s Store, set LeaseSettings) (*Lease, error) {
+	if set.Nodes == 0 {
+		s.Close()
+		return nil, fmt.Errorf("%w: LeaseSettings.Nodes is zero", ErrRange)
+	}
+	if set.TTL == 0 {
+		set.TTL = DefaultTTL
+	}
+	if set.TTL < 0 {
+		s.Close()
+		return nil, fmt.Errorf("nodeid: lease TTL %v must be positive", set.TTL)
+	}
+	if set.Owner == "" {
+		set.Owner = DefaultOwner()
+	}
+	if set.Exact {
+		if err := Check(set.Node, set.Nodes); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	start := time.Now()
+	c, err := s.Claim(ctx, ClaimRequest{Nodes: set.Nodes, Owner: set.Owner, TTL: set.TTL, Exact: set.Exact, Node: set.Node})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	l := &Lease{
+		store: s, nodes: set.Nodes, owner: set.Owner, node: c.Node, ttl: c.TTL, claim: c,
+		deadline: start.Add(c.TTL / 2),
+		stop:     make(chan struct{}), done: make(chan struct{}),
+	}
+	l.timer = time.AfterFunc(time.Until(l.deadline), l.checkDeadline)
+	go l.renewLoop()
+	return l, nil
+}
+
+// DefaultOwner returns "host:pid:random", the owner token used when LeaseSettings.Owner is
+// empty.
+func DefaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Node returns the claimed node number. It does not change for the life of the Lease.
+func (l *Lease) Node() uint64 { return l.node }
+
+// Owner returns the owner token the slot is held under.
+func (l *Lease) Owner() string { return l.owner }
+
+// TTL returns the time to live the store granted.
+func (l *Lease) TTL() time.Duration { return l.ttl }
+
+// Err returns nil while the slot is safely held, and an error wrapping ErrFenced otherwise.
+// It is one atomic load.
+func (l *Lease) Err() error {
+	if p := l.fenceErr.Load(); p != nil {
+		return p.err
+	}
+	return nil
+}
+
+// Marks returns a schemes.MarkStore kept in the lease store beside the slot. SaveMark fails
+// while the Lease is fenced, and the store refuses it once the holding is no longer current.
+func (l *Lease) Marks() schemes.MarkStore { return leaseMarks{l} }
+
+// Close stops renewing, fences the Lease for good and releases the slot. It closes the store.
+func (l *Lease) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.fence(fmt.Errorf("%w: node %d: the lease was closed", ErrFenced, l.node))
+	l.timer.Stop()
+	close(l.stop)
+	l.mu.Unlock()
+	<-l.done
+
+	l.mu.Lock()
+	c, held := l.claim, l.dead == nil
+	l.mu.Unlock()
+	var err error
+	if held {
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/2)
+		err = l.store.Release(ctx, c)
+		cancel()
+	}
+	if cerr := l.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fence closes the fence with err unless it is already closed. Callers hold l.mu.
+func (l *Lease) fence(err error) {
+	if l.fenceErr.Load() == nil {
+		l.fenceErr.Store(&fenceState{err})
+	}
+}
+
+// checkDeadline runs on the timer: it fences the lease once the deadline has passed.
+func (l *Lease) checkDeadline() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	if now := time.Now(); now.Before(l.deadline) {
+		l.timer.Reset(l.deadline.Sub(now))
+		return
+	}
+	l.fence(fmt.Errorf("%w: node %d: no renewal succeeded for %v (TTL %v); no IDs until the slot is held again", ErrFenced, l.node, l.ttl/2, l.ttl))
+}
+
+// renewLoop renews every TTL/6. After a lapse it reclaims the same slot if nobody took it in
+// between, and otherwise fences the lease for good.
+func (l *Lease) renewLoop() {
+	defer close(l.done)
+	interval := l.ttl / 6
+	next := time.NewTimer(interval)
+	defer next.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-next.C:
+		}
+		l.mu.Lock()
+		c, dead := l.claim, l.dead
+		l.mu.Unlock()
+		if dead != nil {
+			return
+		}
+		t0 := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), interval)
+		err := l.store.Renew(ctx, c)
+		if errors.Is(err, ErrLost) {
+			// The store says the holding is gone, so someone else may claim the slot now:
+			// stop issuing before trying to get it back.
+			l.mu.Lock()
+			l.fence(fmt.Errorf("%w: node %d: %w", ErrFenced, l.node, err))
+			l.mu.Unlock()
+			var nc Claim
+			nc, err = l.store.Claim(ctx, ClaimRequest{Nodes: l.nodes, Owner: l.owner, TTL: l.ttl, Again: &c})
+			if err == nil {
+				c = nc
+			} else if errors.Is(err, ErrTaken) {
+				l.mu.Lock()
+				l.dead = err
+				l.fenceErr.Store(&fenceState{fmt.Errorf("%w: node %d: %w; create a new generator to claim another node", ErrFenced, l.node, err)})
+				l.mu.Unlock()
+				cancel()
+				return
+			}
+		}
+		cancel()
+		l.mu.Lock()
+		if err == nil && !l.closed {
+			l.claim = c
+			l.deadline = t0.Add(c.TTL / 2)
+			if time.Now().Before(l.deadline) {
+				// Held without a gap: either the lease never lapsed, or it was claimed
+				// again and nobody held the slot in between.
+				l.fenceErr.Store(nil)
+				l.timer.Reset(time.Until(l.deadline))
+			}
+		}
+		l.mu.Unlock()
+		if err == nil {
+			next.Reset(interval)
+		} else {
+			next.Reset(interval / 2)
+		}
+	}
+}
+
+// leaseMarks is the MarkStore of a Lease.
+type leaseMarks struct{ l *Lease }
+
+func (m leaseMarks) LoadMark(ctx context.Context) (time.Time, error) {
+	return m.l.store.LoadMark(ctx, m.l.node)
+}
+
+func (m leaseMarks) SaveMark(ctx context.Context, mark time.Time) error {
+	if err := m.l.Err(); err != nil {
+		return fmt.Errorf("nodeid: saving mark: %w", err)
+	}
+	m.l.mu.Lock()
+	c := m.l.claim
+	m.l.mu.Unlock()
+	return m.l.store.SaveMark(ctx, c, mark)
+}
