@@ -1,0 +1,298 @@
+package dbbench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Engine names accepted in Config.DB besides connection strings.
+const (
+	// EngineAuto picks EnginePGLocal when PostgreSQL server binaries are
+	// installed, else EngineSQLite.
+	EngineAuto = ""
+	// EnginePGLocal starts a private throwaway PostgreSQL cluster (package
+	// pglocal) for the run and removes it afterwards.
+	EnginePGLocal = "pg-local"
+	// EngineSQLite uses an embedded SQLite database (modernc.org/sqlite) in a
+	// temporary directory.
+	EngineSQLite = "sqlite"
+	// EnginePGEnv connects to the PostgreSQL server described by the libpq
+	// environment variables (PGHOST, PGPORT, PGUSER, PGDATABASE, …).
+	EnginePGEnv = "pg"
+)
+
+// Insert modes accepted in Config.Mode.
+const (
+	// ModeCopy streams rows with COPY … FROM STDIN in binary format, one COPY
+	// per batch (SQLite: one prepared INSERT per row inside a transaction per
+	// batch).
+	ModeCopy = "copy"
+	// ModeBatch sends one multi-row INSERT per batch.
+	ModeBatch = "batch"
+	// ModeSingle sends one single-row INSERT per row, autocommitted, from
+	// Config.Clients concurrent connections.
+	ModeSingle = "single"
+)
+
+// Profiles accepted in Config.Profile.
+const (
+	// ProfileSteady checkpoints before each measured load and, on pg-local,
+	// sets max_wal_size and checkpoint_timeout high enough that no checkpoint
+	// falls inside it: the figures are the B-tree's own cost.
+	ProfileSteady = "steady"
+	// ProfileCheckpoints runs pg-local with a small max_wal_size and a short
+	// checkpoint_timeout, as busy production servers run, so pages touched
+	// after each checkpoint pay a full-page image in the WAL.
+	ProfileCheckpoints = "checkpoints"
+)
+
+// Row names that are not idkit specs.
+const (
+	// RowBigserial is a bigint identity column filled by the database's own
+	// sequence: the ideal ordered key.
+	RowBigserial = "bigserial"
+	// RowULIDText is a monotonic ULID stored in its canonical 26-character
+	// text form in a text COLLATE "C" column.
+	RowULIDText = "ulid-text"
+)
+
+// DefaultSchemes returns the rows compared by default: bigserial, snowflake
+// (Twitter layout), sonyflake, ulid and uuidv7 and uuidv4 as uuid, and
+// ulid-text.
+func DefaultSchemes() []string {
+	return []string{RowBigserial, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4", RowULIDText}
+}
+
+// Config describes one benchmark run. Zero fields take the defaults noted;
+// DefaultConfig returns the configuration of the default idbench run.
+type Config struct {
+	// DB selects the engine: EngineAuto (""), EnginePGLocal, EngineSQLite,
+	// EnginePGEnv, or a PostgreSQL connection string (URL or key=value).
+	DB string
+
+	// Schemes lists the rows to compare, in order: RowBigserial, RowULIDText
+	// or any idkit spec ("snowflake", "ulid:monotonic=false", …). Empty
+	// means DefaultSchemes().
+	Schemes []string
+
+	// Rows is the number of rows loaded per measured run. Zero means 100000.
+	Rows int
+
+	// Batch is the number of rows per COPY, per multi-row INSERT or per SQLite
+	// transaction. Zero means 100000 for ModeCopy (capped at Rows) and 1000
+	// for ModeBatch (500 on SQLite). ModeSingle ignores it.
+	Batch int
+
+	// Mode is ModeCopy (default), ModeBatch or ModeSingle.
+	Mode string
+
+	// Clients is the number of concurrent connections loading the table.
+	// Zero means 1.
+	Clients int
+
+	// Nodes is the number of generators, with distinct node IDs for
+	// Snowflake-family specs, whose IDs are interleaved as K application
+	// servers writing one table would produce them. Zero means 1.
+	Nodes int
+
+	// Profile is ProfileSteady (default) or ProfileCheckpoints.
+	Profile string
+
+	// Repeat is the number of measured runs per scheme; the report gives
+	// their median. Zero means 3.
+	Repeat int
+
+	// WarmupRows is the size of the discarded warm-up run made for each
+	// scheme before its measured runs. Zero means Rows/5; negative disables
+	// warm-up.
+	WarmupRows int
+
+	// Fillfactor is the primary-key index fillfactor. Zero means 90,
+	// PostgreSQL's B-tree default.
+	Fillfactor int
+
+	// PGSettings are server settings for EnginePGLocal, applied over the
+	// pinned defaults (shared_buffers=128MB, …; see PGLocalSettings).
+	PGSettings map[string]string
+
+	// Points is the number of chunks in the throughput curve. Zero means 20.
+	Points int
+
+	// Lookups is the number of point lookups and of range scans measured
+	// after loading. Zero means 500; negative disables them.
+	Lookups int
+
+	// RangeN is the number of rows each range scan returns. Zero means 100.
+	RangeN int
+
+	// Baseline adds a bare pgx CopyFrom of ascending int64 keys into the same
+	// table shape, to show the harness's own overhead (PostgreSQL only).
+	Baseline bool
+
+	// Progress, when non-nil, receives a progress bar. Pass a terminal only.
+	Progress io.Writer
+
+	// Log, when non-nil, receives one line per step (engine chosen, scheme
+	// started, …).
+	Log io.Writer
+
+	// Command is recorded in the report's settings, so the report says how
+	// it was produced. Optional.
+	Command string
+}
+
+// DefaultConfig returns the configuration of the default idbench run: every
+// default scheme on the automatically chosen engine, sized to finish in well
+// under three minutes on a 2-core machine.
+func DefaultConfig() Config {
+	return Config{
+		Schemes:    DefaultSchemes(),
+		Rows:       200000,
+		Mode:       ModeCopy,
+		Clients:    1,
+		Nodes:      1,
+		Profile:    ProfileSteady,
+		Repeat:     3,
+		WarmupRows: 20000,
+		Fillfactor: 90,
+		Points:     20,
+		Lookups:    300,
+		RangeN:     100,
+		Baseline:   true,
+	}
+}
+
+// withDefaults returns c with zero fields replaced by their defaults, or an
+// error naming the first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Schemes) == 0 {
+		c.Schemes = DefaultSchemes()
+	}
+	if c.Rows == 0 {
+		c.Rows = 100000
+	}
+	if c.Mode == "" {
+		c.Mode = ModeCopy
+	}
+	if c.Clients == 0 {
+		c.Clients = 1
+	}
+	if c.Nodes == 0 {
+		c.Nodes = 1
+	}
+	if c.Profile == "" {
+		c.Profile = ProfileSteady
+	}
+	if c.Repeat == 0 {
+		c.Repeat = 3
+	}
+	if c.WarmupRows == 0 {
+		c.WarmupRows = c.Rows / 5
+	}
+	if c.WarmupRows < 0 {
+		c.WarmupRows = 0
+	}
+	if c.Fillfactor == 0 {
+		c.Fillfactor = 90
+	}
+	if c.Points == 0 {
+		c.Points = 20
+	}
+	if c.Lookups == 0 {
+		c.Lookups = 500
+	}
+	if c.Lookups < 0 {
+		c.Lookups = 0
+	}
+	if c.RangeN == 0 {
+		c.RangeN = 100
+	}
+	switch {
+	case c.Rows < 1:
+		return c, fmt.Errorf("dbbench: rows must be at least 1, got %d", c.Rows)
+	case c.Batch < 0:
+		return c, fmt.Errorf("dbbench: batch must not be negative, got %d", c.Batch)
+	case c.Clients < 1:
+		return c, fmt.Errorf("dbbench: clients must be at least 1, got %d", c.Clients)
+	case c.Clients > 256:
+		return c, fmt.Errorf("dbbench: clients must be at most 256, got %d", c.Clients)
+	case c.Nodes < 1 || c.Nodes > 1024:
+		return c, fmt.Errorf("dbbench: nodes must be between 1 and 1024, got %d", c.Nodes)
+	case c.Repeat < 1:
+		return c, fmt.Errorf("dbbench: repeat must be at least 1, got %d", c.Repeat)
+	case c.Fillfactor < 10 || c.Fillfactor > 100:
+		return c, fmt.Errorf("dbbench: fillfactor must be between 10 and 100, got %d", c.Fillfactor)
+	case c.Points < 1:
+		return c, fmt.Errorf("dbbench: points must be at least 1, got %d", c.Points)
+	case c.RangeN < 1:
+		return c, fmt.Errorf("dbbench: range size must be at least 1, got %d", c.RangeN)
+	}
+	switch c.Mode {
+	case ModeCopy, ModeBatch, ModeSingle:
+	default:
+		return c, fmt.Errorf("dbbench: unknown insert mode %q (want %s, %s or %s)", c.Mode, ModeCopy, ModeBatch, ModeSingle)
+	}
+	switch c.Profile {
+	case ProfileSteady, ProfileCheckpoints:
+	default:
+		return c, fmt.Errorf("dbbench: unknown profile %q (want %s or %s)", c.Profile, ProfileSteady, ProfileCheckpoints)
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Schemes {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return c, fmt.Errorf("dbbench: empty scheme in list")
+		}
+		if seen[s] {
+			return c, fmt.Errorf("dbbench: scheme %q listed twice", s)
+		}
+		seen[s] = true
+	}
+	return c, nil
+}
+
+// batchFor returns the effective batch size for an engine.
+func (c Config) batchFor(sqlite bool) int {
+	b := c.Batch
+	if b == 0 {
+		switch {
+		case c.Mode == ModeCopy:
+			b = 100000
+		case sqlite:
+			b = 500
+		default:
+			b = 1000
+		}
+	}
+	if c.Mode == ModeSingle {
+		b = 1
+	}
+	if b > c.Rows {
+		b = c.Rows
+	}
+	return b
+}
+
+// PGLocalSettings returns the server settings dbbench pins for a pg-local
+// cluster under the given profile, before Config.PGSettings is applied.
+func PGLocalSettings(profile string) map[string]string {
+	s := map[string]string{
+		"shared_buffers":     "128MB",
+		"fsync":              "on",
+		"synchronous_commit": "off",
+		"full_page_writes":   "on",
+		"autovacuum":         "off",
+		"max_connections":    "300",
+		"wal_compression":    "off",
+		"checkpoint_timeout": "1h",
+		"max_wal_size":       "8GB",
+		"min_wal_size":       "80MB",
+	}
+	if profile == ProfileCheckpoints {
+		s["checkpoint_timeout"] = "30s"
+		s["max_wal_size"] = "64MB"
+		s["min_wal_size"] = "32MB"
+	}
+	return s
+}

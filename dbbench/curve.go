@@ -1,0 +1,75 @@
+package dbbench
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// recorder counts inserted rows and samples the time at every chunk
+// boundary, for the throughput curve and the progress bar. It is safe for
+// concurrent use; its memory is fixed by the number of chunks.
+type recorder struct {
+	chunk    int64
+	total    int64
+	start    time.Time
+	done     atomic.Int64
+	progress func(n int64)
+
+	mu    sync.Mutex
+	marks []time.Duration // marks[i]: when (i+1)*chunk rows were done
+}
+
+func newRecorder(total, points int, progress func(int64)) *recorder {
+	chunk := (int64(total) + int64(points) - 1) / int64(points)
+	if chunk < 1 {
+		chunk = 1
+	}
+	return &recorder{
+		chunk:    chunk,
+		total:    int64(total),
+		start:    time.Now(),
+		progress: progress,
+		marks:    make([]time.Duration, 0, points+1),
+	}
+}
+
+// add records n more rows inserted.
+func (r *recorder) add(n int64) {
+	after := r.done.Add(n)
+	before := after - n
+	if after/r.chunk != before/r.chunk || after == r.total {
+		el := time.Since(r.start)
+		r.mu.Lock()
+		for int64(len(r.marks)+1)*r.chunk <= after {
+			r.marks = append(r.marks, el)
+		}
+		if after == r.total && int64(len(r.marks))*r.chunk < after {
+			r.marks = append(r.marks, el)
+		}
+		r.mu.Unlock()
+	}
+	if r.progress != nil && (after/4096 != before/4096 || after == r.total) {
+		r.progress(after)
+	}
+}
+
+// curve returns the throughput of each chunk.
+func (r *recorder) curve() []Chunk {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Chunk, 0, len(r.marks))
+	var prevRows int64
+	var prevT time.Duration
+	for i, t := range r.marks {
+		rows := min(int64(i+1)*r.chunk, r.total)
+		dt := (t - prevT).Seconds()
+		c := Chunk{Rows: rows}
+		if dt > 0 {
+			c.RowsPerSec = float64(rows-prevRows) / dt
+		}
+		out = append(out, c)
+		prevRows, prevT = rows, t
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package dbbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrConnLost is returned (wrapped) by Run when the connection to the
+// database breaks during a run: the server shut down, an administrator
+// terminated the session, or the network failed.
+var ErrConnLost = errors.New("dbbench: lost connection to the database")
+
+// ErrInterrupted is returned (wrapped) by Run when its context ends before
+// the run is complete, for example on Ctrl-C. Run has then dropped what it
+// created, as far as the database still allows.
+var ErrInterrupted = errors.New("dbbench: interrupted")
+
+// engine is one database the benchmark loads.
+type engine interface {
+	// settings fills the engine's part of the report's settings.
+	settings(s *Settings)
+	// load creates a table for r, loads n rows into it, measures it when
+	// measure is true, and drops it.
+	load(ctx context.Context, r row, n int, measure bool, rec *recorder) (metrics, error)
+	// baseline is load for the bare CopyFrom of ascending int64 keys; engines
+	// without one return errNoBaseline.
+	baseline(ctx context.Context, n int, rec *recorder) (metrics, error)
+	// columnType names the SQL type used for a column kind.
+	columnType(c column) string
+	// close drops everything the engine created and releases it. It runs
+	// even when ctx has ended.
+	close() error
+}
+
+var errNoBaseline = errors.New("dbbench: no baseline on this engine")
+
+// metrics are the figures of one load.
+type metrics struct {
+	rows        int64
+	seconds     float64
+	indexBytes  int64
+	tableBytes  int64
+	walBytes    int64
+	fpi         *int64
+	checkpoints *int64
+	density     *float64
+	frag        *float64
+	leafPages   *int64
+	lookup      Latency
+	rangeScan   Latency
+	curve       []Chunk
+}
+
+// fail turns a database error into the error Run returns: interrupted when
+// ctx has ended, ErrConnLost when the connection broke, else the error
+// with what was being done.
+func fail(ctx context.Context, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrConnLost) || errors.Is(err, ErrInterrupted) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w while %s: %w", ErrInterrupted, what, context.Cause(ctx))
+	}
+	if connLost(err) {
+		return fmt.Errorf("%w while %s: %s", ErrConnLost, what, oneLine(err.Error()))
+	}
+	return fmt.Errorf("dbbench: %s: %w", what, err)
+}
+
+// connLost reports whether err means the connection is gone.
+func connLost(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// 57P01 admin_shutdown (pg_terminate_backend), 57P02 crash_shutdown,
+		// 57P03 cannot_connect_now; class 08 connection exceptions.
+		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
+			strings.HasPrefix(pgErr.Code, "08")
+	}
+	var netErr net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &netErr) ||
+		strings.Contains(err.Error(), "conn closed") ||
+		strings.Contains(err.Error(), "unexpected EOF")
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// workers runs fn(i) for i in [0, n) concurrently and returns the first
+// error; the others see their context cancelled.
+func workers(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() {
+					first = err
+					cancel()
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// claimer hands out consecutive row ranges of at most batch rows to
+// concurrent workers.
+type claimer struct {
+	next  atomic.Int64
+	total int64
+	batch int64
+}
+
+func (c *claimer) claim() (start, count int64, ok bool) {
+	start = c.next.Add(c.batch) - c.batch
+	if start >= c.total {
+		return 0, 0, false
+	}
+	return start, min(c.batch, c.total-start), true
+}
+
+// latencies returns the median and 99th percentile of ds in microseconds.
+func latencies(ds []time.Duration) Latency {
+	if len(ds) == 0 {
+		return Latency{}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	q := func(p float64) float64 {
+		i := int(p * float64(len(ds)-1))
+		return float64(ds[i]) / float64(time.Microsecond)
+	}
+	return Latency{Count: len(ds), P50Micros: q(0.50), P99Micros: q(0.99)}
+}

@@ -1,0 +1,589 @@
+package dbbench
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// pgEngine runs the benchmark on a PostgreSQL server, inside a schema of its
+// own (idbench_<random>) that it drops when done.
+type pgEngine struct {
+	cfg     Config
+	kind    string // EnginePGLocal or EnginePGEnv
+	connCfg *pgx.ConnConfig
+	admin   *pgx.Conn   // measurements and DDL
+	loaders []*pgx.Conn // one per client, opened on first use
+	schema  string
+	tables  int
+	batch   int
+
+	statsFn       string // qualified pgstatindex, "" when unavailable
+	statsWhy      string
+	canCheckpoint bool
+	walStats      bool   // pg_stat_wal.wal_fpi exists
+	flushStats    bool   // pg_stat_force_next_flush exists
+	ckptQuery     string // "" when unknown
+	set           Settings
+}
+
+// appName marks idbench's sessions in pg_stat_activity.
+const appName = "idbench"
+
+// openPG connects to the server at dsn and creates the benchmark schema.
+func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error) {
+	connCfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+	}
+	connCfg.RuntimeParams["application_name"] = appName
+	if connCfg.ConnectTimeout == 0 {
+		connCfg.ConnectTimeout = 15 * time.Second
+	}
+	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.batchFor(false)}
+	e.admin, err = pgx.ConnectConfig(ctx, connCfg)
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", oneLine(err.Error()))
+	}
+	var b [4]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		e.admin.Close(context.Background())
+		return nil, fmt.Errorf("dbbench: random schema name: %w", err)
+	}
+	e.schema = "idbench_" + hex.EncodeToString(b[:])
+	if _, err := e.admin.Exec(ctx, "CREATE SCHEMA "+e.schema); err != nil {
+		e.admin.Close(context.Background())
+		return nil, fail(ctx, "create schema "+e.schema+" (the user needs CREATE on the database)", err)
+	}
+	if err := e.probe(ctx); err != nil {
+		_ = e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// probe finds out what the server lets us measure.
+func (e *pgEngine) probe(ctx context.Context) error {
+	s := &e.set
+	s.Engine = e.kind
+	err := e.admin.QueryRow(ctx, `SELECT version(), current_setting('shared_buffers'), current_setting('max_wal_size'),
+		current_setting('checkpoint_timeout'), current_setting('fsync'), current_setting('synchronous_commit'),
+		current_setting('full_page_writes'), current_setting('wal_compression')`).Scan(
+		&s.ServerVersion, &s.SharedBuffers, &s.MaxWALSize, &s.CheckpointTimeout, &s.Fsync,
+		&s.SynchronousCommit, &s.FullPageWrites, &s.WALCompression)
+	if err != nil {
+		return fail(ctx, "read server settings", err)
+	}
+	if v, _, ok := strings.Cut(s.ServerVersion, " on "); ok {
+		s.ServerVersion = v
+	}
+
+	// pgstattuple: use an installed copy, else install it inside our own
+	// schema (dropped with it), else report it unavailable.
+	var nsp string
+	err = e.admin.QueryRow(ctx, `SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+		WHERE x.extname = 'pgstattuple'`).Scan(&nsp)
+	switch {
+	case err == nil:
+		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
+	case err == pgx.ErrNoRows:
+		if _, err := e.admin.Exec(ctx, "CREATE EXTENSION pgstattuple WITH SCHEMA "+e.schema); err != nil {
+			if ctx.Err() != nil || connLost(err) {
+				return fail(ctx, "create extension pgstattuple", err)
+			}
+			e.statsWhy = "cannot create extension pgstattuple: " + oneLine(err.Error())
+		} else {
+			e.statsFn = pgx.Identifier{e.schema, "pgstatindex"}.Sanitize()
+		}
+	default:
+		return fail(ctx, "look for pgstattuple", err)
+	}
+	if e.statsFn != "" {
+		s.Statistics = "pgstattuple"
+	} else {
+		s.Statistics = "unavailable: " + e.statsWhy
+	}
+
+	if e.cfg.Profile == ProfileSteady {
+		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err == nil {
+			e.canCheckpoint = true
+		} else if ctx.Err() != nil || connLost(err) {
+			return fail(ctx, "checkpoint", err)
+		}
+	}
+	s.CheckpointBeforeRun = e.canCheckpoint
+
+	var fpi int64
+	e.walStats = e.admin.QueryRow(ctx, "SELECT wal_fpi FROM pg_stat_wal").Scan(&fpi) == nil
+	_, err = e.admin.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	e.flushStats = err == nil
+	for _, q := range []string{
+		"SELECT num_timed + num_requested FROM pg_stat_checkpointer",
+		"SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter",
+	} {
+		var n int64
+		if e.admin.QueryRow(ctx, q).Scan(&n) == nil {
+			e.ckptQuery = q
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return fail(ctx, "probe server", ctx.Err())
+	}
+	return nil
+}
+
+func (e *pgEngine) settings(s *Settings) {
+	v := e.set
+	v.Fillfactor, v.Rows, v.Mode = s.Fillfactor, s.Rows, s.Mode
+	*s = mergeSettings(*s, v)
+	s.Batch = e.batch
+}
+
+// mergeSettings copies the engine fields of e into s.
+func mergeSettings(s, e Settings) Settings {
+	s.Engine = e.Engine
+	s.ServerVersion = e.ServerVersion
+	s.SharedBuffers = e.SharedBuffers
+	s.MaxWALSize = e.MaxWALSize
+	s.CheckpointTimeout = e.CheckpointTimeout
+	s.Fsync = e.Fsync
+	s.SynchronousCommit = e.SynchronousCommit
+	s.FullPageWrites = e.FullPageWrites
+	s.WALCompression = e.WALCompression
+	s.Statistics = e.Statistics
+	s.CheckpointBeforeRun = e.CheckpointBeforeRun
+	s.SQLitePageSize = e.SQLitePageSize
+	s.SQLiteCacheSize = e.SQLiteCacheSize
+	return s
+}
+
+func (e *pgEngine) columnType(c column) string {
+	switch c {
+	case colIdentity:
+		return "bigint identity"
+	case colBigint:
+		return "bigint"
+	case colUUID:
+		return "uuid"
+	default:
+		return `text COLLATE "C"`
+	}
+}
+
+// loaderConns returns the loading connections, opening them on first use.
+func (e *pgEngine) loaderConns(ctx context.Context) ([]*pgx.Conn, error) {
+	for len(e.loaders) < e.cfg.Clients {
+		c, err := pgx.ConnectConfig(ctx, e.connCfg)
+		if err != nil {
+			return nil, fail(ctx, "open loading connection", err)
+		}
+		e.loaders = append(e.loaders, c)
+	}
+	return e.loaders, nil
+}
+
+// createTable creates the next benchmark table and returns its name.
+func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, error) {
+	e.tables++
+	name := pgx.Identifier{e.schema, "t" + strconv.Itoa(e.tables)}
+	def := "id " + map[column]string{
+		colIdentity: "bigint GENERATED ALWAYS AS IDENTITY",
+		colBigint:   "bigint NOT NULL",
+		colUUID:     "uuid NOT NULL",
+		colText:     `text COLLATE "C" NOT NULL`,
+	}[c]
+	ddl := fmt.Sprintf(`CREATE TABLE %s (%s, payload bigint NOT NULL,
+		CONSTRAINT %s PRIMARY KEY (id) WITH (fillfactor = %d))
+		WITH (autovacuum_enabled = false, toast.autovacuum_enabled = false)`,
+		name.Sanitize(), def, pgx.Identifier{"t" + strconv.Itoa(e.tables) + "_pkey"}.Sanitize(), e.cfg.Fillfactor)
+	if _, err := e.admin.Exec(ctx, ddl); err != nil {
+		return nil, fail(ctx, "create table", err)
+	}
+	return name, nil
+}
+
+func (e *pgEngine) dropTable(name pgx.Identifier) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.admin.Exec(ctx, "DROP TABLE IF EXISTS "+name.Sanitize()); err != nil {
+		return fail(ctx, "drop table", err)
+	}
+	return nil
+}
+
+// snapshot is the server's counters at one moment.
+type snapshot struct {
+	lsn   string
+	fpi   int64
+	ckpts int64
+}
+
+func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
+	var s snapshot
+	if err := e.admin.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&s.lsn); err != nil {
+		return s, fail(ctx, "read WAL position", err)
+	}
+	if e.walStats {
+		if err := e.admin.QueryRow(ctx, "SELECT wal_fpi FROM pg_stat_wal").Scan(&s.fpi); err != nil {
+			return s, fail(ctx, "read pg_stat_wal", err)
+		}
+	}
+	if e.ckptQuery != "" {
+		if err := e.admin.QueryRow(ctx, e.ckptQuery).Scan(&s.ckpts); err != nil {
+			return s, fail(ctx, "read checkpoint count", err)
+		}
+	}
+	return s, nil
+}
+
+func (e *pgEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
+	src, err := newSource(r, e.cfg.Nodes)
+	if err != nil {
+		return m, err
+	}
+	defer src.close()
+	return e.loadWith(ctx, r.col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+		return e.insert(ctx, tbl, r.col, src, n, conns, rec)
+	})
+}
+
+func (e *pgEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics, error) {
+	return e.loadWith(ctx, colBigint, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+		_, err := bareCopy(ctx, conns[0], tbl, n, rec)
+		return err
+	})
+}
+
+// bareCopy is the baseline: the simplest pgx CopyFrom of ascending int64
+// keys.
+func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, rec *recorder) (int64, error) {
+	i := 0
+	return conn.CopyFrom(ctx, tbl, []string{"id", "payload"}, pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		i++
+		rec.add(1)
+		return []any{int64(i), int64(i)}, nil
+	}))
+}
+
+// loadWith wraps one load: table, checkpoint, counters before and after,
+// measurements, drop.
+func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, rec *recorder,
+	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m metrics, err error) {
+	conns, err := e.loaderConns(ctx)
+	if err != nil {
+		return m, err
+	}
+	tbl, err := e.createTable(ctx, c)
+	if err != nil {
+		return m, err
+	}
+	defer func() {
+		if derr := e.dropTable(tbl); err == nil && derr != nil {
+			err = derr
+		}
+	}()
+	if e.canCheckpoint {
+		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err != nil {
+			return m, fail(ctx, "checkpoint", err)
+		}
+	}
+	before, err := e.snap(ctx)
+	if err != nil {
+		return m, err
+	}
+	rec.start = time.Now()
+	if err := fill(ctx, tbl, conns); err != nil {
+		return m, fail(ctx, "load rows", err)
+	}
+	m.seconds = time.Since(rec.start).Seconds()
+	m.curve = rec.curve()
+	if e.flushStats {
+		for _, c := range conns {
+			if _, err := c.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+				return m, fail(ctx, "flush statistics", err)
+			}
+		}
+	}
+	after, err := e.snap(ctx)
+	if err != nil {
+		return m, err
+	}
+	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.walBytes); err != nil {
+		return m, fail(ctx, "compute WAL bytes", err)
+	}
+	if e.walStats {
+		m.fpi = ptr(after.fpi - before.fpi)
+	}
+	if e.ckptQuery != "" {
+		m.checkpoints = ptr(after.ckpts - before.ckpts)
+	}
+	idx := pgx.Identifier{e.schema, tbl[1] + "_pkey"}.Sanitize()
+	if err := e.admin.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+tbl.Sanitize()+"), pg_relation_size($1::regclass), pg_relation_size($2::regclass)",
+		tbl.Sanitize(), idx).Scan(&m.rows, &m.tableBytes, &m.indexBytes); err != nil {
+		return m, fail(ctx, "measure sizes", err)
+	}
+	if m.rows != int64(n) {
+		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
+	}
+	if !measure {
+		return m, nil
+	}
+	if e.statsFn != "" {
+		var density, frag float64
+		var leaves int64
+		err := e.admin.QueryRow(ctx, "SELECT avg_leaf_density, leaf_fragmentation, leaf_pages FROM "+e.statsFn+"($1::regclass)", idx).
+			Scan(&density, &frag, &leaves)
+		switch {
+		case err == nil:
+			m.density, m.frag, m.leafPages = &density, &frag, &leaves
+		case ctx.Err() != nil || connLost(err):
+			return m, fail(ctx, "pgstatindex", err)
+		default:
+			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+oneLine(err.Error())
+			e.set.Statistics = "unavailable: " + e.statsWhy
+		}
+	}
+	if e.cfg.Lookups > 0 {
+		if m.lookup, m.rangeScan, err = e.queries(ctx, tbl, c, n); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// insert loads n rows of keys from src in the configured mode.
+func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src *source, n int,
+	conns []*pgx.Conn, rec *recorder) error {
+	cl := &claimer{total: int64(n), batch: int64(e.batch)}
+	var pre *prefetch
+	if len(conns) == 1 && e.cfg.Mode != ModeSingle && c != colIdentity {
+		pre = newPrefetch(ctx, src, n)
+		defer pre.stop()
+	}
+	cols := []string{"id", "payload"}
+	if c == colIdentity {
+		cols = []string{"payload"}
+	}
+	return workers(ctx, len(conns), func(ctx context.Context, w int) error {
+		conn := conns[w]
+		var local value
+		key := func() (*value, error) {
+			if pre != nil {
+				return pre.next()
+			}
+			return &local, src.next(&local)
+		}
+		// args appends one row's values; uuid keys go as 16 raw bytes, int64
+		// as int64, text as string: pgx sends all of them in binary.
+		args := func(dst []any, payload int64) ([]any, error) {
+			if c == colIdentity {
+				return append(dst, payload), nil
+			}
+			v, err := key()
+			if err != nil {
+				return nil, err
+			}
+			switch c {
+			case colBigint:
+				return append(dst, v.i64, payload), nil
+			case colUUID:
+				return append(dst, pgtype.UUID{Bytes: v.b16, Valid: true}, payload), nil
+			default:
+				return append(dst, v.str, payload), nil
+			}
+		}
+		switch e.cfg.Mode {
+		case ModeCopy:
+			row := make([]any, 0, 2)
+			for {
+				start, count, ok := cl.claim()
+				if !ok {
+					return nil
+				}
+				var i int64
+				_, err := conn.CopyFrom(ctx, tbl, cols, pgx.CopyFromFunc(func() ([]any, error) {
+					if i == count {
+						return nil, nil
+					}
+					r, err := args(row[:0], start+i+1)
+					if err != nil {
+						return nil, err
+					}
+					i++
+					rec.add(1)
+					return r, nil
+				}))
+				if err != nil {
+					return err
+				}
+			}
+		case ModeBatch:
+			stmts := map[int64]string{}
+			var buf []any
+			for {
+				start, count, ok := cl.claim()
+				if !ok {
+					return nil
+				}
+				sql, ok := stmts[count]
+				if !ok {
+					sql = insertSQL(tbl.Sanitize(), cols, int(count))
+					stmts[count] = sql
+				}
+				buf = buf[:0]
+				for i := int64(0); i < count; i++ {
+					var err error
+					if buf, err = args(buf, start+i+1); err != nil {
+						return err
+					}
+				}
+				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
+					return err
+				}
+				rec.add(count)
+			}
+		default: // ModeSingle
+			sql := insertSQL(tbl.Sanitize(), cols, 1)
+			buf := make([]any, 0, 2)
+			for {
+				start, _, ok := cl.claim()
+				if !ok {
+					return nil
+				}
+				var err error
+				if buf, err = args(buf[:0], start+1); err != nil {
+					return err
+				}
+				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
+					return err
+				}
+				rec.add(1)
+			}
+		}
+	})
+}
+
+// insertSQL returns a multi-row INSERT for rows rows.
+func insertSQL(table string, cols []string, rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+	p := 1
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for i := range cols {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("$" + strconv.Itoa(p))
+			p++
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// queries measures point lookups and "newest N since id" range scans on
+// keys sampled from the loaded table.
+func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n int) (point, rng Latency, err error) {
+	want := e.cfg.Lookups
+	pct := min(100, 400*float64(want)/float64(n))
+	rows, err := e.admin.Query(ctx, fmt.Sprintf("SELECT id FROM %s TABLESAMPLE BERNOULLI (%g) ORDER BY random() LIMIT %d",
+		tbl.Sanitize(), pct, want))
+	if err != nil {
+		return point, rng, fail(ctx, "sample keys", err)
+	}
+	var keys []any
+	for rows.Next() {
+		var k any
+		switch c {
+		case colIdentity, colBigint:
+			var v int64
+			err = rows.Scan(&v)
+			k = v
+		case colUUID:
+			var v pgtype.UUID
+			err = rows.Scan(&v)
+			k = v
+		default:
+			var v string
+			err = rows.Scan(&v)
+			k = v
+		}
+		if err != nil {
+			rows.Close()
+			return point, rng, fail(ctx, "sample keys", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return point, rng, fail(ctx, "sample keys", err)
+	}
+	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+
+	lookup := "SELECT payload FROM " + tbl.Sanitize() + " WHERE id = $1"
+	scan := "SELECT id, payload FROM " + tbl.Sanitize() + " WHERE id > $1 ORDER BY id LIMIT " + strconv.Itoa(e.cfg.RangeN)
+	pd := make([]time.Duration, 0, len(keys))
+	rd := make([]time.Duration, 0, len(keys))
+	for _, k := range keys {
+		t0 := time.Now()
+		var payload int64
+		if err := e.admin.QueryRow(ctx, lookup, k).Scan(&payload); err != nil {
+			return point, rng, fail(ctx, "point lookup", err)
+		}
+		pd = append(pd, time.Since(t0))
+
+		t0 = time.Now()
+		rows, err := e.admin.Query(ctx, scan, k)
+		if err != nil {
+			return point, rng, fail(ctx, "range scan", err)
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			return point, rng, fail(ctx, "range scan", err)
+		}
+		rd = append(rd, time.Since(t0))
+	}
+	return latencies(pd), latencies(rd), nil
+}
+
+// close drops the schema with everything in it and closes the connections.
+func (e *pgEngine) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, c := range e.loaders {
+		c.Close(ctx)
+	}
+	e.loaders = nil
+	var err error
+	admin := e.admin
+	if admin == nil || admin.IsClosed() {
+		// The connection broke: open a new one to clean up.
+		admin, err = pgx.ConnectConfig(ctx, e.connCfg)
+		if err != nil {
+			return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, oneLine(err.Error()))
+		}
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+e.schema+" CASCADE"); err != nil {
+		return fmt.Errorf("dbbench: drop schema %s: %w", e.schema, err)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package dbbench
+
+import "time"
+
+// Report is the outcome of Run: the settings that shape the figures and one
+// Result per scheme, in the order asked for.
+type Report struct {
+	Settings Settings  `json:"settings"`
+	Results  []Result  `json:"results"`
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// Notes explain figures a reader could misread (unavailable statistics,
+	// checkpoints inside a steady run, generator caps, …).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Settings records what shapes the result.
+type Settings struct {
+	Engine        string `json:"engine"`         // "pg-local", "pg" or "sqlite"
+	ServerVersion string `json:"server_version"` // e.g. "PostgreSQL 15.20 …" or "SQLite 3.50.4"
+	Command       string `json:"command,omitempty"`
+
+	SharedBuffers     string `json:"shared_buffers,omitempty"`
+	MaxWALSize        string `json:"max_wal_size,omitempty"`
+	CheckpointTimeout string `json:"checkpoint_timeout,omitempty"`
+	Fsync             string `json:"fsync,omitempty"`
+	SynchronousCommit string `json:"synchronous_commit,omitempty"`
+	FullPageWrites    string `json:"full_page_writes,omitempty"`
+	WALCompression    string `json:"wal_compression,omitempty"`
+	// Statistics says where leaf density and fragmentation come from:
+	// "pgstattuple", "dbstat" or "unavailable: <reason>".
+	Statistics string `json:"statistics"`
+	// CheckpointBeforeRun is true when a CHECKPOINT ran before each measured
+	// load (steady profile, sufficient privileges).
+	CheckpointBeforeRun bool `json:"checkpoint_before_run"`
+
+	SQLitePageSize  int    `json:"sqlite_page_size,omitempty"`
+	SQLiteCacheSize string `json:"sqlite_cache_size,omitempty"`
+
+	Fillfactor int    `json:"fillfactor"`
+	Rows       int    `json:"rows"`
+	Batch      int    `json:"batch"`
+	Mode       string `json:"mode"`
+	Clients    int    `json:"clients"`
+	Nodes      int    `json:"nodes"`
+	Profile    string `json:"profile"`
+	Repeat     int    `json:"repeat"`
+	WarmupRows int    `json:"warmup_rows"`
+	Lookups    int    `json:"lookups"`
+	RangeN     int    `json:"range_n"`
+
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+
+	Started  time.Time `json:"started"`
+	Duration Duration  `json:"duration"`
+}
+
+// Duration is a time.Duration that marshals to JSON as a string such as
+// "1m2.5s".
+type Duration time.Duration
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(time.Duration(d).Round(time.Millisecond).String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Result holds one scheme's figures: the median over its measured runs for
+// every number, and the throughput curve of the run with the median
+// throughput.
+type Result struct {
+	// Scheme is the row as asked for ("snowflake", "ulid-text", …).
+	Scheme string `json:"scheme"`
+	// Spec is the canonical idkit spec of the first generator, empty for
+	// bigserial.
+	Spec string `json:"spec,omitempty"`
+	// ColumnType is the SQL type of the id column: "bigint", "uuid",
+	// `text COLLATE "C"`, "bigint identity"; on SQLite "INTEGER", "BLOB",
+	// "TEXT".
+	ColumnType string `json:"column_type"`
+	Rows       int64  `json:"rows"`
+
+	RowsPerSec float64 `json:"rows_per_sec"`
+
+	IndexBytes       int64   `json:"index_bytes"`
+	IndexBytesPerRow float64 `json:"index_bytes_per_row"`
+	TableBytes       int64   `json:"table_bytes"`
+	WALBytes         int64   `json:"wal_bytes"`
+	WALBytesPerRow   float64 `json:"wal_bytes_per_row"`
+	// WALFPI is the number of full-page images written during the load
+	// (pg_stat_wal.wal_fpi); null when the server does not report it.
+	WALFPI *int64 `json:"wal_fpi"`
+	// Checkpoints is the number of checkpoints that completed or were
+	// requested during the load; null when unknown.
+	Checkpoints *int64 `json:"checkpoints"`
+	// AvgLeafDensity and LeafFragmentation are percentages from pgstatindex
+	// (or dbstat on SQLite); null when unavailable.
+	AvgLeafDensity    *float64 `json:"avg_leaf_density"`
+	LeafFragmentation *float64 `json:"leaf_fragmentation"`
+	LeafPages         *int64   `json:"leaf_pages,omitempty"`
+
+	PointLookup Latency `json:"point_lookup"`
+	RangeScan   Latency `json:"range_scan"`
+
+	// Curve is the insert throughput per chunk as the table grows.
+	Curve []Chunk `json:"curve"`
+	// Runs holds the main figures of every measured run.
+	Runs []Sample `json:"runs"`
+}
+
+// Chunk is one point of a throughput curve.
+type Chunk struct {
+	// Rows is the number of rows inserted at the end of the chunk.
+	Rows int64 `json:"rows"`
+	// RowsPerSec is the throughput within the chunk.
+	RowsPerSec float64 `json:"rows_per_sec"`
+}
+
+// Latency summarizes query latencies measured after loading, in
+// microseconds.
+type Latency struct {
+	Count     int     `json:"count"`
+	P50Micros float64 `json:"p50_us"`
+	P99Micros float64 `json:"p99_us"`
+}
+
+// Sample is the main figures of one measured load.
+type Sample struct {
+	RowsPerSec       float64  `json:"rows_per_sec"`
+	Seconds          float64  `json:"seconds"`
+	IndexBytesPerRow float64  `json:"index_bytes_per_row"`
+	WALBytesPerRow   float64  `json:"wal_bytes_per_row"`
+	AvgLeafDensity   *float64 `json:"avg_leaf_density"`
+}
+
+// Baseline is a bare pgx CopyFrom of ascending int64 keys into the same table
+// shape, run next to the schemes to measure the harness's overhead.
+type Baseline struct {
+	Rows       int64   `json:"rows"`
+	RowsPerSec float64 `json:"rows_per_sec"`
+	Runs       []Sample   `json:"runs"`
+	// Scheme is the scheme the overhead ratio is taken against, and Ratio
+	// its median rows/s divided by the baseline's.
+	Scheme string  `json:"scheme,omitempty"`
+	Ratio  float64 `json:"ratio,omitempty"`
+}

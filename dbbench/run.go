@@ -1,0 +1,421 @@
+// Package dbbench measures what each ID scheme costs a database primary-key
+// B-tree: insert throughput as the table grows, index and table size, leaf
+// density and fragmentation, WAL volume and full-page images, and lookup
+// latency afterwards.
+//
+// Run loads a table (id PRIMARY KEY, payload bigint) per scheme on one of
+// three engines: an existing PostgreSQL server, a private throwaway cluster
+// started from the installed server binaries (package pglocal), or an
+// embedded SQLite database. On PostgreSQL it works only inside a schema of
+// its own, idbench_<random>, which it drops when done, on error and when its
+// context is cancelled; it never touches an object it did not create.
+//
+// Keys go over the wire in binary: int64 for bigint columns, 16 raw bytes
+// for uuid columns, and the canonical text for the ulid-text row. They are
+// generated while loading and streamed, so memory stays flat in the row
+// count.
+package dbbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idkit/idkit/dbbench/pglocal"
+	"github.com/schollz/progressbar/v3"
+)
+
+// Run benchmarks every scheme of cfg and returns the report.
+//
+// Errors: a configuration error naming the bad field; a bad scheme spec;
+// "dbbench: bad PostgreSQL connection string" or "dbbench: connect …" (one
+// line) when the server cannot be reached; ErrConnLost (wrapped) when the
+// connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
+// In every case Run first drops what it created.
+func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]row, 0, len(cfg.Schemes))
+	for _, s := range cfg.Schemes {
+		r, err := resolveRow(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := nodeSpec(r.spec, 0, cfg.Nodes); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+
+	start := time.Now()
+	eng, cleanup, err := openEngine(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := cleanup(); cerr != nil {
+			err = errors.Join(err, cerr)
+			if rep != nil && err != nil {
+				rep = nil
+			}
+		}
+	}()
+
+	rep = &Report{Settings: Settings{
+		Command:    cfg.Command,
+		Fillfactor: cfg.Fillfactor,
+		Rows:       cfg.Rows,
+		Mode:       cfg.Mode,
+		Clients:    cfg.Clients,
+		Nodes:      cfg.Nodes,
+		Profile:    cfg.Profile,
+		Repeat:     cfg.Repeat,
+		WarmupRows: cfg.WarmupRows,
+		Lookups:    cfg.Lookups,
+		RangeN:     cfg.RangeN,
+		GoVersion:  runtime.Version(),
+		GOOS:       runtime.GOOS,
+		GOARCH:     runtime.GOARCH,
+		NumCPU:     runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Started:    start.UTC().Truncate(time.Second),
+	}}
+	eng.settings(&rep.Settings)
+	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
+
+	// Every load, in order: rounds of all schemes, so that slow drifts of a
+	// noisy machine spread over all of them instead of hitting one.
+	type job struct {
+		ri       int // index in rows, -1 for the baseline
+		n        int
+		measured bool
+	}
+	_, isPG := eng.(*pgEngine)
+	withBaseline := cfg.Baseline && isPG && baselineRow(rows) >= 0
+	var jobs []job
+	var total int64
+	for round := 0; round < cfg.Repeat; round++ {
+		first := -1
+		if !withBaseline {
+			first = 0
+		}
+		for ri := first; ri < len(rows); ri++ {
+			if round == 0 && cfg.WarmupRows > 0 {
+				jobs = append(jobs, job{ri, cfg.WarmupRows, false})
+				total += int64(cfg.WarmupRows)
+			}
+			jobs = append(jobs, job{ri, cfg.Rows, true})
+			total += int64(cfg.Rows)
+		}
+	}
+
+	var bar *progressbar.ProgressBar
+	if cfg.Progress != nil {
+		bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(cfg.Progress),
+			progressbar.OptionSetDescription("loading"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("rows"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetWidth(30),
+		)
+		defer bar.Finish()
+	}
+
+	results := make([][]metrics, len(rows))
+	var base []metrics
+	var done int64
+	for _, j := range jobs {
+		label := "baseline"
+		if j.ri >= 0 {
+			label = rows[j.ri].label
+		}
+		var progress func(int64)
+		if bar != nil {
+			offset := done
+			bar.Describe(label)
+			progress = func(n int64) { _ = bar.Set64(offset + n) }
+		}
+		rec := newRecorder(j.n, cfg.Points, progress)
+		var m metrics
+		if j.ri < 0 {
+			m, err = eng.baseline(ctx, j.n, rec)
+		} else {
+			m, err = eng.load(ctx, rows[j.ri], j.n, j.measured, rec)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w (scheme %s)", err, label)
+		}
+		done += int64(j.n)
+		if !j.measured {
+			continue
+		}
+		if j.ri < 0 {
+			base = append(base, m)
+		} else {
+			results[j.ri] = append(results[j.ri], m)
+		}
+		logf(cfg, "dbbench: %-22s %10.0f rows/s", label, float64(m.rows)/m.seconds)
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+
+	for i, r := range rows {
+		rep.Results = append(rep.Results, summarize(r, eng.columnType(r.col), results[i]))
+	}
+	eng.settings(&rep.Settings) // statistics may have become unavailable
+	if len(base) > 0 {
+		b := &Baseline{Rows: base[0].rows}
+		var rates []float64
+		for _, m := range base {
+			run := Sample{RowsPerSec: float64(m.rows) / m.seconds, Seconds: m.seconds,
+				IndexBytesPerRow: perRow(m.indexBytes, m.rows), WALBytesPerRow: perRow(m.walBytes, m.rows)}
+			b.Runs = append(b.Runs, run)
+			rates = append(rates, run.RowsPerSec)
+		}
+		b.RowsPerSec = median(rates)
+		if i := baselineRow(rows); i >= 0 && b.RowsPerSec > 0 {
+			b.Scheme = rows[i].label
+			b.Ratio = rep.Results[i].RowsPerSec / b.RowsPerSec
+		}
+		rep.Baseline = b
+	}
+	rep.Notes = notes(rep, rows)
+	rep.Settings.Duration = Duration(time.Since(start))
+	return rep, nil
+}
+
+// baselineRow returns the index of the row the bare-COPY baseline is
+// compared with: the first Snowflake row, else the first bigint row, or -1.
+func baselineRow(rows []row) int {
+	for i, r := range rows {
+		if r.col == colBigint && strings.HasPrefix(r.spec, "snowflake") {
+			return i
+		}
+	}
+	for i, r := range rows {
+		if r.col == colBigint {
+			return i
+		}
+	}
+	return -1
+}
+
+func logf(cfg Config, format string, args ...any) {
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, format+"\n", args...)
+	}
+}
+
+// openEngine opens the engine cfg.DB names and returns it with the function
+// that drops everything it created.
+func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
+	db := cfg.DB
+	if db == EngineAuto {
+		if _, err := pglocal.FindBinDir(); err == nil {
+			db = EnginePGLocal
+		} else {
+			db = EngineSQLite
+		}
+		logf(cfg, "dbbench: no --db given: using %s", db)
+	}
+	switch db {
+	case EngineSQLite:
+		e, err := openSQLite(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e, e.close, nil
+	case EnginePGLocal:
+		settings := PGLocalSettings(cfg.Profile)
+		for k, v := range cfg.PGSettings {
+			settings[k] = v
+		}
+		logf(cfg, "dbbench: starting a private PostgreSQL cluster")
+		cl, err := pglocal.Start(ctx, pglocal.Options{Settings: settings})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+			}
+			return nil, nil, fmt.Errorf("dbbench: pg-local: %w", err)
+		}
+		e, err := openPG(ctx, cfg, EnginePGLocal, cl.DSN())
+		if err != nil {
+			return nil, nil, errors.Join(err, cl.Close())
+		}
+		return e, func() error { return errors.Join(e.close(), cl.Close()) }, nil
+	case EnginePGEnv:
+		db = ""
+	}
+	if len(cfg.PGSettings) > 0 {
+		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
+	}
+	e, err := openPG(ctx, cfg, EnginePGEnv, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.close, nil
+}
+
+// summarize reduces a scheme's measured runs to medians.
+func summarize(r row, colType string, ms []metrics) Result {
+	res := Result{Scheme: r.label, Spec: r.canon, ColumnType: colType}
+	if len(ms) == 0 {
+		return res
+	}
+	var rate, idx, tbl, wal []float64
+	var fpi, ckpt, dens, frag, leaves []float64
+	var pointP50, pointP99, rangeP50, rangeP99 []float64
+	for _, m := range ms {
+		run := Sample{
+			RowsPerSec:       float64(m.rows) / m.seconds,
+			Seconds:          m.seconds,
+			IndexBytesPerRow: perRow(m.indexBytes, m.rows),
+			WALBytesPerRow:   perRow(m.walBytes, m.rows),
+			AvgLeafDensity:   m.density,
+		}
+		res.Runs = append(res.Runs, run)
+		rate = append(rate, run.RowsPerSec)
+		idx = append(idx, float64(m.indexBytes))
+		tbl = append(tbl, float64(m.tableBytes))
+		wal = append(wal, float64(m.walBytes))
+		if m.fpi != nil {
+			fpi = append(fpi, float64(*m.fpi))
+		}
+		if m.checkpoints != nil {
+			ckpt = append(ckpt, float64(*m.checkpoints))
+		}
+		if m.density != nil {
+			dens = append(dens, *m.density)
+			frag = append(frag, *m.frag)
+			leaves = append(leaves, float64(*m.leafPages))
+		}
+		pointP50 = append(pointP50, m.lookup.P50Micros)
+		pointP99 = append(pointP99, m.lookup.P99Micros)
+		rangeP50 = append(rangeP50, m.rangeScan.P50Micros)
+		rangeP99 = append(rangeP99, m.rangeScan.P99Micros)
+	}
+	res.Rows = ms[0].rows
+	res.RowsPerSec = median(rate)
+	res.IndexBytes = int64(median(idx))
+	res.IndexBytesPerRow = perRow(res.IndexBytes, res.Rows)
+	res.TableBytes = int64(median(tbl))
+	res.WALBytes = int64(median(wal))
+	res.WALBytesPerRow = perRow(res.WALBytes, res.Rows)
+	if len(fpi) == len(ms) {
+		res.WALFPI = ptr(int64(median(fpi)))
+	}
+	if len(ckpt) == len(ms) {
+		res.Checkpoints = ptr(int64(median(ckpt)))
+	}
+	if len(dens) == len(ms) {
+		res.AvgLeafDensity = ptr(median(dens))
+		res.LeafFragmentation = ptr(median(frag))
+		res.LeafPages = ptr(int64(median(leaves)))
+	}
+	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
+	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
+	// The curve of the run whose throughput is the median.
+	mid := median(rate)
+	best := 0
+	for i, r := range rate {
+		if abs(r-mid) < abs(rate[best]-mid) {
+			best = i
+		}
+	}
+	res.Curve = ms[best].curve
+	return res
+}
+
+func perRow(bytes, rows int64) float64 {
+	if rows == 0 {
+		return 0
+	}
+	return float64(bytes) / float64(rows)
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), without reordering xs.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// notes explains figures a reader could misread.
+func notes(rep *Report, rows []row) []string {
+	var out []string
+	s := rep.Settings
+	if strings.HasPrefix(s.Statistics, "unavailable") {
+		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
+	}
+	if s.Engine != EngineSQLite && s.Profile == ProfileSteady {
+		for _, r := range rep.Results {
+			if r.Checkpoints != nil && *r.Checkpoints > 0 {
+				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
+					*r.Checkpoints, r.Scheme, s.MaxWALSize, s.CheckpointTimeout))
+			}
+		}
+		if !s.CheckpointBeforeRun {
+			out = append(out, "CHECKPOINT is not allowed for this user, so loads did not start from a fresh checkpoint; WAL figures include full-page images of pages first touched after the server's last checkpoint.")
+		}
+	}
+	if s.Engine == EnginePGEnv {
+		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
+	}
+	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal {
+		out = append(out, "The checkpoints profile sets a small max_wal_size and a short checkpoint_timeout only on pg-local; this run used the server's own settings.")
+	}
+	for _, r := range rows {
+		if strings.HasPrefix(r.spec, "sonyflake") {
+			out = append(out, "Sonyflake issues at most 256 IDs per 10 ms per machine (25,600 IDs/s): its insert throughput is capped by the generator, not the database. Use --nodes to add machines.")
+			break
+		}
+	}
+	for _, r := range rows {
+		if r.col == colText {
+			out = append(out, `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation (en_US.UTF-8, ICU) every comparison in the B-tree goes through the collation library, which costs several times more CPU per insert and lookup, and the order of keys no longer matches the ULID's time order for mixed-case or non-ASCII text.`)
+			break
+		}
+	}
+	return out
+}
+
+// isTerminal reports whether w is a terminal, for deciding whether to draw
+// a progress bar.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// IsTerminal reports whether w is a terminal; callers use it to decide
+// whether to set Config.Progress.
+func IsTerminal(w io.Writer) bool { return isTerminal(w) }

@@ -1,0 +1,392 @@
+package dbbench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// SQLite settings dbbench pins, recorded in the report.
+const (
+	sqlitePageSize  = 4096
+	sqliteCacheSize = "-65536" // 64 MiB; negative means KiB in SQLite
+)
+
+// sqliteEngine runs the benchmark on an embedded SQLite database in a
+// temporary directory that close removes.
+type sqliteEngine struct {
+	cfg     Config
+	dir     string
+	path    string
+	db      *sql.DB
+	batch   int
+	tables  int
+	version string
+
+	walMu      sync.Mutex
+	walCounted int64 // bytes of the current WAL file already counted
+}
+
+func openSQLite(ctx context.Context, cfg Config) (*sqliteEngine, error) {
+	dir, err := os.MkdirTemp("", "idbench-sqlite-")
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: sqlite: create temp dir: %w", err)
+	}
+	e := &sqliteEngine{cfg: cfg, dir: dir, path: filepath.Join(dir, "bench.db"), batch: cfg.batchFor(true)}
+	// wal_autocheckpoint(0): dbbench checkpoints itself, so that it can count
+	// the bytes each load writes to the WAL before the WAL is reset.
+	dsn := "file:" + e.path + "?_pragma=page_size(" + strconv.Itoa(sqlitePageSize) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(30000)" +
+		"&_pragma=cache_size(" + sqliteCacheSize + ")&_pragma=wal_autocheckpoint(0)"
+	e.db, err = sql.Open("sqlite", dsn)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("dbbench: sqlite: open: %w", err)
+	}
+	e.db.SetMaxOpenConns(cfg.Clients + 1)
+	e.db.SetMaxIdleConns(cfg.Clients + 1)
+	if err := e.db.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&e.version); err != nil {
+		e.close()
+		return nil, fail(ctx, "sqlite: read version", err)
+	}
+	var n int
+	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM dbstat").Scan(&n); err != nil {
+		e.close()
+		return nil, fail(ctx, "sqlite: dbstat is not available", err)
+	}
+	return e, nil
+}
+
+func (e *sqliteEngine) settings(s *Settings) {
+	s.Engine = EngineSQLite
+	s.ServerVersion = "SQLite " + e.version + " (modernc.org/sqlite)"
+	s.Statistics = "dbstat"
+	s.SQLitePageSize = sqlitePageSize
+	s.SQLiteCacheSize = sqliteCacheSize + " (KiB)"
+	s.Batch = e.batch
+}
+
+func (e *sqliteEngine) columnType(c column) string {
+	switch c {
+	case colIdentity:
+		return "BIGINT (sequence)"
+	case colBigint:
+		return "BIGINT"
+	case colUUID:
+		return "BLOB(16)"
+	default:
+		return "TEXT"
+	}
+}
+
+func (e *sqliteEngine) baseline(context.Context, int, *recorder) (metrics, error) {
+	return metrics{}, errNoBaseline
+}
+
+// walBytes counts the bytes written to the WAL since the last call and
+// resets the WAL with a TRUNCATE checkpoint. It is safe for concurrent use.
+func (e *sqliteEngine) walBytes(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, error) {
+	e.walMu.Lock()
+	defer e.walMu.Unlock()
+	var size int64
+	if fi, err := os.Stat(e.path + "-wal"); err == nil {
+		size = fi.Size()
+	}
+	n := max(size-e.walCounted, 0)
+	e.walCounted = size
+	var busy, logFrames, done int
+	if err := db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+		return n, err
+	}
+	if busy == 0 {
+		e.walCounted = 0
+	}
+	return n, nil
+}
+
+func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
+	src, err := newSource(r, e.cfg.Nodes)
+	if err != nil {
+		return m, err
+	}
+	defer src.close()
+	e.tables++
+	tbl := "t" + strconv.Itoa(e.tables)
+	idx := "sqlite_autoindex_" + tbl + "_1"
+	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUUID: "BLOB", colText: "TEXT"}[r.col]
+	// BIGINT, not INTEGER: "INTEGER PRIMARY KEY" would make id the rowid and
+	// leave no separate index to measure.
+	if _, err := e.db.ExecContext(ctx, "CREATE TABLE "+tbl+" (id "+typ+" NOT NULL PRIMARY KEY, payload INTEGER NOT NULL)"); err != nil {
+		return m, fail(ctx, "sqlite: create table", err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, derr := e.db.ExecContext(dctx, "DROP TABLE IF EXISTS "+tbl); derr == nil {
+			_, derr = e.walBytes(dctx, e.db)
+		} else if err == nil {
+			err = fail(dctx, "sqlite: drop table", derr)
+		}
+	}()
+	if _, err := e.walBytes(ctx, e.db); err != nil {
+		return m, fail(ctx, "sqlite: checkpoint", err)
+	}
+	var walTotal int64
+	var walMu sync.Mutex
+	addWAL := func(ctx context.Context, conn *sql.Conn) error {
+		w, err := e.walBytes(ctx, conn)
+		walMu.Lock()
+		walTotal += w
+		walMu.Unlock()
+		return err
+	}
+
+	rec.start = time.Now()
+	cl := &claimer{total: int64(n), batch: int64(e.batch)}
+	err = workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
+		conn, err := e.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		var v value
+		args := func(dst []any) ([]any, error) {
+			if err := src.next(&v); err != nil {
+				return nil, err
+			}
+			switch r.col {
+			case colIdentity, colBigint:
+				return append(dst, v.i64), nil
+			case colUUID:
+				b := v.b16
+				return append(dst, b[:]), nil
+			default:
+				return append(dst, v.str), nil
+			}
+		}
+		one := "INSERT INTO " + tbl + " (id, payload) VALUES (?, ?)"
+		sinceWAL := 0
+		for {
+			start, count, ok := cl.claim()
+			if !ok {
+				return nil
+			}
+			switch e.cfg.Mode {
+			case ModeCopy:
+				tx, err := conn.BeginTx(ctx, nil)
+				if err != nil {
+					return err
+				}
+				stmt, err := tx.PrepareContext(ctx, one)
+				if err != nil {
+					tx.Rollback()
+					return err
+				}
+				buf := make([]any, 0, 2)
+				for i := int64(0); i < count; i++ {
+					if buf, err = args(buf[:0]); err != nil {
+						tx.Rollback()
+						return err
+					}
+					if _, err = stmt.ExecContext(ctx, append(buf, start+i+1)...); err != nil {
+						tx.Rollback()
+						return err
+					}
+					rec.add(1)
+				}
+				stmt.Close()
+				if err := tx.Commit(); err != nil {
+					return err
+				}
+			case ModeBatch:
+				buf := make([]any, 0, 2*count)
+				for i := int64(0); i < count; i++ {
+					if buf, err = args(buf); err != nil {
+						return err
+					}
+					buf = append(buf, start+i+1)
+				}
+				q := "INSERT INTO " + tbl + " (id, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?,?),", int(count)), ",")
+				if _, err := conn.ExecContext(ctx, q, buf...); err != nil {
+					return err
+				}
+				rec.add(count)
+			default:
+				buf, err := args(make([]any, 0, 2))
+				if err != nil {
+					return err
+				}
+				if _, err := conn.ExecContext(ctx, one, append(buf, start+1)...); err != nil {
+					return err
+				}
+				rec.add(1)
+			}
+			// Count and reset the WAL now and then, so it does not grow
+			// without bound.
+			if sinceWAL += int(count); sinceWAL >= 50000 {
+				sinceWAL = 0
+				if err := addWAL(ctx, conn); err != nil {
+					return err
+				}
+			}
+		}
+	})
+	if err != nil {
+		return m, fail(ctx, "sqlite: load rows", err)
+	}
+	m.seconds = time.Since(rec.start).Seconds()
+	m.curve = rec.curve()
+	if w, err := e.walBytes(ctx, e.db); err != nil {
+		return m, fail(ctx, "sqlite: checkpoint", err)
+	} else {
+		walTotal += w
+	}
+	m.walBytes = walTotal
+
+	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM "+tbl).Scan(&m.rows); err != nil {
+		return m, fail(ctx, "sqlite: count rows", err)
+	}
+	if m.rows != int64(n) {
+		return m, fmt.Errorf("dbbench: sqlite: loaded %d rows, table holds %d", n, m.rows)
+	}
+	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", idx).Scan(&m.indexBytes); err != nil {
+		return m, fail(ctx, "sqlite: dbstat", err)
+	}
+	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", tbl).Scan(&m.tableBytes); err != nil {
+		return m, fail(ctx, "sqlite: dbstat", err)
+	}
+	if !measure {
+		return m, nil
+	}
+	if err := e.leafStats(ctx, idx, &m); err != nil {
+		return m, err
+	}
+	if e.cfg.Lookups > 0 {
+		if m.lookup, m.rangeScan, err = e.queries(ctx, tbl, n); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// leafStats computes leaf density (used bytes of leaf pages) and leaf
+// fragmentation (share of leaf pages, in key order, whose successor lies at
+// a lower page number, as pgstatindex defines it) from dbstat.
+func (e *sqliteEngine) leafStats(ctx context.Context, idx string, m *metrics) error {
+	rows, err := e.db.QueryContext(ctx, "SELECT pageno, pgsize, unused FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path", idx)
+	if err != nil {
+		return fail(ctx, "sqlite: dbstat", err)
+	}
+	defer rows.Close()
+	var leaves, back, used, size int64
+	prev := int64(-1)
+	for rows.Next() {
+		var pageno, pgsize, unused int64
+		if err := rows.Scan(&pageno, &pgsize, &unused); err != nil {
+			return fail(ctx, "sqlite: dbstat", err)
+		}
+		if prev >= 0 && pageno < prev {
+			back++
+		}
+		prev = pageno
+		leaves++
+		used += pgsize - unused
+		size += pgsize
+	}
+	if err := rows.Err(); err != nil {
+		return fail(ctx, "sqlite: dbstat", err)
+	}
+	if leaves == 0 || size == 0 {
+		return errors.New("dbbench: sqlite: index has no leaf pages")
+	}
+	m.density = ptr(100 * float64(used) / float64(size))
+	m.frag = ptr(100 * float64(back) / float64(leaves))
+	m.leafPages = ptr(leaves)
+	return nil
+}
+
+func (e *sqliteEngine) queries(ctx context.Context, tbl string, n int) (point, rng Latency, err error) {
+	rows, err := e.db.QueryContext(ctx, "SELECT id FROM "+tbl+" ORDER BY random() LIMIT ?", e.cfg.Lookups)
+	if err != nil {
+		return point, rng, fail(ctx, "sqlite: sample keys", err)
+	}
+	var keys []any
+	for rows.Next() {
+		var k any
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return point, rng, fail(ctx, "sqlite: sample keys", err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return point, rng, fail(ctx, "sqlite: sample keys", err)
+	}
+	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return point, rng, fail(ctx, "sqlite: connect", err)
+	}
+	defer conn.Close()
+	lookup, err := conn.PrepareContext(ctx, "SELECT payload FROM "+tbl+" WHERE id = ?")
+	if err != nil {
+		return point, rng, fail(ctx, "sqlite: prepare lookup", err)
+	}
+	defer lookup.Close()
+	scan, err := conn.PrepareContext(ctx, "SELECT id, payload FROM "+tbl+" WHERE id > ? ORDER BY id LIMIT "+strconv.Itoa(e.cfg.RangeN))
+	if err != nil {
+		return point, rng, fail(ctx, "sqlite: prepare range scan", err)
+	}
+	defer scan.Close()
+	pd := make([]time.Duration, 0, len(keys))
+	rd := make([]time.Duration, 0, len(keys))
+	for _, k := range keys {
+		t0 := time.Now()
+		var payload int64
+		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
+			return point, rng, fail(ctx, "sqlite: point lookup", err)
+		}
+		pd = append(pd, time.Since(t0))
+		t0 = time.Now()
+		rows, err := scan.QueryContext(ctx, k)
+		if err != nil {
+			return point, rng, fail(ctx, "sqlite: range scan", err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return point, rng, fail(ctx, "sqlite: range scan", err)
+		}
+		rd = append(rd, time.Since(t0))
+	}
+	return latencies(pd), latencies(rd), nil
+}
+
+// close closes the database and removes its directory.
+func (e *sqliteEngine) close() error {
+	var errs []error
+	if e.db != nil {
+		if err := e.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("dbbench: sqlite: close: %w", err))
+		}
+		e.db = nil
+	}
+	if err := os.RemoveAll(e.dir); err != nil {
+		errs = append(errs, fmt.Errorf("dbbench: sqlite: remove %s: %w", e.dir, err))
+	}
+	return errors.Join(errs...)
+}
