@@ -148,9 +148,9 @@ type Sample struct {
 // Baseline is a bare pgx CopyFrom of ascending int64 keys into the same table
 // shape, run next to the schemes to measure the harness's overhead.
 type Baseline struct {
-	Rows       int64   `json:"rows"`
-	RowsPerSec float64 `json:"rows_per_sec"`
-	Runs       []Sample   `json:"runs"`
+	Rows       int64    `json:"rows"`
+	RowsPerSec float64  `json:"rows_per_sec"`
+	Runs       []Sample `json:"runs"`
 	// Scheme is the scheme the overhead ratio is taken against, and Ratio
 	// its median rows/s divided by the baseline's.
 	Scheme string  `json:"scheme,omitempty"`
