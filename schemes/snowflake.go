@@ -261,6 +261,9 @@ func (g *Snowflake) Next() (uint64, error) {
 		var next uint64
 		switch {
 		case now > last:
+			if now > g.maxTick {
+				return 0, g.overflow()
+			}
 			next = uint64(now) << g.seqBits
 		case now >= last-g.ahead && old&g.seqMask != g.seqMask:
 			next = old + 1
@@ -304,6 +307,9 @@ func (g *Snowflake) NextN(dst []uint64) error {
 		var first uint64
 		switch {
 		case now > last:
+			if now > g.maxTick {
+				return fmt.Errorf("%w (after %d of %d IDs)", g.overflow(), total-len(dst), total)
+			}
 			first = uint64(now) << g.seqBits
 		case now >= last-g.ahead && old&g.seqMask != g.seqMask:
 			first = old + 1
@@ -361,7 +367,7 @@ func (g *Snowflake) slow(old uint64, ns, now int64) (uint64, bool, error) {
 				g.sleep(over)
 				return 0, false, nil
 			}
-			return uint64(last+1) << g.seqBits, true, nil
+			return g.nextTick(last)
 		}
 		return 0, false, fmt.Errorf("%w: clock is %v behind the last issued time of layout %s (policy: wait up to %v, continue up to %v)",
 			ErrClockBackward, time.Duration(drift), g.layout.Name, policyString(g.maxWait), policyString(g.maxCont))
@@ -372,10 +378,25 @@ func (g *Snowflake) slow(old uint64, ns, now int64) (uint64, bool, error) {
 	// Sequence used up on the last tick: move to the next tick if the lookahead allows it,
 	// else wait for the clock to get there.
 	if last+1 <= now+g.ahead {
-		return uint64(last+1) << g.seqBits, true, nil
+		return g.nextTick(last)
 	}
 	g.sleep((last+1-g.ahead)*g.unitNs - ns)
 	return 0, false, nil
+}
+
+// nextTick returns the packed word for sequence 0 of the tick after last. The check cannot be
+// left to reserve: when time and sequence fill all 64 bits, the tick after the last one shifts
+// out of the word and the packed value wraps to tick 0.
+func (g *Snowflake) nextTick(last int64) (uint64, bool, error) {
+	if last+1 > g.maxTick {
+		return 0, false, g.overflow()
+	}
+	return uint64(last+1) << g.seqBits, true, nil
+}
+
+// overflow is the error for a tick past the time field.
+func (g *Snowflake) overflow() error {
+	return fmt.Errorf("%w: layout %s ran out of time on %s", ErrTimeOverflow, g.layout.Name, g.layout.RunsOut().UTC().Format(time.RFC3339))
 }
 
 func policyString(ns int64) string {
@@ -406,7 +427,7 @@ func (g *Snowflake) sleep(d int64) {
 // issued above a mark that is not durable yet.
 func (g *Snowflake) reserve(tick int64) error {
 	if tick > g.maxTick {
-		return fmt.Errorf("%w: layout %s ran out of time on %s", ErrTimeOverflow, g.layout.Name, g.layout.RunsOut().UTC().Format(time.RFC3339))
+		return g.overflow()
 	}
 	if g.marks == nil {
 		return nil
