@@ -1,0 +1,5 @@
+//go:build !race
+
+package schemes_test
+
+const raceEnabled = false
