@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/idkit/idkit"
+)
+
+const inspectHelp = `Usage: idbench inspect [--scheme SPEC] [--json] [ID... | -]
+
+Takes IDs of one scheme apart: the time they were made (UTC), the node (machine, shard,
+worker) and its named sub-fields, the sequence number within the time tick, and the UUID
+version. With no ID arguments, or with "-", IDs are read from standard input, separated by
+blanks or newlines.
+
+An ID that cannot be read (bad text, or an ID of another scheme) is reported on stderr by
+name; the others are still shown, and the exit status is 1 at the end.
+
+Flags:
+  --scheme SPEC   the scheme the IDs belong to (default "snowflake", the Twitter layout); the
+                  layout settings matter (e.g. "snowflake:layout=discord"), node settings do not
+  --json          one JSON object per line per ID instead of a table: "id", "time" (RFC 3339,
+                  UTC, with fractional seconds; null when the scheme has no time), "node" and
+                  "seq" (null when the scheme has none), "version" (UUIDs only), the layout's
+                  node sub-fields by name (e.g. "datacenter", "worker"), and "fields": every
+                  field's raw value, the time field in ticks of the layout's unit
+
+Examples:
+  idbench inspect 1541815603606036480
+  idbench inspect --scheme "snowflake:layout=discord" --json 175928847299117063
+  idbench inspect --scheme ulid 01ARZ3NDEKTSV4RRFFQ69G5FAV
+  idbench inspect --scheme uuidv7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+  idbench gen --scheme sonyflake -n 3 | idbench inspect --scheme sonyflake
+`
+
+// maxIDLine bounds one line of standard input.
+const maxIDLine = 1 << 20
+
+// runInspect is "idbench inspect".
+func runInspect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("inspect")
+	spec := fs.String("scheme", "snowflake", "")
+	asJSON := fs.Bool("json", false, "")
+	pos, err := parseFlags(fs, "inspect", inspectHelp, stdout, args)
+	if err != nil {
+		return err
+	}
+	s, err := newScheme(ctx, "inspect", *spec)
+	if err != nil {
+		return err
+	}
+	defer closeScheme(s, "inspect", stderr)
+
+	in := &inspector{s: s, stderr: stderr}
+	if *asJSON {
+		in.out = &jsonParts{w: bufio.NewWriter(stdout)}
+	} else {
+		in.out = &tableParts{w: stdout}
+	}
+	if len(pos) == 0 {
+		pos = []string{"-"}
+	}
+	readStdin := false
+	for _, a := range pos {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+		if a != "-" {
+			if err := in.one(a); err != nil {
+				return err
+			}
+			continue
+		}
+		if readStdin {
+			continue // standard input is read once
+		}
+		readStdin = true
+		if err := in.readAll(ctx, stdin); err != nil {
+			return err
+		}
+	}
+	if err := in.out.flush(); err != nil {
+		return fmt.Errorf("inspect: writing: %w", err)
+	}
+	if in.bad > 0 {
+		return fmt.Errorf("inspect: %d of %d IDs could not be read as %s", in.bad, in.seen, s.Name())
+	}
+	return nil
+}
+
+// inspector decodes IDs one at a time and counts those it cannot read.
+type inspector struct {
+	s         idkit.Scheme
+	out       partsWriter
+	stderr    io.Writer
+	seen, bad int
+}
+
+// one decodes text; a bad ID is reported on stderr and counted, and only a failure to write
+// output stops the run.
+func (in *inspector) one(text string) error {
+	in.seen++
+	id, err := in.s.Parse(text)
+	var p idkit.Parts
+	if err == nil {
+		p, err = in.s.Decode(id)
+	}
+	if err != nil {
+		in.bad++
+		fmt.Fprintf(in.stderr, "idbench: inspect: %s: %v\n", strconv.Quote(text), err)
+		return nil
+	}
+	if err := in.out.write(id, p); err != nil {
+		return fmt.Errorf("inspect: writing: %w", err)
+	}
+	return nil
+}
+
+// readAll decodes every blank-separated ID of r.
+func (in *inspector) readAll(ctx context.Context, r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxIDLine)
+	for sc.Scan() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+		for _, f := range strings.Fields(sc.Text()) {
+			if err := in.one(f); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("inspect: reading standard input: %w", err)
+	}
+	return nil
+}
+
+// partsWriter prints decoded IDs.
+type partsWriter interface {
+	write(id idkit.ID, p idkit.Parts) error
+	flush() error
+}
+
+// subFields returns the fields shown by name besides time, node and seq: the node's named
+// sub-fields (datacenter, worker, machine, …) and scheme-specific ones such as UUIDv7's rand_a.
+// A single node field called "node" is the node itself and is left out.
+func subFields(p idkit.Parts) []idkit.Field {
+	var out []idkit.Field
+	for _, f := range p.Fields {
+		switch f.Name {
+		case "time", "seq", "node":
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// tableParts prints a table whose columns follow the first ID's parts; every ID of a scheme
+// has the same ones.
+type tableParts struct {
+	w    io.Writer
+	t    *table
+	cols struct {
+		time, node, seq, version bool
+		fields                   []string
+	}
+}
+
+func (tp *tableParts) write(id idkit.ID, p idkit.Parts) error {
+	if tp.t == nil {
+		header := []string{"ID"}
+		c := &tp.cols
+		c.time = !p.Time.IsZero()
+		c.node, c.seq, c.version = p.HasNode, p.HasSeq, p.Version != 0
+		if c.time {
+			header = append(header, "TIME")
+		}
+		if c.node {
+			header = append(header, ">NODE")
+		}
+		if c.seq {
+			header = append(header, ">SEQ")
+		}
+		if c.version {
+			header = append(header, ">VERSION")
+		}
+		for _, f := range subFields(p) {
+			c.fields = append(c.fields, f.Name)
+			header = append(header, ">"+strings.ToUpper(f.Name))
+		}
+		tp.t = newTable(tp.w, header...)
+	}
+	row := []string{id.String()}
+	c := tp.cols
+	if c.time {
+		row = append(row, formatTime(p.Time))
+	}
+	if c.node {
+		row = append(row, strconv.FormatUint(p.Node, 10))
+	}
+	if c.seq {
+		row = append(row, strconv.FormatUint(p.Seq, 10))
+	}
+	if c.version {
+		row = append(row, strconv.Itoa(p.Version))
+	}
+	for _, name := range c.fields {
+		v := "-"
+		for _, f := range p.Fields {
+			if f.Name == name {
+				v = strconv.FormatUint(f.Value, 10)
+			}
+		}
+		row = append(row, v)
+	}
+	return tp.t.row(row...)
+}
+
+func (tp *tableParts) flush() error {
+	if tp.t == nil {
+		return nil
+	}
+	return tp.t.flush()
+}
+
+// jsonReserved are the keys of an inspect JSON object that a layout field of the same name
+// cannot take over; such a field still appears under "fields".
+var jsonReserved = map[string]bool{"id": true, "time": true, "node": true, "seq": true, "version": true, "fields": true}
+
+// jsonParts prints one JSON object per line, keys in a fixed order.
+type jsonParts struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (jp *jsonParts) write(id idkit.ID, p idkit.Parts) error {
+	b := append(jp.buf[:0], `{"id":`...)
+	b = strconv.AppendQuote(b, id.String())
+	b = append(b, `,"time":`...)
+	if p.Time.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, formatTime(p.Time))
+	}
+	b = append(b, `,"node":`...)
+	b = appendOptional(b, p.Node, p.HasNode)
+	b = append(b, `,"seq":`...)
+	b = appendOptional(b, p.Seq, p.HasSeq)
+	if p.Version != 0 {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendInt(b, int64(p.Version), 10)
+	}
+	for _, f := range subFields(p) {
+		if jsonReserved[f.Name] {
+			continue
+		}
+		b = appendKey(b, f.Name)
+		b = strconv.AppendUint(b, f.Value, 10)
+	}
+	b = append(b, `,"fields":{`...)
+	for i, f := range p.Fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendName(b, f.Name)
+		b = strconv.AppendUint(b, f.Value, 10)
+	}
+	b = append(b, "}}\n"...)
+	jp.buf = b
+	_, err := jp.w.Write(b)
+	return err
+}
+
+func (jp *jsonParts) flush() error { return jp.w.Flush() }
+
+// appendKey appends `,"name":` with name escaped as JSON.
+func appendKey(b []byte, name string) []byte {
+	return appendName(append(b, ','), name)
+}
+
+// appendName appends `"name":` with name escaped as JSON.
+func appendName(b []byte, name string) []byte {
+	k, _ := json.Marshal(name) // a string always marshals
+	b = append(b, k...)
+	return append(b, ':')
+}
+
+// appendOptional appends v, or null when the scheme has no such field.
+func appendOptional(b []byte, v uint64, ok bool) []byte {
+	if !ok {
+		return append(b, "null"...)
+	}
+	return strconv.AppendUint(b, v, 10)
+}
