@@ -353,6 +353,13 @@ func (g *Snowflake) slow(old uint64, ns, now int64) (uint64, bool, error) {
 	last := int64(old >> g.seqBits)
 	exhausted := old&g.seqMask == g.seqMask
 	if now < last-g.ahead {
+		// The callers read the clock before loading old, so another goroutine may have
+		// issued on a later tick in between (a preempted goroutine's reading can be many
+		// ticks stale). Only a reading taken after old was loaded shows a real drift.
+		ns = g.nanos()
+		if now = g.tickOf(ns); now >= last-g.ahead {
+			return 0, false, nil
+		}
 		// The clock reads behind the last issued tick by more than the lookahead explains.
 		drift := (last-g.ahead)*g.unitNs - ns
 		switch {
