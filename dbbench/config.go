@@ -80,8 +80,9 @@ type Config struct {
 	Rows int
 
 	// Batch is the number of rows per COPY, per multi-row INSERT or per SQLite
-	// transaction. Zero means 100000 for ModeCopy (capped at Rows) and 1000
-	// for ModeBatch (500 on SQLite). ModeSingle ignores it.
+	// transaction. Zero means one chunk of the throughput curve (Rows/Points)
+	// for ModeCopy and 1000 for ModeBatch (500 on SQLite). ModeSingle ignores
+	// it.
 	Batch int
 
 	// Mode is ModeCopy (default), ModeBatch or ModeSingle.
@@ -252,13 +253,16 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// batchFor returns the effective batch size for an engine.
+// batchFor returns the effective batch size for an engine. A COPY (or a
+// SQLite transaction) covers one chunk of the throughput curve by default, so
+// that each chunk is timed from the client's first row to the server's
+// commit.
 func (c Config) batchFor(sqlite bool) int {
 	b := c.Batch
 	if b == 0 {
 		switch {
 		case c.Mode == ModeCopy:
-			b = 100000
+			b = (c.Rows + c.Points - 1) / c.Points
 		case sqlite:
 			b = 500
 		default:
@@ -268,10 +272,7 @@ func (c Config) batchFor(sqlite bool) int {
 	if c.Mode == ModeSingle {
 		b = 1
 	}
-	if b > c.Rows {
-		b = c.Rows
-	}
-	return b
+	return max(1, min(b, c.Rows))
 }
 
 // PGLocalSettings returns the server settings dbbench pins for a pg-local

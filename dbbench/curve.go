@@ -20,17 +20,19 @@ type recorder struct {
 	marks []time.Duration // marks[i]: when (i+1)*chunk rows were done
 }
 
-func newRecorder(total, points int, progress func(int64)) *recorder {
+// newRecorder returns a recorder for a load of total rows inserted batch
+// rows at a time. Its chunks are whole batches, about total/points rows each,
+// so that every chunk ends when a batch has been committed.
+func newRecorder(total, points, batch int, progress func(int64)) *recorder {
 	chunk := (int64(total) + int64(points) - 1) / int64(points)
-	if chunk < 1 {
-		chunk = 1
-	}
+	b := int64(max(batch, 1))
+	chunk = max(1, (chunk+b-1)/b) * b
 	return &recorder{
 		chunk:    chunk,
 		total:    int64(total),
 		start:    time.Now(),
 		progress: progress,
-		marks:    make([]time.Duration, 0, points+1),
+		marks:    make([]time.Duration, 0, total/int(chunk)+2),
 	}
 }
 

@@ -36,6 +36,8 @@ type engine interface {
 	// baseline is load for the bare CopyFrom of ascending int64 keys; engines
 	// without one return errNoBaseline.
 	baseline(ctx context.Context, n int, rec *recorder) (metrics, error)
+	// batchSize is the number of rows per COPY, INSERT or transaction.
+	batchSize() int
 	// columnType names the SQL type used for a column kind.
 	columnType(c column) string
 	// close drops everything the engine created and releases it. It runs

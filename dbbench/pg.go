@@ -166,6 +166,8 @@ func mergeSettings(s, e Settings) Settings {
 	return s
 }
 
+func (e *pgEngine) batchSize() int { return e.batch }
+
 func (e *pgEngine) columnType(c column) string {
 	switch c {
 	case colIdentity:
@@ -267,14 +269,15 @@ func (e *pgEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics,
 // keys.
 func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, rec *recorder) (int64, error) {
 	i := 0
-	return conn.CopyFrom(ctx, tbl, []string{"id", "payload"}, pgx.CopyFromFunc(func() ([]any, error) {
+	c, err := conn.CopyFrom(ctx, tbl, []string{"id", "payload"}, pgx.CopyFromFunc(func() ([]any, error) {
 		if i == n {
 			return nil, nil
 		}
 		i++
-		rec.add(1)
 		return []any{int64(i), int64(i)}, nil
 	}))
+	rec.add(c)
+	return c, err
 }
 
 // loadWith wraps one load: table, checkpoint, counters before and after,
@@ -424,12 +427,14 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 						return nil, err
 					}
 					i++
-					rec.add(1)
 					return r, nil
 				}))
 				if err != nil {
 					return err
 				}
+				// Counted when the server has committed the COPY: the
+				// encoder runs ahead of the server by a buffer's worth.
+				rec.add(count)
 			}
 		case ModeBatch:
 			stmts := map[int64]string{}

@@ -156,3 +156,8 @@ type Baseline struct {
 	Scheme string  `json:"scheme,omitempty"`
 	Ratio  float64 `json:"ratio,omitempty"`
 }
+
+// String formats d like time.Duration, rounded to milliseconds.
+func (d Duration) String() string {
+	return time.Duration(d).Round(time.Millisecond).String()
+}

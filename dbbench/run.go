@@ -146,7 +146,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			bar.Describe(label)
 			progress = func(n int64) { _ = bar.Set64(offset + n) }
 		}
-		rec := newRecorder(j.n, cfg.Points, progress)
+		rec := newRecorder(j.n, cfg.Points, eng.batchSize(), progress)
 		var m metrics
 		if j.ri < 0 {
 			m, err = eng.baseline(ctx, j.n, rec)

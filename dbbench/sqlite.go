@@ -76,6 +76,8 @@ func (e *sqliteEngine) settings(s *Settings) {
 	s.Batch = e.batch
 }
 
+func (e *sqliteEngine) batchSize() int { return e.batch }
+
 func (e *sqliteEngine) columnType(c column) string {
 	switch c {
 	case colIdentity:
@@ -204,12 +206,12 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 						tx.Rollback()
 						return err
 					}
-					rec.add(1)
 				}
 				stmt.Close()
 				if err := tx.Commit(); err != nil {
 					return err
 				}
+				rec.add(count)
 			case ModeBatch:
 				buf := make([]any, 0, 2*count)
 				for i := int64(0); i < count; i++ {
