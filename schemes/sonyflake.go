@@ -14,7 +14,8 @@ type SonyflakeSettings struct {
 	// Machine is the 16-bit machine ID. Unlike the library's default, the adapter does not
 	// guess it from the host's IP address: pick it explicitly (or through idkit's node sources).
 	Machine uint16
-	// StartTime is the epoch; the zero value means Sonyflake's 2014-09-01T00:00:00Z.
+	// StartTime is the epoch; the zero value means Sonyflake's 2014-09-01T00:00:00Z. Like the
+	// library, the adapter truncates it to a multiple of 10 ms since the Unix epoch.
 	StartTime time.Time
 }
 
@@ -34,7 +35,9 @@ type Sonyflake struct {
 func NewSonyflake(s SonyflakeSettings) (*Sonyflake, error) {
 	l := layouts.Sonyflake.Clone()
 	if !s.StartTime.IsZero() {
-		l.Epoch = s.StartTime
+		// The library counts 10 ms units from StartTime.UnixNano()/1e7, dropping the rest;
+		// the layout must start at that same instant or every decoded time is off by it.
+		l.Epoch = time.Unix(0, s.StartTime.UnixNano()/1e7*1e7).UTC()
 	}
 	if l.Epoch.After(time.Now()) {
 		return nil, fmt.Errorf("%w: sonyflake start time %s is in the future", ErrSettings, l.Epoch.UTC().Format(time.RFC3339))
