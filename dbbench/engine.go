@@ -100,12 +100,17 @@ func connLost(err error) bool {
 		strings.Contains(err.Error(), "unexpected EOF")
 }
 
+// oneLine joins a multi-line error message (pgconn puts the cause of a
+// failed connection on its own indented line) into one line.
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSuffix(strings.TrimSpace(l), ":")
+		if l != "" && !strings.Contains(strings.Join(parts, ": "), l) {
+			parts = append(parts, l)
+		}
 	}
-	return s
+	return strings.Join(parts, ": ")
 }
 
 // workers runs fn(i) for i in [0, n) concurrently and returns the first

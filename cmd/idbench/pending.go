@@ -9,10 +9,6 @@ import (
 // The db and nodes subcommands are written elsewhere (db.go, nodes.go); until they land these
 // stubs keep the command building. Delete each one when its file arrives.
 
-func runDB(context.Context, io.Writer, io.Writer, []string) error {
-	return errors.New("db: not available yet")
-}
-
 func runNodes(context.Context, io.Writer, io.Writer, []string) error {
 	return errors.New("nodes: not available yet")
 }

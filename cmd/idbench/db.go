@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/idkit/idkit/dbbench"
+)
+
+const dbHelp = `Usage: idbench db [flags]
+
+Measures what each ID scheme costs a database primary-key B-tree: every scheme loads the same
+number of rows into its own table (id PRIMARY KEY, payload bigint), and idbench reports insert
+throughput overall and per chunk as the table grows, index and table size, bytes per row,
+B-tree leaf density and fragmentation (pgstattuple), WAL bytes per row and full-page images,
+checkpoints during the load, and point-lookup and range-scan latency afterwards. Each figure
+is the median of --repeat runs after a discarded warm-up.
+
+On PostgreSQL idbench works only inside a schema of its own (idbench_<random>) and drops it
+when done, on error and on Ctrl-C; it never touches an object it did not create.
+
+Flags:
+  --db ENGINE        pg-local: a private throwaway PostgreSQL cluster started from the
+                     installed server binaries, on a unix socket, removed afterwards;
+                     sqlite: an embedded SQLite database (pure Go) in a temp directory;
+                     pg: the server the libpq variables (PGHOST, PGUSER, …) describe;
+                     or a connection string: postgres://user@host/db, "host=… dbname=…".
+                     Default: pg-local when server binaries are found, else sqlite.
+  --schemes LIST     rows to compare, separated by commas or semicolons (default
+                     "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text"):
+                     bigserial (identity column, the database's sequence), ulid-text (ULID
+                     as text COLLATE "C"), or any spec of idbench gen, e.g.
+                     "ulid:monotonic=false" or "snowflake:layout=discord,node=3"
+  --rows N           rows per measured load (default %d)
+  --mode MODE        copy (binary COPY, default), batch (multi-row INSERT), single
+                     (one-row INSERTs, autocommitted, from --clients connections)
+  --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
+                     the throughput curve, batch 1000, sqlite batch 500)
+  --clients N        concurrent loading connections (default 1)
+  --nodes K          generators with distinct node IDs whose IDs are interleaved, as K
+                     application servers writing one table (default 1)
+  --profile P        steady (default): CHECKPOINT before each load, no checkpoint inside it;
+                     checkpoints: pg-local with max_wal_size=64MB, checkpoint_timeout=30s
+  --repeat N         measured loads per scheme; the report gives the median (default %d)
+  --warmup N         rows of the discarded warm-up load per scheme (default: rows/5; -1: none)
+  --fillfactor N     primary-key index fillfactor (default 90)
+  --pg-setting K=V   pg-local server setting, repeatable (pinned: shared_buffers=128MB,
+                     fsync=on, synchronous_commit=off, …)
+  --points N         chunks in the throughput curve (default 20)
+  --lookups N        point lookups and range scans after loading (default %d; -1: none)
+  --range N          rows per range scan (default 100)
+  --baseline         also time a bare pgx CopyFrom of ascending int64 keys (default true)
+  --json             print JSON instead of the table
+  --benchstat        print the Go benchmark format instead of the table
+  --out DIR          also write DIR/report.md with SVG charts, report.json, benchstat.txt
+  -v                 print each load's throughput on stderr
+
+A progress bar is drawn on stderr when stderr is a terminal.
+
+Examples:
+  idbench db
+  idbench db --db sqlite --rows 50000
+  idbench db --db pg-local --rows 1000000 --repeat 3 --out report/
+  idbench db --db "postgres://app@db.internal/bench" --schemes snowflake,uuidv7,uuidv4
+  idbench db --mode single --clients 8 --schemes bigserial,uuidv7,uuidv4
+  idbench db --nodes 16 --schemes snowflake,ulid:monotonic=false --json
+  idbench db --profile checkpoints --pg-setting shared_buffers=64MB
+`
+
+// runDB is "idbench db".
+func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	def := dbbench.DefaultConfig()
+	help := fmt.Sprintf(dbHelp, def.Rows, def.Repeat, def.Lookups)
+	fs := newFlagSet("db")
+	db := fs.String("db", "", "")
+	schemes := fs.String("schemes", "", "")
+	rows := fs.Int("rows", def.Rows, "")
+	mode := fs.String("mode", def.Mode, "")
+	batch := fs.Int("batch", 0, "")
+	clients := fs.Int("clients", def.Clients, "")
+	nodes := fs.Int("nodes", def.Nodes, "")
+	profile := fs.String("profile", def.Profile, "")
+	repeat := fs.Int("repeat", def.Repeat, "")
+	warmup := fs.Int("warmup", 0, "")
+	fillfactor := fs.Int("fillfactor", def.Fillfactor, "")
+	points := fs.Int("points", def.Points, "")
+	lookups := fs.Int("lookups", def.Lookups, "")
+	rangeN := fs.Int("range", def.RangeN, "")
+	baseline := fs.Bool("baseline", def.Baseline, "")
+	asJSON := fs.Bool("json", false, "")
+	asBench := fs.Bool("benchstat", false, "")
+	out := fs.String("out", "", "")
+	verbose := fs.Bool("v", false, "")
+	settings := map[string]string{}
+	fs.Func("pg-setting", "", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want NAME=VALUE, got %q", s)
+		}
+		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		return nil
+	})
+	pos, err := parseFlags(fs, "db", help, stdout, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("db", "db: unexpected argument %q (db takes only flags)", pos[0])
+	}
+	if *asJSON && *asBench {
+		return usagef("db", "db: --json and --benchstat exclude each other")
+	}
+	if *warmup < -1 {
+		return usagef("db", "db: --warmup %d: want rows, or -1 for none", *warmup)
+	}
+
+	cfg := def
+	cfg.DB = *db
+	cfg.Rows = *rows
+	cfg.Mode = *mode
+	cfg.Batch = *batch
+	cfg.Clients = *clients
+	cfg.Nodes = *nodes
+	cfg.Profile = *profile
+	cfg.Repeat = *repeat
+	cfg.WarmupRows = *warmup
+	cfg.Fillfactor = *fillfactor
+	cfg.Points = *points
+	cfg.Lookups = *lookups
+	cfg.RangeN = *rangeN
+	cfg.Baseline = *baseline
+	if len(settings) > 0 {
+		cfg.PGSettings = settings
+	}
+	if *schemes != "" {
+		if cfg.Schemes, err = splitSchemes(*schemes); err != nil {
+			return usagef("db", "db: --schemes: %w", err)
+		}
+	}
+	if err := checkDBFlags(cfg); err != nil {
+		return usagef("db", "db: %w", err)
+	}
+	cfg.Log = stderr
+	if !*verbose {
+		cfg.Log = &firstLines{w: stderr}
+	}
+	if dbbench.IsTerminal(stderr) {
+		cfg.Progress = stderr
+	}
+	cfg.Command = commandLine("idbench db", args)
+
+	rep, err := dbbench.Run(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("db: %w", err)
+	}
+	switch {
+	case *asJSON:
+		err = dbbench.WriteJSON(stdout, rep)
+	case *asBench:
+		err = dbbench.WriteBenchstat(stdout, rep)
+	default:
+		err = dbbench.WriteTable(stdout, rep)
+	}
+	if err != nil {
+		return fmt.Errorf("db: writing: %w", err)
+	}
+	if *out != "" {
+		if err := dbbench.WriteReport(*out, rep); err != nil {
+			return fmt.Errorf("db: %w", err)
+		}
+		fmt.Fprintf(stderr, "idbench: report written to %s\n", *out)
+	}
+	return nil
+}
+
+// checkDBFlags rejects flag values that are mistakes on the command line, so
+// they exit with status 2 before anything starts.
+func checkDBFlags(c dbbench.Config) error {
+	switch {
+	case c.Rows < 1:
+		return fmt.Errorf("--rows %d: want at least 1", c.Rows)
+	case c.Repeat < 1:
+		return fmt.Errorf("--repeat %d: want at least 1", c.Repeat)
+	case c.Clients < 1:
+		return fmt.Errorf("--clients %d: want at least 1", c.Clients)
+	case c.Nodes < 1:
+		return fmt.Errorf("--nodes %d: want at least 1", c.Nodes)
+	case c.Batch < 0:
+		return fmt.Errorf("--batch %d: want 1 or more", c.Batch)
+	case c.Points < 1:
+		return fmt.Errorf("--points %d: want at least 1", c.Points)
+	case c.RangeN < 1:
+		return fmt.Errorf("--range %d: want at least 1", c.RangeN)
+	}
+	switch c.Mode {
+	case dbbench.ModeCopy, dbbench.ModeBatch, dbbench.ModeSingle:
+	default:
+		return fmt.Errorf("--mode %q: want copy, batch or single", c.Mode)
+	}
+	switch c.Profile {
+	case dbbench.ProfileSteady, dbbench.ProfileCheckpoints:
+	default:
+		return fmt.Errorf("--profile %q: want steady or checkpoints", c.Profile)
+	}
+	if len(c.Schemes) == 0 {
+		return errors.New("--schemes: empty list")
+	}
+	return nil
+}
+
+// commandLine renders the command for the report, quoting arguments a shell
+// would split.
+func commandLine(prefix string, args []string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, a := range args {
+		b.WriteByte(' ')
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
+			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+		} else {
+			b.WriteString(a)
+		}
+	}
+	return b.String()
+}
+
+// firstLines passes on only dbbench's engine lines (those that say which
+// engine runs) and drops the per-load lines, which -v shows.
+type firstLines struct{ w io.Writer }
+
+func (f *firstLines) Write(p []byte) (int, error) {
+	s := string(p)
+	if strings.Contains(s, " rows/s") {
+		return len(p), nil
+	}
+	return f.w.Write(p)
+}
