@@ -346,7 +346,11 @@ func (m leaseMarks) SaveMark(ctx context.Context, mark time.Time) error {
 		return fmt.Errorf("nodeid: saving mark: %w", err)
 	}
 	m.l.mu.Lock()
-	c := m.l.claim
+	c, deadline := m.l.claim, m.l.deadline
 	m.l.mu.Unlock()
+	// A save still running when the fence closes is of no use; give up then instead of
+	// holding the generator until the caller's timeout.
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	return m.l.store.SaveMark(ctx, c, mark)
 }

@@ -6,7 +6,8 @@
 // throwaway data directory, stopped when the test ends. Without either the test is skipped,
 // except when the environment variable CI is "true", where it fails.
 //
-// Start always starts a private server, for tests that stop and restart it.
+// Start always starts a private server, for tests that stop and restart it. A TestMain that
+// calls Run lets Endpoint share one server across the package's tests.
 package etcdtest
 
 import (
@@ -28,12 +29,51 @@ import (
 // EnvEndpoint is the environment variable holding an existing etcd's client URL.
 const EnvEndpoint = "IDKIT_TEST_ETCD"
 
+// shared is the per-test-binary server when TestMain calls Run: the one piece of package
+// state, owned by the test binary's TestMain.
+var shared struct {
+	mu      sync.Mutex
+	inMain  bool
+	started bool
+	srv     *Server
+	err     error
+}
+
+// Run runs the tests of m, letting Endpoint share one private server across them, and stops
+// it afterwards. Call it from TestMain: os.Exit(etcdtest.Run(m)).
+func Run(m *testing.M) int {
+	shared.mu.Lock()
+	shared.inMain = true
+	shared.mu.Unlock()
+	code := m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv != nil {
+		shared.srv.Stop()
+		os.RemoveAll(shared.srv.dir)
+	}
+	return code
+}
+
 // Endpoint returns an etcd client URL such as "http://127.0.0.1:2379" (see the package doc).
 func Endpoint(t testing.TB) string {
 	t.Helper()
 	if u := os.Getenv(EnvEndpoint); u != "" {
 		return u
 	}
+	shared.mu.Lock()
+	if shared.inMain {
+		defer shared.mu.Unlock()
+		if !shared.started {
+			shared.started = true
+			shared.srv, shared.err = start()
+		}
+		if shared.err != nil {
+			unavailable(t, shared.err)
+		}
+		return shared.srv.URL()
+	}
+	shared.mu.Unlock()
 	return Start(t).URL()
 }
 
@@ -48,14 +88,31 @@ type Server struct {
 	stderrPath string
 }
 
+var errNoBinary = errors.New("no etcd binary on PATH or at /usr/bin/etcd (Debian: apt-get install etcd-server)")
+
 // Start starts a private single-member etcd on loopback and stops it (and removes its data)
 // when the test ends. It skips the test when no etcd binary is installed, or fails it under
 // CI=true.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	s, err := start()
+	if errors.Is(err, errNoBinary) {
+		unavailable(t, err)
+	}
+	if err != nil {
+		t.Fatalf("etcdtest: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		os.RemoveAll(s.dir)
+	})
+	return s
+}
+
+func start() (*Server, error) {
 	bin, err := findBinary()
 	if err != nil {
-		unavailable(t, err)
+		return nil, err
 	}
 	base := ""
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
@@ -63,21 +120,20 @@ func Start(t testing.TB) *Server {
 	}
 	dir, err := os.MkdirTemp(base, "idkit-etcd-")
 	if err != nil {
-		t.Fatalf("etcdtest: %v", err)
+		return nil, err
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	s := &Server{bin: bin, dir: dir}
-	if s.cport, err = freePort(); err != nil {
-		t.Fatalf("etcdtest: %v", err)
+	if s.cport, err = freePort(); err == nil {
+		s.pport, err = freePort()
 	}
-	if s.pport, err = freePort(); err != nil {
-		t.Fatalf("etcdtest: %v", err)
+	if err == nil {
+		err = s.Restart()
 	}
-	t.Cleanup(func() { s.Stop() })
-	if err := s.Restart(); err != nil {
-		t.Fatalf("etcdtest: %v", err)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	return s
+	return s, nil
 }
 
 // URL returns the client URL.
@@ -170,7 +226,7 @@ func findBinary() (string, error) {
 	if _, err := os.Stat("/usr/bin/etcd"); err == nil {
 		return "/usr/bin/etcd", nil
 	}
-	return "", errors.New("no etcd binary on PATH or at /usr/bin/etcd (Debian: apt-get install etcd-server)")
+	return "", errNoBinary
 }
 
 func freePort() (int, error) {

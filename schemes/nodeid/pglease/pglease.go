@@ -1,0 +1,479 @@
+// Package pglease keeps node slots in a PostgreSQL table for nodeid.Hold, for teams whose
+// only shared service is their database. It uses github.com/jackc/pgx/v5.
+//
+// Each slot is a row of a lease table (idkit_node_slots unless Settings.Table says otherwise,
+// created on first use in the connection's search_path):
+//
+//	namespace   text         which generators share the slots (Settings.Namespace)
+//	slot        bigint       the node number
+//	owner       text         the holder's token; '' when released
+//	expires_at  timestamptz  the holding lapses at this instant of the server's clock
+//	epoch       bigint       bumped by every claim, to tell holdings apart across lapses
+//	claimed_at  timestamptz
+//	mark_ns     bigint       the slot's high-water mark in Unix nanoseconds; outlives holdings
+//
+// A claim is one INSERT … ON CONFLICT DO UPDATE … WHERE expires_at <= now(): it takes a slot
+// that has no row or whose holding lapsed, atomically. Renewal, mark saves and release are
+// UPDATEs guarded by owner, epoch and expires_at > now(), so a holder that lost its slot can
+// change nothing. Every expiry is computed and compared on the database server's clock; the
+// holder's clock only measures how long ago a renewal was sent.
+//
+// Why a lease table and not session advisory locks: an advisory lock is freed the moment the
+// server ends the session (pg_terminate_backend, a restart, an idle-session timeout, a proxy
+// dropping the connection), and another process can take it at once, while the first one
+// learns of the loss only on its next round trip. Nothing bounds that window, so the two
+// could issue IDs with the same node at the same time. A lease with an expiry on the server
+// gives the bound the fence needs: nobody can claim a slot until TTL after its last renewal,
+// and the holder stops issuing TTL/2 after it. A dropped connection costs nothing but a
+// reconnect.
+package pglease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idkit/idkit/schemes/nodeid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// DefaultTable and DefaultNamespace are used when Settings leaves them empty.
+const (
+	DefaultTable     = "idkit_node_slots"
+	DefaultNamespace = "default"
+)
+
+// Settings configures Open. A zero field means the default.
+type Settings struct {
+	// DSN is a pgx connection string, URL (postgres://…) or key/value form. Required unless
+	// Config is set.
+	DSN string
+	// Config, when set, is used instead of DSN.
+	Config *pgx.ConnConfig
+	// Namespace separates sets of slots in one table: generators that must not share a node
+	// share a namespace. DefaultNamespace when empty.
+	Namespace string
+	// Table is the lease table's name, optionally schema-qualified; DefaultTable when empty.
+	Table string
+}
+
+// ParseURL reads "postgres://…", "postgresql://…" or "pg://…" into Settings. The query
+// parameters namespace and table are taken out for Settings.Namespace and Settings.Table; the
+// rest of the URL goes to pgx unchanged ("pg" becomes "postgres").
+func ParseURL(raw string) (Settings, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Settings{}, fmt.Errorf("pglease: store URL: %w", err)
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+	case "pg":
+		u.Scheme = "postgres"
+	default:
+		return Settings{}, fmt.Errorf("pglease: store URL scheme %q, want postgres, postgresql or pg", u.Scheme)
+	}
+	if _, rest, _ := strings.Cut(raw, ":"); u.Opaque != "" || !strings.HasPrefix(rest, "//") {
+		return Settings{}, fmt.Errorf("pglease: store URL %q: want %s://…", raw, u.Scheme)
+	}
+	if u.Fragment != "" {
+		return Settings{}, errors.New("pglease: store URL: a fragment is not supported")
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Settings{}, fmt.Errorf("pglease: store URL query: %w", err)
+	}
+	s := Settings{Namespace: q.Get("namespace"), Table: q.Get("table")}
+	if q.Has("namespace") && s.Namespace == "" || q.Has("table") && s.Table == "" {
+		return Settings{}, errors.New("pglease: store URL: namespace and table must not be empty")
+	}
+	if s.Table != "" && !validTable(s.Table) {
+		return Settings{}, fmt.Errorf("pglease: table %q: want letters, digits and '_', optionally schema.table", s.Table)
+	}
+	q.Del("namespace")
+	q.Del("table")
+	u.RawQuery = q.Encode()
+	s.DSN = u.String()
+	if p := u.Scheme + "://"; !strings.HasPrefix(s.DSN, p) {
+		s.DSN = p + strings.TrimPrefix(s.DSN, u.Scheme+":") // url drops "//" before an empty host
+	}
+	return s, nil
+}
+
+func validTable(t string) bool {
+	parts := strings.Split(t, ".")
+	if len(parts) > 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 63 || p[0] >= '0' && p[0] <= '9' {
+			return false
+		}
+		for _, r := range p {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Store is a nodeid.Store in a PostgreSQL table. It is safe for concurrent use.
+//
+// A Store uses one connection, opened again after it breaks: renewals and mark saves are its
+// only traffic, a few statements a second.
+type Store struct {
+	cfg   *pgx.ConnConfig
+	ns    string
+	table string
+	q     queries
+
+	mu   sync.Mutex // serialises use of conn
+	conn *pgx.Conn  // nil or closed: connect on next use
+}
+
+var _ nodeid.Store = (*Store)(nil)
+
+type queries struct {
+	taken, claim, again, owner, renew, release, load, save, slots string
+}
+
+func newQueries(t string) queries {
+	const ttl = "make_interval(secs => $4::float8)"
+	return queries{
+		taken: `SELECT slot FROM ` + t + ` WHERE namespace = $1 AND slot < $2 AND owner <> '' AND expires_at > now() ORDER BY slot`,
+		claim: `INSERT INTO ` + t + ` AS s (namespace, slot, owner, expires_at, epoch, claimed_at)
+			VALUES ($1, $2, $3, now() + ` + ttl + `, 1, now())
+			ON CONFLICT (namespace, slot) DO UPDATE
+			SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, epoch = s.epoch + 1, claimed_at = now()
+			WHERE s.owner = '' OR s.expires_at <= now()
+			RETURNING epoch`,
+		again: `UPDATE ` + t + ` SET owner = $3, expires_at = now() + ` + ttl + `, epoch = epoch + 1, claimed_at = now()
+			WHERE namespace = $1 AND slot = $2 AND epoch = $5 AND (owner = '' OR expires_at <= now())
+			RETURNING epoch`,
+		owner: `SELECT owner, claimed_at, expires_at FROM ` + t + ` WHERE namespace = $1 AND slot = $2`,
+		renew: `UPDATE ` + t + ` SET expires_at = now() + ` + ttl + `
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $5 AND expires_at > now()`,
+		release: `UPDATE ` + t + ` SET owner = '', expires_at = '-infinity'
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4`,
+		load: `SELECT mark_ns FROM ` + t + ` WHERE namespace = $1 AND slot = $2`,
+		save: `UPDATE ` + t + ` SET mark_ns = GREATEST(mark_ns, $5)
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4 AND expires_at > now()`,
+		slots: `SELECT slot, owner, owner <> '' AND expires_at > now(), expires_at, epoch, mark_ns FROM ` + t + `
+			WHERE namespace = $1 ORDER BY slot`,
+	}
+}
+
+// Open connects to PostgreSQL and creates the lease table if it does not exist.
+func Open(ctx context.Context, s Settings) (*Store, error) {
+	cfg := s.Config
+	if cfg == nil {
+		if s.DSN == "" {
+			return nil, errors.New("pglease: no DSN")
+		}
+		var err error
+		cfg, err = pgx.ParseConfig(s.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("pglease: %w", err)
+		}
+	}
+	table := s.Table
+	if table == "" {
+		table = DefaultTable
+	}
+	if !validTable(table) {
+		return nil, fmt.Errorf("pglease: table %q: want letters, digits and '_', optionally schema.table", table)
+	}
+	ns := s.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table)}
+	if err := st.createTable(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// with runs f on the store's connection, connecting first if there is none. A connection
+// that broke is dropped; f runs once more on a new one when the error says nothing reached
+// the server.
+func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if s.conn == nil || s.conn.IsClosed() {
+			c, err := pgx.ConnectConfig(ctx, s.cfg)
+			if err != nil {
+				return fmt.Errorf("connecting: %w", err)
+			}
+			s.conn = c
+		}
+		err := f(s.conn)
+		if err == nil || !s.conn.IsClosed() && ctx.Err() == nil {
+			return err
+		}
+		// The connection broke or was cancelled mid-statement: never reuse it.
+		s.conn.Close(context.WithoutCancel(ctx))
+		s.conn = nil
+		if attempt > 0 || !pgconn.SafeToRetry(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// createTable creates the lease table. CREATE TABLE IF NOT EXISTS is not safe against itself
+// when run concurrently (two sessions can both pass the check and one then fails on the
+// catalog's unique index), so creators take a transaction-scoped advisory lock first.
+func (s *Store) createTable(ctx context.Context) error {
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.createTx(ctx, tx) })
+	})
+	if err != nil {
+		return fmt.Errorf("pglease: creating table %s: %w", s.table, err)
+	}
+	return nil
+}
+
+func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('idkit.pglease.create'))`); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+			namespace  text        NOT NULL,
+			slot       bigint      NOT NULL CHECK (slot >= 0),
+			owner      text        NOT NULL DEFAULT '',
+			expires_at timestamptz NOT NULL DEFAULT '-infinity',
+			epoch      bigint      NOT NULL DEFAULT 0,
+			claimed_at timestamptz,
+			mark_ns    bigint      NOT NULL DEFAULT 0,
+			PRIMARY KEY (namespace, slot)
+		)`)
+	return err
+}
+
+// Namespace returns the namespace the slots live in.
+func (s *Store) Namespace() string { return s.ns }
+
+// Table returns the lease table's name.
+func (s *Store) Table() string { return s.table }
+
+// Claim takes the lowest free slot, or the one req.Exact or req.Again names. Errors wrap
+// nodeid.ErrNoFreeSlot, nodeid.ErrHeld or nodeid.ErrTaken as nodeid.Store describes.
+func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
+	if req.Nodes > 1<<62 {
+		req.Nodes = 1 << 62 // slot is a bigint
+	}
+	secs := req.TTL.Seconds()
+	claim := func(n uint64) (int64, bool, error) {
+		var epoch int64
+		err := s.queryRow(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("pglease: claiming slot %d in %s/%s: %w", n, s.table, s.ns, err)
+		}
+		return epoch, true, nil
+	}
+	mk := func(n uint64, epoch int64) nodeid.Claim {
+		return nodeid.Claim{Node: n, Owner: req.Owner, TTL: req.TTL, Epoch: epoch}
+	}
+	switch {
+	case req.Again != nil:
+		var epoch int64
+		err := s.queryRow(ctx, s.q.again, []any{s.ns, int64(req.Again.Node), req.Owner, secs, req.Again.Epoch}, &epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nodeid.Claim{}, fmt.Errorf("pglease: slot %d in %s/%s: %w", req.Again.Node, s.table, s.ns, nodeid.ErrTaken)
+		}
+		if err != nil {
+			return nodeid.Claim{}, fmt.Errorf("pglease: claiming slot %d again in %s/%s: %w", req.Again.Node, s.table, s.ns, err)
+		}
+		return mk(req.Again.Node, epoch), nil
+	case req.Exact:
+		epoch, ok, err := claim(req.Node)
+		if err != nil {
+			return nodeid.Claim{}, err
+		}
+		if !ok {
+			return nodeid.Claim{}, fmt.Errorf("%w: slot %d in %s/%s is held by %s", nodeid.ErrHeld, req.Node, s.table, s.ns, s.ownerOf(ctx, req.Node))
+		}
+		return mk(req.Node, epoch), nil
+	}
+	for {
+		var taken []int64
+		err := s.with(ctx, func(c *pgx.Conn) error {
+			rows, err := c.Query(ctx, s.q.taken, s.ns, int64(req.Nodes))
+			if err != nil {
+				return err
+			}
+			taken, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			return err
+		})
+		if err != nil {
+			return nodeid.Claim{}, fmt.Errorf("pglease: listing slots in %s/%s: %w", s.table, s.ns, err)
+		}
+		n, ok := lowestFree(taken, req.Nodes)
+		if !ok {
+			return nodeid.Claim{}, fmt.Errorf("%w: all %d of %d slots in PostgreSQL table %s, namespace %s, are taken", nodeid.ErrNoFreeSlot, len(taken), req.Nodes, s.table, s.ns)
+		}
+		epoch, won, err := claim(n)
+		if err != nil {
+			return nodeid.Claim{}, err
+		}
+		if won {
+			return mk(n, epoch), nil
+		}
+		// Another process took n between the listing and the claim: list again.
+	}
+}
+
+// lowestFree returns the lowest number in [0, nodes) not in sorted.
+func lowestFree(sorted []int64, nodes uint64) (uint64, bool) {
+	var want uint64
+	for _, n := range sorted {
+		if uint64(n) == want {
+			want++
+		} else if uint64(n) > want {
+			break
+		}
+	}
+	return want, want < nodes
+}
+
+// ownerOf names the holder of slot n for a message.
+func (s *Store) ownerOf(ctx context.Context, n uint64) string {
+	var owner string
+	var claimed, expires pgtype.Timestamptz
+	if err := s.queryRow(ctx, s.q.owner, []any{s.ns, int64(n)}, &owner, &claimed, &expires); err != nil || owner == "" {
+		return "another owner"
+	}
+	if expires.InfinityModifier != pgtype.Finite {
+		return fmt.Sprintf("%q", owner)
+	}
+	return fmt.Sprintf("%q until %s", owner, expires.Time.UTC().Format(time.RFC3339))
+}
+
+// Renew extends c's holding by its TTL from now on the server's clock. Errors wrap
+// nodeid.ErrLost when the holding lapsed or is no longer c's.
+func (s *Store) Renew(ctx context.Context, c nodeid.Claim) error {
+	n, err := s.exec(ctx, s.q.renew, s.ns, int64(c.Node), c.Owner, c.TTL.Seconds(), c.Epoch)
+	if err != nil {
+		return fmt.Errorf("pglease: renewing slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("pglease: slot %d in %s/%s: holding lapsed or replaced: %w", c.Node, s.table, s.ns, nodeid.ErrLost)
+	}
+	return nil
+}
+
+// Release frees c's slot if c still holds it. The mark stays.
+func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
+	if _, err := s.exec(ctx, s.q.release, s.ns, int64(c.Node), c.Owner, c.Epoch); err != nil {
+		return fmt.Errorf("pglease: releasing slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
+	}
+	return nil
+}
+
+// LoadMark returns slot node's saved mark, or the zero time.
+func (s *Store) LoadMark(ctx context.Context, node uint64) (time.Time, error) {
+	var ns int64
+	err := s.queryRow(ctx, s.q.load, []any{s.ns, int64(node)}, &ns)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && ns == 0 {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("pglease: loading the mark of slot %d in %s/%s: %w", node, s.table, s.ns, err)
+	}
+	return time.Unix(0, ns).UTC(), nil
+}
+
+// SaveMark raises c's slot's mark to mark (never lowers it) while c holds the slot. Errors
+// wrap nodeid.ErrLost otherwise.
+func (s *Store) SaveMark(ctx context.Context, c nodeid.Claim, mark time.Time) error {
+	ns := mark.UnixNano()
+	if ns <= 0 {
+		return fmt.Errorf("pglease: mark %v is not after 1970", mark)
+	}
+	n, err := s.exec(ctx, s.q.save, s.ns, int64(c.Node), c.Owner, c.Epoch, ns)
+	if err != nil {
+		return fmt.Errorf("pglease: saving the mark of slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("pglease: saving the mark of slot %d in %s/%s: %w", c.Node, s.table, s.ns, nodeid.ErrLost)
+	}
+	return nil
+}
+
+// Slots lists every slot of the namespace that was ever claimed.
+func (s *Store) Slots(ctx context.Context) ([]nodeid.Slot, error) {
+	var out []nodeid.Slot
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, s.q.slots, s.ns)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, scanSlot)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pglease: listing %s/%s: %w", s.table, s.ns, err)
+	}
+	return out, nil
+}
+
+func scanSlot(r pgx.CollectableRow) (nodeid.Slot, error) {
+	var sl nodeid.Slot
+	var slot, mark int64
+	var exp pgtype.Timestamptz
+	if err := r.Scan(&slot, &sl.Owner, &sl.Held, &exp, &sl.Epoch, &mark); err != nil {
+		return sl, err
+	}
+	sl.Node = uint64(slot)
+	if exp.Valid && exp.InfinityModifier == pgtype.Finite {
+		sl.Expires = exp.Time.UTC()
+	}
+	if mark > 0 {
+		sl.Mark = time.Unix(0, mark).UTC()
+	}
+	return sl, nil
+}
+
+// Close closes the connection.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.conn.Close(ctx)
+	s.conn = nil
+	if err != nil {
+		return fmt.Errorf("pglease: closing: %w", err)
+	}
+	return nil
+}
+
+// queryRow scans one row of sql into dest.
+func (s *Store) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	return s.with(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, sql, args...).Scan(dest...) })
+}
+
+// exec runs sql and returns the number of rows it touched.
+func (s *Store) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	var n int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, sql, args...)
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, err
+}

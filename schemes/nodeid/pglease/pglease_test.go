@@ -1,0 +1,99 @@
+package pglease_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/schemes/nodeid"
+	"github.com/idkit/idkit/schemes/nodeid/internal/storetest"
+	"github.com/idkit/idkit/schemes/nodeid/pglease"
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// target gives each check its own schema (so its own lease table) on the test server.
+func target(t *testing.T) storetest.Target {
+	dsn := pgtest.Schema(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network, addr := "tcp", fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	if strings.HasPrefix(cfg.Host, "/") {
+		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	return storetest.Target{
+		Network: network, Address: addr, TTL: time.Second,
+		Open: func(t *testing.T, via string) nodeid.Store {
+			c := cfg.Copy()
+			if via != "" {
+				host, port, _ := strings.Cut(via, ":")
+				p, _ := strconv.Atoi(port)
+				c.Host, c.Port, c.Fallbacks = host, uint16(p), nil
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := pglease.Open(ctx, pglease.Settings{Config: c, Namespace: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	}
+}
+
+func TestStore(t *testing.T) { storetest.Run(t, target) }
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		in, dsn, ns, table string
+		err                bool
+	}{
+		{in: "postgres://u@127.0.0.1:5432/app", dsn: "postgres://u@127.0.0.1:5432/app"},
+		{in: "pg://u@h/app?sslmode=disable&namespace=orders", dsn: "postgres://u@h/app?sslmode=disable", ns: "orders"},
+		{in: "postgresql://h/app?table=ids.slots&namespace=x", dsn: "postgresql://h/app", ns: "x", table: "ids.slots"},
+		{in: "mysql://h/app", err: true},
+		{in: "pg://h/app?namespace=", err: true},
+		{in: "pg://h/app?table=a;drop", err: true},
+		{in: "pg://h/app?table=a.b.c", err: true},
+		{in: "pg://h/app#frag", err: true},
+	} {
+		s, err := pglease.ParseURL(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("ParseURL(%q) error %v, want error %v", tc.in, err, tc.err)
+			continue
+		}
+		if err == nil && (s.DSN != tc.dsn || s.Namespace != tc.ns || s.Table != tc.table) {
+			t.Errorf("ParseURL(%q) = %+v, want %q %q %q", tc.in, s, tc.dsn, tc.ns, tc.table)
+		}
+	}
+}
+
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"postgres://u@127.0.0.1:5432/app", "pg://u@h/app?sslmode=disable&namespace=orders", "postgresql://h/app?table=ids.slots", "pg://h/app?table=a;drop"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := pglease.ParseURL(in)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(s.DSN, "postgres://") && !strings.HasPrefix(s.DSN, "postgresql://") {
+			t.Fatalf("ParseURL(%q).DSN = %q", in, s.DSN)
+		}
+		u, err := url.Parse(s.DSN)
+		if err != nil {
+			t.Fatalf("ParseURL(%q).DSN = %q does not parse: %v", in, s.DSN, err)
+		}
+		if q := u.Query(); q.Has("namespace") || q.Has("table") {
+			t.Fatalf("ParseURL(%q) left idkit parameters in the DSN %q", in, s.DSN)
+		}
+	})
+}
