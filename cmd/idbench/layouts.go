@@ -177,8 +177,8 @@ name (` + "`snowflake:layout=twitter,datacenter=1,worker=3`" + `), or describe y
 - **Bits** lists the field widths from the most significant bit down: time / node / sequence,
   with the node's named parts joined by ` + "`+`" + `. Fields follow the order of **Fields**:
   Sonyflake puts its sequence above the machine ID.
-- **IDs/s per node** is 2^seq IDs per time unit; a generator that uses it up waits for the next
-  tick (or, with ` + "`lookahead=N`" + `, runs up to N ticks ahead of the clock).
+- **IDs/s per node** is 2^seq IDs per tick of the time unit; a generator that uses up a
+  tick waits for the next one (or, with ` + "`lookahead=N`" + `, runs up to N ticks ahead of the clock).
 - **Time runs out** is epoch + 2^time_bits units: from then on generating fails with a
   time-overflow error instead of wrapping. Baidu's 28 bits of seconds ran out in 2024.
 - **Fits int64 until** is when IDs stop fitting a signed 64-bit integer (a PostgreSQL

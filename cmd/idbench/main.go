@@ -105,7 +105,11 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 // runWithStdin is run with an explicit standard input, for tests.
 func runWithStdin(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0])) {
-		return runAll(ctx, stdout, stderr, args)
+		err := runAll(ctx, stdout, stderr, args)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
 	}
 	if isHelpFlag(args[0]) {
 		return writeTopHelp(stdout)
