@@ -220,8 +220,11 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	}
 	nf := l.NodeFields()
+	// A node field named "node" cannot be set by name (node= means the whole node), so such
+	// layouts spell the node whole too.
+	whole := slices.ContainsFunc(nf, func(f layouts.Field) bool { return f.Name == "node" })
 	switch {
-	case len(nf) == 1:
+	case len(nf) == 1 || whole:
 		fmt.Fprintf(&b, ",node=%d", node)
 	case len(nf) > 1:
 		for _, v := range l.Decompose(mustCompose(l, node)).Named {
