@@ -390,8 +390,6 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			}
 			return &local, src.next(&local)
 		}
-		// args appends one row's values; uuid keys go as 16 raw bytes, int64
-		// as int64, text as string: pgx sends all of them in binary.
 		args := func(dst []any, payload int64) ([]any, error) {
 			if c == colIdentity {
 				return append(dst, payload), nil
@@ -400,14 +398,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			if err != nil {
 				return nil, err
 			}
-			switch c {
-			case colBigint:
-				return append(dst, v.i64, payload), nil
-			case colUUID:
-				return append(dst, pgtype.UUID{Bytes: v.b16, Valid: true}, payload), nil
-			default:
-				return append(dst, v.str, payload), nil
-			}
+			return append(dst, pgKey(c, v), payload), nil
 		}
 		switch e.cfg.Mode {
 		case ModeCopy:
@@ -480,6 +471,20 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			}
 		}
 	})
+}
+
+// pgKey returns the value handed to pgx for a key: int64 for bigint,
+// pgtype.UUID (16 raw bytes) for uuid and the canonical string for text, so
+// that pgx encodes each in binary without a detour through text.
+func pgKey(c column, v *value) any {
+	switch c {
+	case colIdentity, colBigint:
+		return v.i64
+	case colUUID:
+		return pgtype.UUID{Bytes: v.b16, Valid: true}
+	default:
+		return v.str
+	}
 }
 
 // insertSQL returns a multi-row INSERT for rows rows.
@@ -577,17 +582,22 @@ func (e *pgEngine) close() error {
 		c.Close(ctx)
 	}
 	e.loaders = nil
-	var err error
-	admin := e.admin
-	if admin == nil || admin.IsClosed() {
-		// The connection broke: open a new one to clean up.
-		admin, err = pgx.ConnectConfig(ctx, e.connCfg)
-		if err != nil {
-			return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, oneLine(err.Error()))
+	drop := "DROP SCHEMA IF EXISTS " + e.schema + " CASCADE"
+	if e.admin != nil {
+		_, err := e.admin.Exec(ctx, drop)
+		e.admin.Close(ctx)
+		e.admin = nil
+		if err == nil {
+			return nil
 		}
 	}
+	// The connection broke (or was never made): clean up over a new one.
+	admin, err := pgx.ConnectConfig(ctx, e.connCfg)
+	if err != nil {
+		return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, oneLine(err.Error()))
+	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+e.schema+" CASCADE"); err != nil {
+	if _, err := admin.Exec(ctx, drop); err != nil {
 		return fmt.Errorf("dbbench: drop schema %s: %w", e.schema, err)
 	}
 	return nil

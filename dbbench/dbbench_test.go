@@ -1,0 +1,369 @@
+package dbbench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idkit/idkit/dbbench"
+	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// small is a configuration that runs in well under a second per scheme.
+func small(db string, schemes ...string) dbbench.Config {
+	return dbbench.Config{
+		DB:         db,
+		Schemes:    schemes,
+		Rows:       3000,
+		Repeat:     1,
+		WarmupRows: -1,
+		Lookups:    20,
+		Points:     5,
+	}
+}
+
+// objects counts what exists in the database outside the system catalogs,
+// to check that a run leaves nothing behind.
+func objects(t *testing.T, dsn string) (schemas, relations, extensions int) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	err = conn.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'idbench\_%'),
+		(SELECT count(*) FROM pg_class),
+		(SELECT count(*) FROM pg_extension)`).Scan(&schemas, &relations, &extensions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+func checkResult(t *testing.T, rep *dbbench.Report, r dbbench.Result, rows int64, pageSize int64) {
+	t.Helper()
+	if r.Rows != rows {
+		t.Errorf("%s: rows = %d, want %d", r.Scheme, r.Rows, rows)
+	}
+	if r.RowsPerSec <= 0 || len(r.Runs) == 0 {
+		t.Errorf("%s: rows/s = %v with %d runs", r.Scheme, r.RowsPerSec, len(r.Runs))
+	}
+	if r.IndexBytes <= 0 || r.IndexBytes%pageSize != 0 {
+		t.Errorf("%s: index bytes %d, want a positive multiple of the page size %d", r.Scheme, r.IndexBytes, pageSize)
+	}
+	if got := float64(r.IndexBytes) / float64(r.Rows); got != r.IndexBytesPerRow {
+		t.Errorf("%s: index bytes/row %v, want %v", r.Scheme, r.IndexBytesPerRow, got)
+	}
+	if r.TableBytes <= 0 || r.WALBytes <= 0 {
+		t.Errorf("%s: table bytes %d, WAL bytes %d; want both positive", r.Scheme, r.TableBytes, r.WALBytes)
+	}
+	if r.WALBytesPerRow != float64(r.WALBytes)/float64(r.Rows) {
+		t.Errorf("%s: WAL bytes/row %v inconsistent with %d bytes", r.Scheme, r.WALBytesPerRow, r.WALBytes)
+	}
+	if s := rep.Settings.Statistics; s == "pgstattuple" || s == "dbstat" {
+		if r.AvgLeafDensity == nil || *r.AvgLeafDensity <= 0 || *r.AvgLeafDensity > 100 {
+			t.Errorf("%s: leaf density %v, want a percentage", r.Scheme, r.AvgLeafDensity)
+		} else if r.LeafPages == nil || (*r.LeafPages+1)*pageSize > r.IndexBytes {
+			t.Errorf("%s: %v leaf pages do not fit in %d index bytes", r.Scheme, r.LeafPages, r.IndexBytes)
+		}
+	} else if r.AvgLeafDensity != nil {
+		t.Errorf("%s: leaf density %v reported although statistics are %q", r.Scheme, *r.AvgLeafDensity, s)
+	}
+	if len(r.Curve) == 0 || r.Curve[len(r.Curve)-1].Rows != rows {
+		t.Errorf("%s: curve %v does not end at %d rows", r.Scheme, r.Curve, rows)
+	}
+	if r.PointLookup.Count == 0 || r.RangeScan.Count == 0 {
+		t.Errorf("%s: no lookups measured", r.Scheme)
+	}
+}
+
+func TestPostgresSchemes(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	schemasBefore, relsBefore, extBefore := objects(t, dsn)
+	cfg := small(dsn, dbbench.DefaultSchemes()...)
+	cfg.Baseline = true
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"bigserial": "bigint identity", "snowflake": "bigint", "sonyflake": "bigint",
+		"ulid": "uuid", "uuidv7": "uuid", "uuidv4": "uuid", "ulid-text": `text COLLATE "C"`,
+	}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(want))
+	}
+	for _, r := range rep.Results {
+		if r.ColumnType != want[r.Scheme] {
+			t.Errorf("%s: column type %q, want %q", r.Scheme, r.ColumnType, want[r.Scheme])
+		}
+		checkResult(t, rep, r, 3000, 8192)
+	}
+	if rep.Baseline == nil || rep.Baseline.RowsPerSec <= 0 || rep.Baseline.Scheme != "snowflake" || rep.Baseline.Ratio <= 0 {
+		t.Errorf("baseline = %+v, want one compared with snowflake", rep.Baseline)
+	}
+	s := rep.Settings
+	if s.ServerVersion == "" || s.SharedBuffers == "" || s.MaxWALSize == "" || s.Rows != 3000 || s.Mode != "copy" {
+		t.Errorf("settings incomplete: %+v", s)
+	}
+	schemasAfter, relsAfter, extAfter := objects(t, dsn)
+	if schemasAfter != schemasBefore || relsAfter != relsBefore || extAfter != extBefore {
+		t.Errorf("objects left behind: schemas %d→%d, relations %d→%d, extensions %d→%d",
+			schemasBefore, schemasAfter, relsBefore, relsAfter, extBefore, extAfter)
+	}
+}
+
+func TestPostgresModes(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	tests := []struct {
+		name    string
+		mode    string
+		clients int
+		nodes   int
+		batch   int
+	}{
+		{"copy 2 clients", dbbench.ModeCopy, 2, 1, 500},
+		{"batch", dbbench.ModeBatch, 1, 1, 0},
+		{"batch 3 nodes", dbbench.ModeBatch, 2, 3, 250},
+		{"single 3 clients", dbbench.ModeSingle, 3, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := small(dsn, "bigserial", "snowflake", "uuidv7", "ulid-text")
+			cfg.Rows = 1500
+			cfg.Mode, cfg.Clients, cfg.Nodes, cfg.Batch = tt.mode, tt.clients, tt.nodes, tt.batch
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Results {
+				checkResult(t, rep, r, 1500, 8192)
+			}
+		})
+	}
+}
+
+// TestPostgresConnLost kills idbench's sessions in the middle of a load: Run
+// must fail with ErrConnLost and still drop its schema.
+func TestPostgresConnLost(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+
+	cfg := small(dsn, "uuidv4")
+	cfg.Mode, cfg.Rows = dbbench.ModeSingle, 10_000_000
+	errc := make(chan error, 1)
+	go func() {
+		_, err := dbbench.Run(ctx, cfg)
+		errc <- err
+	}()
+	for killed := false; !killed; {
+		select {
+		case err := <-errc:
+			t.Fatalf("Run ended before its session was killed: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		var n int
+		err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'idbench' AND query LIKE 'INSERT%' AND pid <> pg_backend_pid()`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		killed = n > 0
+	}
+	err = <-errc
+	if !errors.Is(err, dbbench.ErrConnLost) {
+		t.Fatalf("Run after a killed session: %v, want ErrConnLost", err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error spans several lines: %q", err)
+	}
+	if schemas, _, _ := objects(t, dsn); schemas != 0 {
+		t.Errorf("%d idbench schemas left after a lost connection", schemas)
+	}
+}
+
+// TestPostgresCancel cancels Run as Ctrl-C would.
+func TestPostgresCancel(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := small(dsn, "uuidv4")
+	cfg.Mode, cfg.Rows = dbbench.ModeSingle, 10_000_000
+	time.AfterFunc(700*time.Millisecond, cancel)
+	_, err := dbbench.Run(ctx, cfg)
+	if !errors.Is(err, dbbench.ErrInterrupted) {
+		t.Fatalf("Run cancelled: %v, want ErrInterrupted", err)
+	}
+	if schemas, _, _ := objects(t, dsn); schemas != 0 {
+		t.Errorf("%d idbench schemas left after cancel", schemas)
+	}
+}
+
+func TestSQLite(t *testing.T) {
+	tests := []struct {
+		mode    string
+		clients int
+		nodes   int
+		rows    int
+	}{
+		{dbbench.ModeCopy, 1, 1, 2000},
+		{dbbench.ModeBatch, 1, 4, 2000},
+		{dbbench.ModeSingle, 2, 1, 400}, // one transaction per row: slow
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			cfg := small(dbbench.EngineSQLite, dbbench.DefaultSchemes()...)
+			cfg.Rows = tt.rows
+			cfg.Mode, cfg.Clients, cfg.Nodes = tt.mode, tt.clients, tt.nodes
+			cfg.Baseline = true // ignored: no baseline on SQLite
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Settings.Engine != "sqlite" || rep.Settings.Statistics != "dbstat" || rep.Baseline != nil {
+				t.Errorf("settings %+v, baseline %v", rep.Settings, rep.Baseline)
+			}
+			for _, r := range rep.Results {
+				checkResult(t, rep, r, int64(tt.rows), 4096)
+			}
+		})
+	}
+}
+
+func TestSQLiteOrderedVersusRandom(t *testing.T) {
+	cfg := small(dbbench.EngineSQLite, "snowflake", "uuidv4")
+	cfg.Rows = 8000
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flake, v4 := rep.Results[0], rep.Results[1]
+	if *flake.LeafFragmentation != 0 {
+		t.Errorf("snowflake leaf fragmentation %v%%, want 0 for ascending keys", *flake.LeafFragmentation)
+	}
+	if *v4.LeafFragmentation < 10 {
+		t.Errorf("uuidv4 leaf fragmentation %v%%, want random keys to scatter leaves", *v4.LeafFragmentation)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  dbbench.Config
+		want string
+		is   error
+	}{
+		{"bad dsn", dbbench.Config{DB: "postgres://a b:x/y"}, "bad PostgreSQL connection string", nil},
+		{"unreachable", dbbench.Config{DB: "host=127.0.0.1 port=1 connect_timeout=5"}, "connect to PostgreSQL", nil},
+		{"bad scheme", dbbench.Config{DB: "sqlite", Schemes: []string{"nope"}}, `scheme "nope"`, nil},
+		{"bad mode", dbbench.Config{DB: "sqlite", Mode: "bulk"}, "unknown insert mode", nil},
+		{"bad profile", dbbench.Config{DB: "sqlite", Profile: "busy"}, "unknown profile", nil},
+		{"twice", dbbench.Config{DB: "sqlite", Schemes: []string{"ulid", "ulid"}}, "listed twice", nil},
+		{"nodes conflict", dbbench.Config{DB: "sqlite", Schemes: []string{"snowflake:node=3"}, Nodes: 2}, "conflicts with --nodes", nil},
+		{"negative rows", dbbench.Config{DB: "sqlite", Rows: -1}, "rows must be", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := dbbench.Run(context.Background(), tt.cfg)
+			if err == nil {
+				t.Fatal("Run succeeded, want an error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "dbbench: ") {
+				t.Errorf("error %q, want it to start with \"dbbench: \" and contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans several lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	cfg := small(dbbench.EngineSQLite, "snowflake", "ulid", "ulid-text")
+	cfg.Command = "idbench db --db sqlite"
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var js bytes.Buffer
+	if err := dbbench.WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Settings map[string]any   `json:"settings"`
+		Results  []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"engine", "server_version", "rows", "batch", "mode", "clients", "nodes", "fillfactor"} {
+		if _, ok := doc.Settings[k]; !ok {
+			t.Errorf("settings lack %q", k)
+		}
+	}
+	for _, r := range doc.Results {
+		for _, k := range []string{"scheme", "column_type", "rows", "rows_per_sec", "index_bytes", "index_bytes_per_row",
+			"table_bytes", "wal_bytes", "wal_bytes_per_row", "avg_leaf_density", "leaf_fragmentation"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("result %v lacks %q", r["scheme"], k)
+			}
+		}
+	}
+
+	var tbl, bench bytes.Buffer
+	if err := dbbench.WriteTable(&tbl, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := dbbench.WriteBenchstat(&bench, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"snowflake", "ulid-text", "rows/s"} {
+		if !strings.Contains(tbl.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, tbl.String())
+		}
+	}
+	if n := strings.Count(bench.String(), "BenchmarkInsert/scheme="); n != 3 {
+		t.Errorf("benchstat output has %d benchmark lines, want 3:\n%s", n, bench.String())
+	}
+
+	dir := t.TempDir()
+	if err := dbbench.WriteReport(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, dbbench.ReportMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "`idbench db --db sqlite`") {
+		t.Errorf("report does not state its command")
+	}
+	for _, f := range []string{"throughput.svg", "index-bytes-per-row.svg", "wal-bytes-per-row.svg", "leaf-density.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("%s is not an SVG", f)
+		}
+		if !strings.Contains(string(md), "("+f+")") {
+			t.Errorf("report does not show %s", f)
+		}
+	}
+}

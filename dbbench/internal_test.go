@@ -1,0 +1,88 @@
+package dbbench
+
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// TestKeysEncodeBinary checks that every key value dbbench hands pgx has a
+// binary encode plan for its column type: a uuid goes as 16 raw bytes,
+// never through its text form.
+func TestKeysEncodeBinary(t *testing.T) {
+	m := pgtype.NewMap()
+	v := &value{i64: 1 << 60, b16: [16]byte{0: 1, 15: 2}, str: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
+	tests := []struct {
+		col  column
+		oid  uint32
+		want any
+	}{
+		{colBigint, pgtype.Int8OID, int64(1 << 60)},
+		{colIdentity, pgtype.Int8OID, int64(1 << 60)},
+		{colUUID, pgtype.UUIDOID, pgtype.UUID{Bytes: v.b16, Valid: true}},
+		{colText, pgtype.TextOID, v.str},
+	}
+	for _, tt := range tests {
+		got := pgKey(tt.col, v)
+		if got != tt.want {
+			t.Errorf("pgKey(%v) = %#v, want %#v", tt.col, got, tt.want)
+		}
+		if m.PlanEncode(tt.oid, pgtype.BinaryFormatCode, got) == nil {
+			t.Errorf("no binary encode plan for %T into OID %d", got, tt.oid)
+		}
+		buf, err := m.Encode(tt.oid, pgtype.BinaryFormatCode, got, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.col == colUUID && (len(buf) != 16 || buf[0] != 1 || buf[15] != 2) {
+			t.Errorf("uuid encoded as %x, want the 16 raw bytes", buf)
+		}
+	}
+}
+
+func TestNodeSpec(t *testing.T) {
+	tests := []struct {
+		spec    string
+		i, k    int
+		want    string
+		wantErr bool
+	}{
+		{"snowflake", 0, 1, "snowflake", false},
+		{"snowflake", 2, 4, "snowflake:node=2", false},
+		{"snowflake:layout=discord", 3, 4, "snowflake:layout=discord,node=3", false},
+		{"sonyflake", 1, 2, "sonyflake:machine=1", false},
+		{"ulid", 1, 2, "ulid", false},
+		{"snowflake:node=1", 1, 2, "", true},
+	}
+	for _, tt := range tests {
+		got, err := nodeSpec(tt.spec, tt.i, tt.k)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("nodeSpec(%q, %d, %d) = %q, %v; want %q (error %v)", tt.spec, tt.i, tt.k, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestRecorderCurve(t *testing.T) {
+	r := newRecorder(1000, 4, 100, nil)
+	for i := 0; i < 10; i++ {
+		r.add(100)
+	}
+	c := r.curve()
+	if len(c) != 4 || c[0].Rows != 300 || c[3].Rows != 1000 {
+		t.Errorf("curve %+v, want chunks of 300 rows ending at 1000", c)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5},
+	}
+	for _, tt := range tests {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
