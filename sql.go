@@ -34,8 +34,8 @@ func (id ID) Value() (driver.Value, error) {
 }
 
 // Scan implements sql.Scanner. It accepts an int64 (bigint), a uint64, 16 bytes (uuid or
-// bytea), or text in any canonical form, which covers uuid columns that drivers return as
-// text and numeric columns. A receiver holding a ULID keeps the ULID format for 128-bit
+// bytea; 16 ASCII digits count as text), or text in any canonical form, which covers uuid
+// columns that drivers return as text and numeric columns. A receiver holding a ULID keeps the ULID format for 128-bit
 // values; otherwise they become UUIDs. NULL is an error; scan into NullID where NULL is
 // allowed.
 func (id *ID) Scan(src any) error {
@@ -50,7 +50,10 @@ func (id *ID) Scan(src any) error {
 	case uint64:
 		*id = FromUint64(v)
 	case []byte:
-		if len(v) == 16 {
+		// 16 bytes are a uuid or bytea value, unless they are all ASCII digits: then they are
+		// a 16-digit ID as text, as drivers return bigint and numeric columns (MySQL's text
+		// protocol). No RFC 9562 UUID is all digits: its version and variant bytes are not.
+		if len(v) == 16 && !allDigits(v) {
 			*id = id.adopt(FromUUID([16]byte(v)))
 			return nil
 		}
@@ -61,6 +64,15 @@ func (id *ID) Scan(src any) error {
 		return fmt.Errorf("%w: cannot scan a %T", ErrSyntax, src)
 	}
 	return nil
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (id *ID) scanText(s string) error {
