@@ -2,6 +2,8 @@ package idkit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -9,10 +11,27 @@ import (
 
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
+	"github.com/idkit/idkit/schemes/nodeid"
+	"github.com/idkit/idkit/schemes/nodeid/storeurl"
 )
 
-// nodeSourceKeys are the snowflake settings that node sources read besides "node".
-var nodeSourceKeys = []string{}
+// nodeSourceKeys are the snowflake settings that node sources read besides "node":
+//
+//	lease=URL        a lease store (etcd://…, postgres://…, pg://…) that checks a fixed node
+//	                 number against every other process using it
+//	lease_ttl=10s    how long a lease lasts without renewal (etcd rounds up to whole seconds,
+//	                 2 s at least)
+//	marks=lease|file:PATH|off
+//	                 where the high-water mark lives: in the lease store (the default with a
+//	                 lease), in a local file (PATH may hold {node}), or nowhere (the default
+//	                 without a lease)
+//	mark_window=1s   how far ahead of issued time a saved mark reaches (default TTL/4 with
+//	                 marks in the lease store, 50 ms otherwise)
+var nodeSourceKeys = []string{"lease", "lease_ttl", "marks", "mark_window"}
+
+// defaultClaimTimeout bounds claiming a lease when the caller's context has no deadline, so
+// that New against an unreachable store fails instead of hanging.
+const defaultClaimTimeout = 10 * time.Second
 
 // nodeBinding is where a snowflake scheme's node value comes from, and what comes with it: a
 // fence and a mark store for lease-backed nodes, and how to let the node go.
@@ -33,29 +52,179 @@ func (nb nodeBinding) release() error {
 	return nb.close()
 }
 
-// bindNode resolves the "node" setting of a snowflake spec against layout l (absent: node 0):
-// a number, or env:VAR for a number taken from the environment.
+// bindNode resolves the node settings of a snowflake spec against layout l:
+//
+//	node=N             a fixed number (absent: 0)
+//	node=env:VAR       a number from the environment
+//	node=ip            the low bits of the host's private IPv4 address (collision risk: see
+//	                   nodeid.FromPrivateIPv4)
+//	node=etcd://host:port[,host:port]/prefix
+//	node=postgres://…?namespace=NAME (also postgresql://, pg://)
+//	                   the lowest free slot of a lease store, held while the scheme is open
+//
+// plus the keys in nodeSourceKeys. A fixed number with lease=URL claims exactly that slot and
+// fails when another process holds it.
 func bindNode(ctx context.Context, sp *spec, l layouts.Layout) (nodeBinding, error) {
-	v, ok := sp.take("node")
-	if !ok {
-		return nodeBinding{}, nil
+	v, hasNode := sp.take("node")
+	if hasNode && storeurl.Is(v) {
+		if sp.has("lease") {
+			return nodeBinding{}, sp.errf("node=%s and lease=%s both name a lease store; give one", v, sp.vals["lease"])
+		}
+		return bindLease(ctx, sp, l, v, false, 0)
 	}
+	var n uint64
+	src := "node=" + v
+	if hasNode {
+		var err error
+		if n, err = staticNode(sp, l, v); err != nil {
+			return nodeBinding{}, err
+		}
+	}
+	if url, ok := sp.take("lease"); ok {
+		// No node setting at all: any free slot will do.
+		return bindLease(ctx, sp, l, url, hasNode, n)
+	}
+	if v, ok := sp.take("lease_ttl"); ok {
+		return nodeBinding{}, sp.errf("lease_ttl=%s without a lease store (node=etcd://… or lease=URL)", v)
+	}
+	nb := nodeBinding{node: n}
+	if err := bindFileMarks(sp, &nb, src); err != nil {
+		return nodeBinding{}, err
+	}
+	return nb, nil
+}
+
+// staticNode reads node=N, node=env:VAR or node=ip.
+func staticNode(sp *spec, l layouts.Layout, v string) (uint64, error) {
 	maxNode := l.Nodes() - 1
 	src := "node=" + v
-	if name, isEnv := strings.CutPrefix(v, "env:"); isEnv {
+	switch {
+	case strings.HasPrefix(v, "env:"):
+		name := strings.TrimPrefix(v, "env:")
 		ev, set := os.LookupEnv(name)
 		if !set || strings.TrimSpace(ev) == "" {
-			return nodeBinding{}, sp.errf("%s: environment variable %s is not set", src, name)
+			return 0, sp.errf("%s: environment variable %s is not set", src, name)
 		}
 		v = strings.TrimSpace(ev)
 		src += " (" + name + "=" + quote(v) + ")"
+	case v == "ip":
+		n, err := nodeid.FromPrivateIPv4(nil, l.Nodes())
+		if err != nil {
+			return 0, sp.wrapf(err, "%s", src)
+		}
+		return n, nil
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return nodeBinding{}, sp.errf("%s: want a node number from 0 to %d or env:VAR", src, maxNode)
+		return 0, sp.errf("%s: want a node number from 0 to %d, env:VAR, ip, or a lease store URL (etcd://…, postgres://…)", src, maxNode)
 	}
 	if n > maxNode {
-		return nodeBinding{}, sp.errf("%s: layout %s has %d node bits, so nodes run from 0 to %d", src, l.Name, l.NodeBits(), maxNode)
+		return 0, sp.errf("%s: layout %s has %d node bits, so nodes run from 0 to %d", src, l.Name, l.NodeBits(), maxNode)
 	}
-	return nodeBinding{node: n}, nil
+	return n, nil
+}
+
+// bindLease claims a slot from the store at url: exactly node when exact, else the lowest
+// free one.
+func bindLease(ctx context.Context, sp *spec, l layouts.Layout, url string, exact bool, node uint64) (nodeBinding, error) {
+	ttl, err := sp.duration("lease_ttl")
+	if err != nil {
+		return nodeBinding{}, err
+	}
+	if ttl < 0 {
+		return nodeBinding{}, sp.errf("lease_ttl cannot be off")
+	}
+	if ttl == 0 {
+		ttl = nodeid.DefaultTTL
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultClaimTimeout)
+		defer cancel()
+	}
+	store, err := storeurl.Open(ctx, url)
+	if err != nil {
+		return nodeBinding{}, sp.wrapf(err, "lease store %s", url)
+	}
+	lease, err := nodeid.Hold(ctx, store, nodeid.LeaseSettings{Nodes: l.Nodes(), TTL: ttl, Exact: exact, Node: node})
+	if err != nil {
+		if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
+			return nodeBinding{}, sp.wrapf(err, "claiming a node of layout %s", l.Name)
+		}
+		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", url, err)
+	}
+	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close}
+	mv, ok := sp.take("marks")
+	if !ok || mv == "lease" {
+		nb.marks = lease.Marks()
+		// A window under TTL/2 keeps a successor's start above the mark without waiting:
+		// the slot frees at least TTL after the last renewal, the fence closes TTL/2 after
+		// it and the last mark reaches one window beyond that.
+		nb.markWindow = lease.TTL() / 4
+	} else {
+		if strings.HasPrefix(mv, "file:") && !exact && !strings.Contains(mv, "{node}") {
+			nb.release()
+			return nodeBinding{}, sp.errf("marks=%s: the node comes from a lease and may differ between runs, so the path needs {node}", mv)
+		}
+		if nb.marks, err = fileMarks(sp, mv, nb.node, "lease="+url); err != nil {
+			nb.release()
+			return nodeBinding{}, err
+		}
+	}
+	if err := applyMarkWindow(sp, &nb); err != nil {
+		nb.release()
+		return nodeBinding{}, err
+	}
+	return nb, nil
+}
+
+// bindFileMarks reads marks=file:PATH|off and mark_window for a node without a lease.
+func bindFileMarks(sp *spec, nb *nodeBinding, src string) error {
+	if mv, ok := sp.take("marks"); ok {
+		var err error
+		if nb.marks, err = fileMarks(sp, mv, nb.node, src); err != nil {
+			return err
+		}
+	}
+	return applyMarkWindow(sp, nb)
+}
+
+// fileMarks reads a marks value other than the lease store's: file:PATH or off.
+func fileMarks(sp *spec, mv string, node uint64, src string) (schemes.MarkStore, error) {
+	switch {
+	case mv == "off":
+		return nil, nil
+	case strings.HasPrefix(mv, "file:") && len(mv) > len("file:"):
+		return nodeid.NewFileMarks(strings.TrimPrefix(mv, "file:"), node), nil
+	case mv == "lease":
+		return nil, sp.errf("marks=lease without a lease store (%s); use marks=file:PATH or add lease=URL", src)
+	}
+	return nil, sp.errf("marks=%s: want lease, file:PATH or off", mv)
+}
+
+// applyMarkWindow reads mark_window into nb.
+func applyMarkWindow(sp *spec, nb *nodeBinding) error {
+	w, err := markWindow(sp)
+	if err != nil || w == 0 {
+		return err
+	}
+	if nb.marks == nil {
+		return sp.errf("mark_window=%v without marks (marks=file:PATH, or a lease store)", w)
+	}
+	nb.markWindow = w
+	return nil
+}
+
+func markWindow(sp *spec) (time.Duration, error) {
+	if !sp.has("mark_window") {
+		return 0, nil
+	}
+	w, err := sp.duration("mark_window")
+	if err != nil {
+		return 0, err
+	}
+	if w < 0 {
+		return 0, sp.errf("mark_window cannot be off; use marks=off")
+	}
+	return w, nil
 }

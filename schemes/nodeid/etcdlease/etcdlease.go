@@ -18,7 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,31 +48,42 @@ type Settings struct {
 	Client *clientv3.Client
 }
 
-// ParseURL reads "etcd://host:port[,host:port...]/prefix" into Settings. The path is the key
-// prefix (DefaultPrefix when empty); hosts are dialed over plain HTTP. Use Settings.Client for
-// TLS.
+// ParseURL reads "etcd://host:port[,host:port...]/prefix" into Settings. Hosts may also be
+// separated by '+', which fits inside an idkit spec, whose settings are separated by commas.
+// The path is the key prefix (DefaultPrefix when empty); hosts are dialed over plain HTTP.
+// Use Settings.Client for TLS or authentication.
 func ParseURL(raw string) (Settings, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return Settings{}, fmt.Errorf("etcdlease: store URL: %w", err)
+	rest, ok := strings.CutPrefix(raw, "etcd://")
+	if !ok {
+		return Settings{}, fmt.Errorf("etcdlease: store URL %q: want etcd://host:port/prefix", raw)
 	}
-	if u.Scheme != "etcd" {
-		return Settings{}, fmt.Errorf("etcdlease: store URL %q: scheme %q, want etcd", raw, u.Scheme)
+	if strings.ContainsAny(rest, "?#@ \t\n") {
+		return Settings{}, fmt.Errorf("etcdlease: store URL %q: user, query, fragment and blanks are not supported", raw)
 	}
-	if u.Host == "" {
+	hosts, path, _ := strings.Cut(rest, "/")
+	if hosts == "" {
 		return Settings{}, fmt.Errorf("etcdlease: store URL %q has no host", raw)
 	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return Settings{}, fmt.Errorf("etcdlease: store URL %q: user, query and fragment are not supported", raw)
-	}
 	var s Settings
-	for _, h := range strings.Split(u.Host, ",") {
-		if h == "" {
-			return Settings{}, fmt.Errorf("etcdlease: store URL %q has an empty host", raw)
+	for _, h := range strings.FieldsFunc(hosts, func(r rune) bool { return r == ',' || r == '+' }) {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil || host == "" {
+			return Settings{}, fmt.Errorf("etcdlease: store URL %q: host %q: want host:port", raw, h)
 		}
-		s.Endpoints = append(s.Endpoints, "http://"+h)
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return Settings{}, fmt.Errorf("etcdlease: store URL %q: port %q", raw, port)
+		}
+		s.Endpoints = append(s.Endpoints, "http://"+net.JoinHostPort(host, port))
 	}
-	s.Prefix = strings.TrimRight(u.Path, "/")
+	if strings.Count(hosts, ",")+strings.Count(hosts, "+")+1 != len(s.Endpoints) {
+		return Settings{}, fmt.Errorf("etcdlease: store URL %q has an empty host", raw)
+	}
+	if path != "" {
+		s.Prefix = "/" + strings.TrimRight(path, "/")
+		if strings.Contains(s.Prefix, "//") {
+			return Settings{}, fmt.Errorf("etcdlease: store URL %q: empty element in prefix", raw)
+		}
+	}
 	return s, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease"
 	"github.com/idkit/idkit/schemes/nodeid/internal/etcdtest"
+	"github.com/idkit/idkit/schemes/nodeid/internal/proctest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/storetest"
 )
 
@@ -47,7 +48,12 @@ func TestParseURL(t *testing.T) {
 	}{
 		{in: "etcd://127.0.0.1:2379/idkit/orders", endpoints: "http://127.0.0.1:2379", prefix: "/idkit/orders"},
 		{in: "etcd://a:1,b:2/x/", endpoints: "http://a:1 http://b:2", prefix: "/x"},
+		{in: "etcd://a:1+[::1]:2/x/y", endpoints: "http://a:1 http://[::1]:2", prefix: "/x/y"},
 		{in: "etcd://a:1", endpoints: "http://a:1", prefix: ""},
+		{in: "etcd://a:1/", endpoints: "http://a:1", prefix: ""},
+		{in: "etcd://a/x", err: true},
+		{in: "etcd://a:0/x", err: true},
+		{in: "etcd://a:1/x//y", err: true},
 		{in: "http://a:1/x", err: true},
 		{in: "etcd:///x", err: true},
 		{in: "etcd://a:1/x?y=1", err: true},
@@ -86,4 +92,9 @@ func FuzzParseURL(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFleet(t *testing.T) {
+	ep := etcdtest.Endpoint(t)
+	proctest.Fleet(t, "etcd://"+strings.TrimPrefix(ep, "http://")+fmt.Sprintf("/idkit-test/fleet/%d", time.Now().UnixNano()), 2*time.Second)
 }

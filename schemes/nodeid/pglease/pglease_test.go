@@ -11,6 +11,7 @@ import (
 
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/schemes/nodeid"
+	"github.com/idkit/idkit/schemes/nodeid/internal/proctest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/storetest"
 	"github.com/idkit/idkit/schemes/nodeid/pglease"
 	"github.com/jackc/pgx/v5"
@@ -96,4 +97,32 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("ParseURL(%q) left idkit parameters in the DSN %q", in, s.DSN)
 		}
 	})
+}
+
+// storeURL turns the test server's connection settings into a pg:// store URL with a
+// namespace, as a spec would carry it.
+func storeURL(t *testing.T, dsn, namespace string) string {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{}
+	q.Set("host", cfg.Host)
+	q.Set("port", strconv.Itoa(int(cfg.Port)))
+	q.Set("sslmode", "disable")
+	q.Set("namespace", namespace)
+	for k, v := range cfg.RuntimeParams {
+		q.Set(k, v)
+	}
+	u := url.URL{Scheme: "pg", Path: "/" + cfg.Database, RawQuery: q.Encode()}
+	if cfg.Password != "" {
+		u.User = url.UserPassword(cfg.User, cfg.Password)
+	} else {
+		u.User = url.User(cfg.User)
+	}
+	return u.String()
+}
+
+func TestFleet(t *testing.T) {
+	proctest.Fleet(t, storeURL(t, pgtest.Schema(t), "fleet"), time.Second)
 }
