@@ -177,7 +177,7 @@ func Fleet(t *testing.T, url string, ttl time.Duration) {
 	restart := func(victim *Proc, name string, extra ...string) (*Proc, time.Duration) {
 		victim.Kill()
 		killed := time.Now()
-		args := append(append(append([]string{}, common...), "-wait", (3*ttl + 5*time.Second).String(), "-for", "3s"), extra...)
+		args := append(append(append([]string{}, common...), "-wait", (3*ttl+5*time.Second).String(), "-for", "3s"), extra...)
 		p := Start(t, bin, dir, name, args...)
 		node := p.Node(t, 3*ttl+10*time.Second)
 		took := time.Since(killed)
