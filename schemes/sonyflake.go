@@ -35,12 +35,16 @@ type Sonyflake struct {
 func NewSonyflake(s SonyflakeSettings) (*Sonyflake, error) {
 	l := layouts.Sonyflake.Clone()
 	if !s.StartTime.IsZero() {
+		if s.StartTime.After(time.Now()) {
+			return nil, fmt.Errorf("%w: sonyflake start time %s is in the future", ErrSettings, s.StartTime.UTC().Format(time.RFC3339))
+		}
 		// The library counts 10 ms units from StartTime.UnixNano()/1e7, dropping the rest;
 		// the layout must start at that same instant or every decoded time is off by it.
-		l.Epoch = time.Unix(0, s.StartTime.UnixNano()/1e7*1e7).UTC()
-	}
-	if l.Epoch.After(time.Now()) {
-		return nil, fmt.Errorf("%w: sonyflake start time %s is in the future", ErrSettings, l.Epoch.UTC().Format(time.RFC3339))
+		ns := s.StartTime.UnixNano()
+		if !time.Unix(0, ns).Equal(s.StartTime) {
+			return nil, fmt.Errorf("%w: sonyflake start time %s is outside the library's range (Unix nanoseconds in an int64)", ErrSettings, s.StartTime.UTC().Format(time.RFC3339))
+		}
+		l.Epoch = time.Unix(0, ns/1e7*1e7).UTC()
 	}
 	machine := s.Machine
 	sf, err := sonyflake.New(sonyflake.Settings{
