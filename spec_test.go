@@ -1,0 +1,199 @@
+package idkit_test
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/layouts"
+	"github.com/idkit/idkit/schemes"
+)
+
+// specErrors drives TestNewErrors and seeds FuzzNew: every way a spec can be wrong, and the
+// part of the message that names the offending part.
+var specErrors = []struct {
+	spec string
+	want error
+	msg  []string
+}{
+	{"", idkit.ErrSpec, []string{"no scheme name"}},
+	{"   ", idkit.ErrSpec, []string{"no scheme name"}},
+	{":layout=twitter", idkit.ErrSpec, []string{"no scheme name"}},
+	{"snowflak", idkit.ErrSpec, []string{`unknown scheme "snowflak"`, "snowflake, ulid"}},
+	{"snow flake", idkit.ErrSpec, []string{`"snow flake"`}},
+	{"uuid-v7", idkit.ErrSpec, []string{`"uuid-v7"`}},
+	{"ulid:", idkit.ErrSpec, []string{"nothing after ':'"}},
+	{"ulid: ", idkit.ErrSpec, []string{"nothing after ':'"}},
+	{"snowflake:layout=twitter,,node=1", idkit.ErrSpec, []string{"setting 2 is empty"}},
+	{"snowflake:layout=twitter,", idkit.ErrSpec, []string{"setting 2 is empty"}},
+	{"snowflake:layout", idkit.ErrSpec, []string{`"layout" has no '='`}},
+	{"snowflake:=3", idkit.ErrSpec, []string{`"=3" has no key`}},
+	{"snowflake:no-de=3", idkit.ErrSpec, []string{`key "no-de"`}},
+	{"snowflake:node=", idkit.ErrSpec, []string{"node has no value"}},
+	{"snowflake:node= ", idkit.ErrSpec, []string{"node has no value"}},
+	{"snowflake:node=1,node=2", idkit.ErrSpec, []string{"node is given twice"}},
+	{"snowflake:Node=1,node=2", idkit.ErrSpec, []string{"node is given twice"}},
+	{"snowflake:colour=red", idkit.ErrSpec, []string{`unknown key "colour"`, "layout"}},
+	{"snowflake:layout=discord,datacenter=1", idkit.ErrSpec, []string{`unknown key "datacenter"`, "process"}},
+	{"uuidv4:x=1", idkit.ErrSpec, []string{`unknown key "x"`, "takes no settings"}},
+	{"uuidv7:monotonic=true", idkit.ErrSpec, []string{`unknown key "monotonic"`}},
+	{"ulid:monotonic=maybe", idkit.ErrSpec, []string{"monotonic=maybe", "true or false"}},
+	{"ulid:mono=false", idkit.ErrSpec, []string{`unknown key "mono"`, "monotonic"}},
+	{"snowflake:layout=flickr", idkit.ErrSpec, []string{"layout=flickr", "unknown preset"}},
+	{"snowflake:layout=twit ter", idkit.ErrSpec, []string{"layout=twit ter"}},
+	{"snowflake:node=1024", idkit.ErrSpec, []string{"node=1024", "0 to 1023"}},
+	{"snowflake:node=-1", idkit.ErrSpec, []string{"node=-1"}},
+	{"snowflake:node=abc", idkit.ErrSpec, []string{"node=abc"}},
+	{"snowflake:node=env:IDKIT_TEST_SURELY_UNSET", idkit.ErrSpec, []string{"IDKIT_TEST_SURELY_UNSET", "not set"}},
+	{"snowflake:layout=mastodon,node=1", idkit.ErrSpec, []string{"node=1", "0 to 0"}},
+	{"snowflake:layout=discord,worker=32", idkit.ErrSpec, []string{"worker=32", "0 to 31"}},
+	{"snowflake:datacenter=1,node=3", idkit.ErrSpec, []string{"node=3 and datacenter both given"}},
+	{"snowflake:layout=instagram,shard=8192", idkit.ErrSpec, []string{"shard=8192", "0 to 8191"}},
+	{"snowflake:time_bits=50", idkit.ErrSpec, []string{"72 bits", "50/5+5/12"}},
+	{"snowflake:time_bits=65", idkit.ErrSpec, []string{"time_bits=65", "0 to 64"}},
+	{"snowflake:seq_bits=0", idkit.ErrSpec, []string{`("seq") has 0 bits`}},
+	{"snowflake:time_bits=0", idkit.ErrSpec, []string{`("time") has 0 bits`}},
+	{"snowflake:node_bits=x", idkit.ErrSpec, []string{"node_bits=x"}},
+	{"snowflake:unit=0", idkit.ErrSpec, []string{"unit=0"}},
+	{"snowflake:unit=-1ms", idkit.ErrSpec, []string{"unit=-1ms"}},
+	{"snowflake:unit=fast", idkit.ErrSpec, []string{"unit=fast"}},
+	{"snowflake:epoch=yesterday", idkit.ErrSpec, []string{"epoch=yesterday", "RFC 3339"}},
+	{"snowflake:epoch=-5", idkit.ErrSpec, []string{"epoch=-5"}},
+	{"snowflake:lookahead=-1", idkit.ErrSpec, []string{"lookahead=-1"}},
+	{"snowflake:lookahead=99999999", idkit.ErrSpec, []string{"lookahead=99999999"}},
+	{"snowflake:drift_wait=-5ms", idkit.ErrSpec, []string{"drift_wait=-5ms", "or off"}},
+	{"snowflake:drift_continue=soon", idkit.ErrSpec, []string{"drift_continue=soon"}},
+	{"snowflake:fields=time:41/seq:12,layout=discord", idkit.ErrSpec, []string{"both given"}},
+	{"snowflake:fields=time:41/worker:x/seq:12", idkit.ErrSpec, []string{`"worker:x"`}},
+	{"snowflake:fields=time:41/worker/seq:12", idkit.ErrSpec, []string{`"worker"`}},
+	{"snowflake:fields=time:41//seq:12", idkit.ErrSpec, []string{`fields: ""`}},
+	{"snowflake:fields=time:41/w:0/seq:12", idkit.ErrSpec, []string{`"w:0"`}},
+	{"snowflake:fields=time:41/w:65/seq:12", idkit.ErrSpec, []string{`"w:65"`}},
+	{"snowflake:fields=time:41/node:10", idkit.ErrSpec, []string{"0 sequence fields"}},
+	{"snowflake:fields=time:41/layout:10/seq:12", idkit.ErrSpec, []string{`"layout" cannot name a field`}},
+	{"snowflake:fields=time:41/w:10/w:2/seq:12", idkit.ErrSpec, []string{`"w" used twice`}},
+	{"snowflake:fields=time:41/w-x:10/seq:12", idkit.ErrSpec, []string{`"w-x:10"`}},
+	{"snowflake:fields=time:60/w:10/seq:12", idkit.ErrSpec, []string{"82 bits"}},
+	{"sonyflake:machine=70000", idkit.ErrSpec, []string{"machine=70000", "0 to 65535"}},
+	{"sonyflake:machine=1,node=2", idkit.ErrSpec, []string{"machine=1 and node=2 both given"}},
+	{"sonyflake:start=2999-01-01", schemes.ErrSettings, []string{"in the future"}},
+	{"sonyflake:start=1600-01-01", schemes.ErrSettings, []string{"outside the library's range"}},
+	{"sonyflake:start=soon", idkit.ErrSpec, []string{"start=soon"}},
+	{"sonyflake:worker=1", idkit.ErrSpec, []string{`unknown key "worker"`}},
+	// Valid specs whose generator cannot start.
+	{"snowflake:layout=baidu", schemes.ErrTimeOverflow, []string{"baidu", "ran out"}},
+	{"snowflake:epoch=2999-01-01", schemes.ErrTimeOverflow, []string{"before the epoch"}},
+	{"snowflake:epoch=1900-01-01", schemes.ErrTimeOverflow, []string{"ran out"}},
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, tt := range specErrors {
+		t.Run(tt.spec, func(t *testing.T) {
+			s, err := idkit.New(tt.spec)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("New(%q) = %v, %v; want an error wrapping %v", tt.spec, s, err, tt.want)
+			}
+			for _, m := range tt.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			if errors.Is(err, idkit.ErrSpec) && !strings.Contains(err.Error(), "idkit: bad spec") {
+				t.Errorf("error %q lacks the package prefix", err)
+			}
+		})
+	}
+}
+
+// TestNewNames: New accepts blanks and any case in names and keys, and Name gives the
+// canonical spelling.
+func TestNewNames(t *testing.T) {
+	t.Setenv("IDKIT_TEST_NODE", " 37 ")
+	tests := []struct{ spec, name string }{
+		{"snowflake", "snowflake:layout=twitter,datacenter=0,worker=0"},
+		{" Snowflake : Layout = Discord , Worker = 3 , process=1 ", "snowflake:layout=discord,worker=3,process=1"},
+		{"snowflake:layout=twitter,node=37", "snowflake:layout=twitter,datacenter=1,worker=5"},
+		{"snowflake:node=env:IDKIT_TEST_NODE", "snowflake:layout=twitter,datacenter=1,worker=5"},
+		{"snowflake:layout=instagram,shard=5", "snowflake:layout=instagram,node=5"},
+		{"snowflake:layout=mastodon", "snowflake:layout=mastodon"},
+		{"snowflake:lookahead=3,drift_wait=off,drift_continue=1s", "snowflake:layout=twitter,datacenter=0,worker=0,lookahead=3,drift_wait=off,drift_continue=1s"},
+		{"snowflake:drift_wait=0", "snowflake:layout=twitter,datacenter=0,worker=0,drift_wait=off"},
+		{"snowflake:node_bits=0", "snowflake:fields=time:41/seq:12,unit=1ms,epoch=2010-11-04T01:42:54.657Z"},
+		{"snowflake:fields=time:40/region:4/host:8/seq:11,epoch=2024-01-01,unit=10ms,host=9", "snowflake:fields=time:40/region:4/host:8/seq:11,unit=10ms,epoch=2024-01-01T00:00:00Z,region=0,host=9"},
+		{"ulid", "ulid"},
+		{"ULID:monotonic=true", "ulid"},
+		{"ulid:monotonic=false", "ulid:monotonic=false"},
+		{"uuidv7", "uuidv7"},
+		{"UUIDv4", "uuidv4"},
+		{"sonyflake", "sonyflake:machine=0"},
+		{"sonyflake:node=3,start=2020-01-01", "sonyflake:machine=3,start=2020-01-01T00:00:00Z"},
+	}
+	for _, tt := range tests {
+		s, err := idkit.New(tt.spec)
+		if err != nil {
+			t.Errorf("New(%q): %v", tt.spec, err)
+			continue
+		}
+		if s.Name() != tt.name {
+			t.Errorf("New(%q).Name() = %q, want %q", tt.spec, s.Name(), tt.name)
+		}
+		if c, ok := s.(io.Closer); ok {
+			c.Close()
+		}
+	}
+}
+
+func TestLayouter(t *testing.T) {
+	s, err := idkit.New("snowflake:layout=discord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.(idkit.Layouter).Layout()
+	if l.String() != layouts.Discord.String() {
+		t.Errorf("Layout() = %v", l)
+	}
+	l.Fields[0].Bits = 1 // a copy: changing it changes nothing
+	if s.(idkit.Layouter).Layout().Fields[0].Bits != 42 {
+		t.Error("Layout() shares memory with the scheme")
+	}
+}
+
+// FuzzNew: New never panics; every error wraps ErrSpec or a generator's error.
+func FuzzNew(f *testing.F) {
+	for _, tt := range specErrors {
+		f.Add(tt.spec)
+	}
+	for _, c := range schemeCases {
+		f.Add(c.spec)
+	}
+	f.Add("snowflake:fields=time:41/node:5/worker:5/seq:12,node=100")
+	f.Add("snowflake:layout=sonyflake,seq_bits=10,unit=1s,epoch=1700000000000")
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := idkit.New(spec)
+		if err != nil {
+			if !errors.Is(err, idkit.ErrSpec) && !errors.Is(err, schemes.ErrTimeOverflow) && !errors.Is(err, schemes.ErrSettings) {
+				t.Fatalf("New(%q): %v wraps neither ErrSpec nor a generator error", spec, err)
+			}
+			if s != nil {
+				t.Fatalf("New(%q) failed but returned a scheme", spec)
+			}
+			return
+		}
+		if c, ok := s.(io.Closer); ok {
+			defer c.Close()
+		}
+		// The canonical name is accepted and canonical.
+		s2, err := idkit.New(s.Name())
+		if err != nil {
+			t.Fatalf("New(%q) works, New(its Name %q) fails: %v", spec, s.Name(), err)
+		}
+		if c, ok := s2.(io.Closer); ok {
+			defer c.Close()
+		}
+		if s2.Name() != s.Name() {
+			t.Fatalf("Name %q re-parses to %q", s.Name(), s2.Name())
+		}
+	})
+}
