@@ -98,3 +98,23 @@ func TestFleet(t *testing.T) {
 	ep := etcdtest.Endpoint(t)
 	proctest.Fleet(t, "etcd://"+strings.TrimPrefix(ep, "http://")+fmt.Sprintf("/idkit-test/fleet/%d", time.Now().UnixNano()), 2*time.Second)
 }
+
+// TestEtcdDown kills the etcd server under a running generator and starts it again.
+func TestEtcdDown(t *testing.T) {
+	srv := etcdtest.Start(t)
+	tg := storetest.Target{
+		Network: "tcp", Address: srv.HostPort(), TTL: 2 * time.Second,
+		Open: func(t *testing.T, via string) nodeid.Store {
+			s, err := etcdlease.Open(etcdlease.Settings{Endpoints: []string{srv.URL()}, Prefix: "/idkit-test/down"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	}
+	storetest.Outage(t, tg, srv.Stop, func() {
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

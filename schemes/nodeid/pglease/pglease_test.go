@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/idkit/idkit/schemes/nodeid/internal/proctest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/storetest"
@@ -125,4 +126,70 @@ func storeURL(t *testing.T, dsn, namespace string) string {
 
 func TestFleet(t *testing.T) {
 	proctest.Fleet(t, storeURL(t, pgtest.Schema(t), "fleet"), time.Second)
+}
+
+// TestTerminateBackend kills the lease's server session with pg_terminate_backend under a
+// running generator. A lease table does not depend on the session, so the store reconnects
+// and the holding carries on; the generator keeps issuing unique IDs.
+func TestTerminateBackend(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["application_name"] = "idkit-terminate-test"
+	ctx := context.Background()
+	s, err := pglease.Open(ctx, pglease.Settings{Config: cfg, Namespace: "terminate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := nodeid.Hold(ctx, s, nodeid.LeaseSettings{Nodes: storetest.Tiny.Nodes(), TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: storetest.Tiny, Node: l.Node(), Fence: l, Marks: l.Marks(), MarkWindow: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var ids []uint64
+	var errs, killed int
+	end := time.Now().Add(3 * time.Second)
+	nextKill := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(end) {
+		if time.Now().After(nextKill) {
+			var n int
+			if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'idkit-terminate-test'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			killed += n
+			nextKill = time.Now().Add(700 * time.Millisecond)
+		}
+		id, err := g.Next()
+		if err != nil {
+			errs++
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		ids = append(ids, id)
+		if len(ids)%64 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	checked, dups := storetest.Unique(ids)
+	t.Logf("terminated %d lease sessions; %d IDs checked, %d duplicates, %d errors; lease: %v", killed, checked, dups, errs, l.Err())
+	if killed == 0 {
+		t.Error("no session was terminated")
+	}
+	if dups != 0 {
+		t.Errorf("%d duplicates", dups)
+	}
+	if err := l.Err(); err != nil {
+		t.Errorf("lease after terminated sessions: %v", err)
+	}
 }

@@ -473,3 +473,44 @@ func testLeaseLoss(t *testing.T, tg Target) {
 		t.Errorf("%d duplicate IDs", dups)
 	}
 }
+
+// Outage stops the service itself under a running generator (stop), restarts it after
+// 1.5 TTL (start), and checks that the generator stopped within TTL/2, resumed once the
+// service was back (the same holding, or the same slot claimed again), and issued no
+// duplicate.
+func Outage(t *testing.T, tg Target, stop, start func()) {
+	ttl := tg.TTL
+	slack := 300 * time.Millisecond
+	a, err := hold(t, tg, "", nodeid.LeaseSettings{Nodes: Tiny.Nodes(), TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: a.Node(), Fence: a, Marks: a.Marks(), MarkWindow: ttl / 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(g)
+	defer r.halt()
+	time.Sleep(ttl / 2)
+	down := time.Now()
+	stop()
+	waitFor(t, ttl/2+slack+time.Second, "the fence after the outage", func() bool { e, _ := r.firstErrAfter(down); return e != nil })
+	stopped := r.lastOK().Sub(down)
+	e, _ := r.firstErrAfter(down)
+	t.Logf("outage: generator stopped %v after the service did (bound TTL/2 = %v): %v", stopped, ttl/2, e)
+	if stopped > ttl/2+slack {
+		t.Errorf("generator issued IDs %v into the outage, want at most TTL/2 = %v (+%v slack)", stopped, ttl/2, slack)
+	}
+	time.Sleep(ttl*3/2 - time.Since(down))
+	start()
+	up := time.Now()
+	waitFor(t, 2*ttl+10*time.Second, "IDs after the service came back", func() bool { return r.idsAfter(up) > 0 })
+	t.Logf("outage: resumed %v after the service came back: %v", r.lastOK().Sub(up), a.Err())
+	time.Sleep(ttl / 4)
+	r.halt()
+	checked, dups := Unique(r.list())
+	t.Logf("outage: %d IDs checked, %d duplicates", checked, dups)
+	if dups != 0 {
+		t.Errorf("%d duplicate IDs", dups)
+	}
+}
