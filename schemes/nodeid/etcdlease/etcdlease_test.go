@@ -9,7 +9,7 @@ import (
 
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease"
-	"github.com/idkit/idkit/schemes/nodeid/internal/etcdtest"
+	"github.com/idkit/idkit/schemes/nodeid/etcdlease/etcdtest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/proctest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/storetest"
 )
