@@ -1,0 +1,124 @@
+package idkit_test
+
+import (
+	"io"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+	"github.com/sony/sonyflake"
+
+	"github.com/idkit/idkit"
+)
+
+// benchSchemes are the schemes BenchmarkNext measures through idkit.Scheme; each adapter's
+// library is measured directly by BenchmarkLib in the same run, so their ratio is the
+// adapter's cost.
+var benchSchemes = []struct{ name, spec string }{
+	{"snowflake-twitter", "snowflake"},
+	{"snowflake-discord", "snowflake:layout=discord"},
+	{"snowflake-seq22", "snowflake:fields=time:41/seq:22,epoch=2024-01-01"},
+	{"ulid", "ulid"},
+	{"ulid-random", "ulid:monotonic=false"},
+	{"uuidv7", "uuidv7"},
+	{"uuidv4", "uuidv4"},
+	{"sonyflake", "sonyflake:machine=1"},
+}
+
+func BenchmarkNext(b *testing.B) {
+	for _, bs := range benchSchemes {
+		s, err := idkit.New(bs.spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c, ok := s.(io.Closer); ok {
+			defer c.Close()
+		}
+		b.Run("scheme="+bs.name+"/goroutines=1", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := s.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("scheme="+bs.name+"/goroutines=parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Next(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkLib calls the wrapped libraries directly, the way their documentation suggests.
+func BenchmarkLib(b *testing.B) {
+	sf, err := sonyflake.New(sonyflake.Settings{MachineID: func() (uint16, error) { return 1, nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	libs := []struct {
+		name string
+		next func() error
+	}{
+		{"oklog-ulid", func() error { _ = ulid.Make(); return nil }},
+		{"google-uuid-v7", func() error { _, err := uuid.NewV7(); return err }},
+		{"google-uuid-v4", func() error { _, err := uuid.NewRandom(); return err }},
+		{"sony-sonyflake", func() error { _, err := sf.NextID(); return err }},
+	}
+	for _, l := range libs {
+		b.Run("lib="+l.name+"/goroutines=1", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if err := l.next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("lib="+l.name+"/goroutines=parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := l.next(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkNextBatch measures idkit's Batcher per ID (ns/op is per ID).
+func BenchmarkNextBatch(b *testing.B) {
+	s, err := idkit.New("snowflake:fields=time:41/seq:22,epoch=2024-01-01")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]idkit.ID, 4096)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i += len(dst) {
+		if err := s.(idkit.Batcher).NextBatch(dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkString(b *testing.B) {
+	u, _ := idkit.Parse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	v, _ := idkit.Parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398f")
+	buf := make([]byte, 0, 64)
+	for _, id := range []idkit.ID{idkit.FromUint64(1541815603606036480), u, v} {
+		b.Run("format="+id.Format().String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				buf, _ = id.AppendText(buf[:0])
+			}
+		})
+	}
+}
