@@ -231,7 +231,7 @@ type snapshot struct {
 
 func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	var s snapshot
-	if err := e.admin.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&s.lsn); err != nil {
+	if err := e.admin.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&s.lsn); err != nil {
 		return s, fail(ctx, "read WAL position", err)
 	}
 	if e.walStats {
