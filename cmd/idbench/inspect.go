@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,7 @@ const inspectHelp = `Usage: idbench inspect [--scheme SPEC] [--json] [ID... | -]
 Takes IDs of one scheme apart: the time they were made (UTC), the node (machine, shard,
 worker) and its named sub-fields, the sequence number within the time tick, and the UUID
 version. With no ID arguments, or with "-", IDs are read from standard input, separated by
-blanks or newlines.
+blanks or newlines (with no arguments, a terminal on standard input is an error).
 
 An ID that cannot be read (bad text, or an ID of another scheme) is reported on stderr by
 name; the others are still shown, and the exit status is 1 at the end.
@@ -38,6 +39,17 @@ Examples:
   idbench inspect --scheme uuidv7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
   idbench gen --scheme sonyflake -n 3 | idbench inspect --scheme sonyflake
 `
+
+// isTerminal reports whether r is an interactive terminal, where waiting for IDs on standard
+// input would look like a hang.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
 
 // maxIDLine bounds one line of standard input.
 const maxIDLine = 1 << 20
@@ -64,6 +76,9 @@ func runInspect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		in.out = &tableParts{w: stdout}
 	}
 	if len(pos) == 0 {
+		if isTerminal(stdin) {
+			return usagef("inspect", "inspect: no IDs given: pass them as arguments or on standard input")
+		}
 		pos = []string{"-"}
 	}
 	readStdin := false

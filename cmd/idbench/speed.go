@@ -654,7 +654,8 @@ func (r *speedReport) writeTable(w io.Writer) error {
 	}
 	ew := &errWriter{w: w}
 	ew.printf("\n1G: one goroutine; %s: %d goroutines sharing one generator (b.RunParallel).\n", g, r.GOMAXPROCS)
-	ew.printf("CAP: the layout's IDs/s per node (2^seq per tick); %%CAP: share of it reached.\n")
+	ew.printf("CAP: the layout's IDs/s per node (2^seq per tick); %%CAP: share of it reached (a little\n")
+	ew.printf("     over 100%% when a measurement starts late in a tick whose IDs were not yet used).\n")
 	ew.printf("VS LIB: ns/ID of the adapter divided by that of the library row below it (same run).\n")
 	ew.printf("BATCH: ns/ID through the scheme's batch method (NextBatch), one goroutine.\n")
 	ew.printf("%s %s/%s, GOMAXPROCS=%d, benchtime %s per measurement.\n", r.Go, r.GOOS, r.GOARCH, r.GOMAXPROCS, r.Benchtime)
