@@ -25,8 +25,8 @@ import (
 //	                 where the high-water mark lives: in the lease store (the default with a
 //	                 lease), in a local file (PATH may hold {node}), or nowhere (the default
 //	                 without a lease)
-//	mark_window=1s   how far ahead of issued time a saved mark reaches (default TTL/4 with
-//	                 marks in the lease store, 50 ms otherwise)
+//	mark_window=50ms how far ahead of issued time a saved mark reaches (default 50 ms, within
+//	                 the default drift policy's 100 ms continue bound)
 var nodeSourceKeys = []string{"lease", "lease_ttl", "marks", "mark_window"}
 
 // defaultClaimTimeout bounds claiming a lease when the caller's context has no deadline, so
@@ -156,11 +156,10 @@ func bindLease(ctx context.Context, sp *spec, l layouts.Layout, url string, exac
 	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close}
 	mv, ok := sp.take("marks")
 	if !ok || mv == "lease" {
+		// The generator's default window (50 ms) stays within the default drift policy's
+		// continue bound, so a process that claims a slot another one just released
+		// continues on the saved mark instead of failing.
 		nb.marks = lease.Marks()
-		// A window under TTL/2 keeps a successor's start above the mark without waiting:
-		// the slot frees at least TTL after the last renewal, the fence closes TTL/2 after
-		// it and the last mark reaches one window beyond that.
-		nb.markWindow = lease.TTL() / 4
 	} else {
 		if strings.HasPrefix(mv, "file:") && !exact && !strings.Contains(mv, "{node}") {
 			nb.release()

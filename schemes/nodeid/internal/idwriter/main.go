@@ -82,7 +82,7 @@ func run(stdout io.Writer, args []string) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 		defer lease.Close()
-		set.Node, set.Fence, set.Marks, set.MarkWindow = lease.Node(), lease, lease.Marks(), lease.TTL()/4
+		set.Node, set.Fence, set.Marks = lease.Node(), lease, lease.Marks()
 	} else if *marks != "" {
 		set.Marks = nodeid.NewFileMarks(*marks, *node)
 	}

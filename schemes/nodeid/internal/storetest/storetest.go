@@ -217,7 +217,7 @@ func testSurplus(t *testing.T, tg Target) {
 				res[i].err = err
 				return
 			}
-			g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: l.Node(), Fence: l, Marks: l.Marks(), MarkWindow: tg.TTL / 4})
+			g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: l.Node(), Fence: l, Marks: l.Marks()})
 			if err != nil {
 				res[i].err = err
 				return
@@ -400,7 +400,7 @@ func testLeaseLoss(t *testing.T, tg Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ga, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: a.Node(), Fence: a, Marks: a.Marks(), MarkWindow: ttl / 4})
+	ga, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: a.Node(), Fence: a, Marks: a.Marks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func testLeaseLoss(t *testing.T, tg Target) {
 	if lastA.Sub(cut) > ttl/2+slack {
 		t.Errorf("A issued IDs %v after the cut, want at most TTL/2 = %v (+%v slack)", lastA.Sub(cut), ttl/2, slack)
 	}
-	gb, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: b.Node(), Fence: b, Marks: b.Marks(), MarkWindow: ttl / 4})
+	gb, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: b.Node(), Fence: b, Marks: b.Marks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ func Outage(t *testing.T, tg Target, stop, start func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: a.Node(), Fence: a, Marks: a.Marks(), MarkWindow: ttl / 4})
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: Tiny, Node: a.Node(), Fence: a, Marks: a.Marks()})
 	if err != nil {
 		t.Fatal(err)
 	}
