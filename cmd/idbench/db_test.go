@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDBHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"db", "--help"}, {"db", "-h"}, {"help", "db"}} {
+		r := idbench(t, "", args...)
+		if r.err != nil || r.code != 0 || r.stderr != "" {
+			t.Fatalf("%v: err %v, code %d, stderr %q", args, r.err, r.code, r.stderr)
+		}
+		golden(t, "help_db.golden", r.stdout)
+	}
+}
+
+func TestDBUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"db", "--mode", "bulk"}, `--mode "bulk"`},
+		{[]string{"db", "--profile", "x"}, `--profile "x"`},
+		{[]string{"db", "--rows", "0"}, "--rows 0"},
+		{[]string{"db", "--repeat", "0"}, "--repeat 0"},
+		{[]string{"db", "--clients", "0"}, "--clients 0"},
+		{[]string{"db", "--warmup", "-5"}, "--warmup -5"},
+		{[]string{"db", "--pg-setting", "shared_buffers"}, "NAME=VALUE"},
+		{[]string{"db", "--json", "--benchstat"}, "exclude each other"},
+		{[]string{"db", "extra"}, `unexpected argument "extra"`},
+		{[]string{"db", "--nope"}, "nope"},
+	}
+	for _, tt := range tests {
+		r := idbench(t, "", tt.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: code %d, stderr %q; want code 2 and %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+func TestDBErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"db", "--db", "postgres://a b:x/y"}, "bad PostgreSQL connection string"},
+		{[]string{"db", "--db", "host=127.0.0.1 port=1 connect_timeout=5"}, "connect to PostgreSQL"},
+		{[]string{"db", "--db", "sqlite", "--schemes", "nope"}, `scheme "nope"`},
+	}
+	for _, tt := range tests {
+		r := idbench(t, "", tt.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: code %d, stderr %q; want code 1 and %q", tt.args, r.code, r.stderr, tt.want)
+		}
+		// One line of error, no stack trace.
+		if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 {
+			t.Errorf("%v: %d lines on stderr: %q", tt.args, lines+1, r.stderr)
+		}
+	}
+}
+
+func TestDBSQLite(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	r := idbench(t, "", "db", "--db", "sqlite", "--rows", "2000", "--repeat", "1", "--warmup", "-1", "--lookups", "10",
+		"--schemes", "snowflake:layout=discord,node=3;uuidv4,ulid-text", "--json", "--out", out)
+	if r.err != nil {
+		t.Fatalf("err %v, stderr %q", r.err, r.stderr)
+	}
+	var doc struct {
+		Settings struct {
+			Engine  string `json:"engine"`
+			Command string `json:"command"`
+			Rows    int    `json:"rows"`
+		} `json:"settings"`
+		Results []struct {
+			Scheme string `json:"scheme"`
+			Rows   int64  `json:"rows"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+	if doc.Settings.Engine != "sqlite" || doc.Settings.Rows != 2000 || len(doc.Results) != 3 {
+		t.Fatalf("unexpected report: %+v", doc)
+	}
+	if doc.Results[0].Scheme != "snowflake:layout=discord,node=3" || doc.Results[0].Rows != 2000 {
+		t.Errorf("first row %+v", doc.Results[0])
+	}
+	if !strings.HasPrefix(doc.Settings.Command, "idbench db --db sqlite --rows 2000") ||
+		!strings.Contains(doc.Settings.Command, "'snowflake:layout=discord,node=3;uuidv4,ulid-text'") {
+		t.Errorf("command recorded as %q", doc.Settings.Command)
+	}
+	if !strings.Contains(r.stderr, "engine sqlite") {
+		t.Errorf("stderr does not say which engine runs: %q", r.stderr)
+	}
+	for _, f := range []string{"report.md", "report.json", "benchstat.txt", "throughput.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestDBCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := idbenchCtx(ctx, t, "", "db", "--db", "sqlite", "--rows", "1000")
+	if r.code != 1 {
+		t.Errorf("cancelled db: code %d, stderr %q; want 1", r.code, r.stderr)
+	}
+}
