@@ -6,7 +6,7 @@
 //	idbench layouts                 the 64-bit layout presets and their limits
 //	idbench speed                   generation cost per scheme, beside the wrapped libraries
 //	idbench db                      PostgreSQL / SQLite B-tree cost per scheme
-//	idbench nodes                   node ID assignment
+//	idbench nodes --store URL       the node slots of a lease store and who holds them
 //
 // Every subcommand takes --help. Errors go to stderr; the exit status is 1 for a failed run
 // and 2 for a bad command line.
@@ -84,7 +84,7 @@ func commands() []command {
 		{"layouts", "list the 64-bit layout presets: bits, unit, epoch, capacity, run-out date", runLayouts},
 		{"speed", "measure generation cost per scheme beside the wrapped libraries", runSpeed},
 		{"db", "measure the database B-tree cost of each scheme", withoutStdin(runDB)},
-		{"nodes", "assign and check node IDs for Snowflake layouts", withoutStdin(runNodes)},
+		{"nodes", "list the node slots of a lease store (etcd, PostgreSQL) and who holds them", withoutStdin(runNodes)},
 		{"help", "show help for idbench or one of its subcommands", runHelp},
 	}
 }
