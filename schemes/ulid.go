@@ -61,7 +61,8 @@ func NewULID(s ULIDSettings) (*ULID, error) {
 		if _, err := crand.Read(seed[:]); err != nil {
 			return nil, fmt.Errorf("%w: seeding entropy: %w", ErrSettings, err)
 		}
-		e = chachaReader{rand.NewChaCha8(seed)}
+		c := rand.NewChaCha8(seed)
+		e = chachaReader{c: c, r: rand.New(c)}
 	}
 	if !s.NonMonotonic {
 		e = ulid.Monotonic(e, 0)
@@ -73,7 +74,6 @@ func NewULID(s ULIDSettings) (*ULID, error) {
 // monotonic increments overflow the 80 random bits (ulid.ErrMonotonicOverflow), which needs
 // about 2^40 IDs in that millisecond.
 func (g *ULID) Next() ([16]byte, error) {
-	g.mu.Lock()
 	var t time.Time
 	if g.clock == nil {
 		t = time.Now()
@@ -81,6 +81,9 @@ func (g *ULID) Next() ([16]byte, error) {
 		t = g.clock.Now()
 	}
 	ms := ulid.Timestamp(t)
+	// The clock is read outside the lock; a reading that is stale by the time the lock is
+	// held is raised to the last millisecond used.
+	g.mu.Lock()
 	if ms < g.last {
 		ms = g.last // never go back: keeps one generator's IDs increasing
 	}
@@ -94,8 +97,16 @@ func (g *ULID) Next() ([16]byte, error) {
 }
 
 // chachaReader adapts a ChaCha8 generator to io.Reader. Unlike rand.ChaCha8.Read it needs no
-// buffer of its own to track partial words, which keeps reads of 10 bytes cheap.
-type chachaReader struct{ c *rand.ChaCha8 }
+// buffer of its own to track partial words, which keeps reads of 10 bytes cheap. Its Int63n
+// method puts ulid.Monotonic on its fast path for drawing increments (otherwise it reads
+// bytes through io.ReadFull for each ID), the path ulid.Make gets from math/rand.
+type chachaReader struct {
+	c *rand.ChaCha8
+	r *rand.Rand
+}
+
+// Int63n returns a uniform value in [0, n); ulid.Monotonic looks for this method.
+func (r chachaReader) Int63n(n int64) int64 { return r.r.Int64N(n) }
 
 func (r chachaReader) Read(p []byte) (int, error) {
 	n := len(p)
