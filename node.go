@@ -72,23 +72,32 @@ func bindNode(ctx context.Context, sp *spec, l layouts.Layout) (nodeBinding, err
 		}
 		return bindLease(ctx, sp, l, v, false, 0)
 	}
-	var n uint64
-	src := "node=" + v
-	if hasNode {
-		var err error
-		if n, err = staticNode(sp, l, v); err != nil {
-			return nodeBinding{}, err
+	if !hasNode {
+		if url, ok := sp.take("lease"); ok {
+			// No node setting at all: any free slot will do.
+			return bindLease(ctx, sp, l, url, false, 0)
 		}
+		return bindFixedNode(ctx, sp, l, 0)
 	}
+	n, err := staticNode(sp, l, v)
+	if err != nil {
+		return nodeBinding{}, err
+	}
+	return bindFixedNode(ctx, sp, l, n)
+}
+
+// bindFixedNode binds a node number fixed by the spec (node=N, env:VAR, ip, or the layout's
+// node fields by name): with lease=URL it claims exactly that slot, failing while another
+// process holds it; otherwise it only reads marks=file:PATH|off and mark_window.
+func bindFixedNode(ctx context.Context, sp *spec, l layouts.Layout, n uint64) (nodeBinding, error) {
 	if url, ok := sp.take("lease"); ok {
-		// No node setting at all: any free slot will do.
-		return bindLease(ctx, sp, l, url, hasNode, n)
+		return bindLease(ctx, sp, l, url, true, n)
 	}
 	if v, ok := sp.take("lease_ttl"); ok {
 		return nodeBinding{}, sp.errf("lease_ttl=%s without a lease store (node=etcd://… or lease=URL)", v)
 	}
 	nb := nodeBinding{node: n}
-	if err := bindFileMarks(sp, &nb, src); err != nil {
+	if err := bindFileMarks(sp, &nb, fmt.Sprintf("node %d", n)); err != nil {
 		return nodeBinding{}, err
 	}
 	return nb, nil
