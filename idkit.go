@@ -90,9 +90,13 @@ type Field struct {
 // comma-separated key=value settings.
 //
 //	snowflake   layout=twitter|discord|instagram|sonyflake|mastodon|baidu (default twitter)
-//	            node=N | node=env:VAR | a node source of node.go, or the layout's node fields
-//	            by name (twitter: datacenter, worker; discord: worker, process; instagram:
-//	            shard; sonyflake: machine; baidu: worker)
+//	            node=N | node=env:VAR | node=ip (low bits of the private IPv4 address)
+//	            | node=etcd://host:port/prefix | node=pg://…?namespace=NS (claim a free
+//	            slot under a lease), or the layout's node fields by name (twitter:
+//	            datacenter, worker; discord: worker, process; instagram: shard;
+//	            sonyflake: machine; baidu: worker)
+//	            lease=URL (hold a fixed node's slot in a lease store), lease_ttl=10s,
+//	            marks=lease|file:PATH|off, mark_window=50ms (persisted high-water mark)
 //	            custom bits: time_bits, node_bits, seq_bits, or fields=time:41/dc:5/w:5/seq:12
 //	            (kinds by name: "time" and "seq", every other name is a node field);
 //	            unit=1ms|10ms|1s…; epoch=RFC 3339 time, YYYY-MM-DD or Unix milliseconds

@@ -173,7 +173,9 @@ func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
 		if err != nil {
 			return nil, sp.wrapf(err, "node fields")
 		}
-		nb.node = node
+		if nb, err = bindFixedNode(ctx, sp, l, node); err != nil {
+			return nil, err
+		}
 	} else if nb, err = bindNode(ctx, sp, l); err != nil {
 		return nil, err
 	}
