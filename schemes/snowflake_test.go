@@ -215,9 +215,7 @@ func TestSnowflakeLookahead(t *testing.T) {
 				t.Fatalf("first ID %d ticks ahead, want 0..%d", ahead, n)
 			}
 			clk.Step(time.Duration(n+2) * time.Millisecond)
-			_, before := clk.Stats()
 			slept0, _ := clk.Stats()
-			_ = before
 			burst := 4096 * (n + 1)
 			for i := range burst + 4096 {
 				id := mustNext(t, g)
@@ -279,7 +277,7 @@ func TestSnowflakeClockSteps(t *testing.T) {
 							t.Fatalf("ID %d after the step: %d (previous %d, duplicate %v)", i, id, prev, seen[id])
 						}
 						seen[id], prev = true, id
-						_, maxCont := pol.p.MaxWait, pol.p.MaxContinue
+						maxCont := pol.p.MaxContinue
 						if maxCont == 0 {
 							maxCont = schemes.DefaultMaxContinue
 						}
@@ -481,7 +479,7 @@ func TestSnowflakeZeroAllocs(t *testing.T) {
 	}
 }
 
-// sortedUnique reports the first duplicate in ids (which it sorts).
+// firstDuplicate reports the first duplicate in ids, which it sorts.
 func firstDuplicate(ids []uint64) (uint64, bool) {
 	slices.Sort(ids)
 	for i := 1; i < len(ids); i++ {

@@ -1,0 +1,114 @@
+package idkit_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/idkit/idkit"
+)
+
+func ExampleNew() {
+	s, err := idkit.New("snowflake:layout=discord,worker=1,process=0")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(s.Name())
+	// Discord's documented example ID.
+	id, err := s.Parse("175928847299117063")
+	if err != nil {
+		panic(err)
+	}
+	p, err := s.Decode(id)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Time.Format(time.RFC3339Nano), p.Node, p.Seq)
+	for _, f := range p.Fields {
+		fmt.Printf("%s=%d ", f.Name, f.Value)
+	}
+	fmt.Println()
+	// Output:
+	// snowflake:layout=discord,worker=1,process=0
+	// 2016-04-30T11:18:25.796Z 32 7
+	// time=41944705796 worker=1 process=0 seq=7
+}
+
+func ExampleNew_errors() {
+	for _, spec := range []string{
+		"snowflake:layout=twitter,node=1024",
+		"snowflake:time_bits=50",
+		"ulid:monotonic=maybe",
+		"uuidv8",
+	} {
+		_, err := idkit.New(spec)
+		fmt.Println(err)
+	}
+	// Output:
+	// idkit: bad spec "snowflake:layout=twitter,node=1024": node=1024: layout twitter has 10 node bits, so nodes run from 0 to 1023
+	// idkit: bad spec "snowflake:time_bits=50": layout twitter-custom (50/5+5/12): layouts: invalid layout: fields total 72 bits (50/5+5/12), more than 64
+	// idkit: bad spec "ulid:monotonic=maybe": monotonic=maybe: want true or false
+	// idkit: bad spec "uuidv8": unknown scheme "uuidv8" (known: snowflake, ulid, uuidv7, uuidv4, sonyflake)
+}
+
+func ExampleParse() {
+	for _, s := range []string{"1541815603606036480", "01arz3ndektsv4rrffq69g5fav", "017F22E2-79B0-7CC3-98C4-DC0C0C07398F"} {
+		id, err := idkit.Parse(s)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(id.Format(), id.Bits(), id)
+	}
+	// Output:
+	// decimal 64 1541815603606036480
+	// ulid 128 01ARZ3NDEKTSV4RRFFQ69G5FAV
+	// uuid 128 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+}
+
+func ExampleScheme_Decode() {
+	s, _ := idkit.New("uuidv7")
+	id, _ := s.Parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398f") // RFC 9562's example
+	p, _ := s.Decode(id)
+	fmt.Println(p.Version, p.Time.Format(time.RFC3339Nano))
+	_, err := s.Parse("919108f7-52d1-4320-9bac-f847db4148a8") // a UUIDv4
+	fmt.Println(err)
+	// Output:
+	// 7 2022-02-22T19:22:22Z
+	// idkit: ID of another scheme: 919108f7-52d1-4320-9bac-f847db4148a8 is a version 4 UUID, want version 7
+}
+
+func ExampleID_MarshalJSON() {
+	type order struct {
+		ID idkit.ID `json:"id"`
+	}
+	b, _ := json.Marshal(order{ID: idkit.FromUint64(1541815603606036480)})
+	fmt.Println(string(b))
+	var o order
+	_ = json.Unmarshal([]byte(`{"id":1541815603606036480}`), &o) // numbers are accepted too
+	fmt.Println(o.ID)
+	// Output:
+	// {"id":"1541815603606036480"}
+	// 1541815603606036480
+}
+
+func ExampleJSONNumber() {
+	type order struct {
+		ID idkit.JSONNumber `json:"id"`
+	}
+	b, _ := json.Marshal(order{ID: idkit.JSONNumber{ID: idkit.FromUint64(1541815603606036480)}})
+	fmt.Println(string(b))
+	// Output:
+	// {"id":1541815603606036480}
+}
+
+func ExampleID_Value() {
+	for _, s := range []string{"1541815603606036480", "18446744073709551615", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"} {
+		id, _ := idkit.Parse(s)
+		v, _ := id.Value()
+		fmt.Printf("%T %v\n", v, v)
+	}
+	// Output:
+	// int64 1541815603606036480
+	// string 18446744073709551615
+	// []uint8 [1 127 34 226 121 176 124 195 152 196 220 12 12 7 57 143]
+}
