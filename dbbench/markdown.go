@@ -165,3 +165,65 @@ func statsSource(s string) string {
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
+
+// WriteSummary writes the report's key figures as a compact Markdown block
+// for documents that quote a report: the command that produced it, the
+// settings that shape it, and per scheme throughput, index size, WAL volume
+// and leaf statistics, each also relative to the first scheme. Documents
+// embed its output verbatim, so no figure is typed by hand.
+func WriteSummary(w io.Writer, rep *Report) error {
+	s := rep.Settings
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	if s.Command != "" {
+		p("Command: `%s`\n\n", s.Command)
+	}
+	p("%s; %s rows per scheme, %s mode, %d client(s), %d node(s), %s profile, fillfactor %d", s.ServerVersion, thousands(int64(s.Rows)), s.Mode, s.Clients, s.Nodes, s.Profile, s.Fillfactor)
+	if s.SharedBuffers != "" {
+		p(", shared_buffers %s, max_wal_size %s", s.SharedBuffers, s.MaxWALSize)
+	}
+	p("; median of %d runs; %s.\n\n", s.Repeat, s.Started.Format("2006-01-02"))
+	if len(rep.Results) == 0 {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	ref := rep.Results[0]
+	p("| scheme | column | rows/s | vs %s | index B/row | vs %s | WAL B/row | leaf density %% | leaf fragmentation %% |\n", ref.Scheme, ref.Scheme)
+	p("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range rep.Results {
+		p("| %s | %s | %s | %.2f× | %.1f | %.2f× | %.1f | %s | %s |\n", mdEscape(r.Scheme), mdEscape(r.ColumnType),
+			thousands(int64(r.RowsPerSec+0.5)), ratio(r.RowsPerSec, ref.RowsPerSec), r.IndexBytesPerRow,
+			ratio(r.IndexBytesPerRow, ref.IndexBytesPerRow), r.WALBytesPerRow, optFloat(r.AvgLeafDensity), optFloat(r.LeafFragmentation))
+	}
+	if bl := rep.Baseline; bl != nil && bl.Scheme != "" {
+		p("\nHarness check: %s reached %.2f× the rows/s of a bare pgx CopyFrom of ascending int64 keys (%s rows/s) in the same run.\n",
+			bl.Scheme, bl.Ratio, thousands(int64(bl.RowsPerSec+0.5)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// thousands formats n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -397,6 +397,10 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for _, r := range rows {
+		if r.col == colText && s.Engine == EngineSQLite {
+			out = append(out, "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower.")
+			break
+		}
 		if r.col == colText {
 			out = append(out, `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation (en_US.UTF-8, ICU) every comparison in the B-tree goes through the collation library, which costs several times more CPU per insert and lookup, and the order of keys no longer matches the ULID's time order for mixed-case or non-ASCII text.`)
 			break

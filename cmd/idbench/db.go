@@ -231,6 +231,7 @@ func commandLine(prefix string, args []string) string {
 // engine runs) and drops the per-load lines, which -v shows.
 type firstLines struct{ w io.Writer }
 
+// Write passes p on unless it is a per-load line.
 func (f *firstLines) Write(p []byte) (int, error) {
 	s := string(p)
 	if strings.Contains(s, " rows/s") {
