@@ -26,10 +26,10 @@ func WriteTable(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scheme\tcolumn\trows/s\tindex MB\tindex B/row\ttable MB\tWAL B/row\tFPI\tckpt\tleaf density %\tleaf frag %\tlookup p50 µs\trange p50 µs\t")
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.Scheme, r.ColumnType, r.RowsPerSec, mb(r.IndexBytes), r.IndexBytesPerRow, mb(r.TableBytes),
 			r.WALBytesPerRow, optInt(r.WALFPI), optInt(r.Checkpoints), optFloat(r.AvgLeafDensity), optFloat(r.LeafFragmentation),
-			r.PointLookup.P50Micros, r.RangeScan.P50Micros)
+			optLatency(r.PointLookup), optLatency(r.RangeScan))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -110,4 +110,13 @@ func WriteBenchstat(w io.Writer, rep *Report) error {
 // slashes.
 func benchName(s string) string {
 	return strings.NewReplacer(" ", "_", "/", "_", "\t", "_").Replace(s)
+}
+
+// optLatency formats a median latency in microseconds, or "n/a" when no
+// queries were measured.
+func optLatency(l Latency) string {
+	if l.Count == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f", l.P50Micros)
 }

@@ -77,10 +77,10 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	p("| scheme | column | rows/s | index MB | index B/row | table MB | WAL B/row | full-page images | checkpoints | leaf density %% | leaf fragmentation %% | lookup p50 µs | range scan p50 µs |\n")
 	p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rep.Results {
-		p("| %s | %s | %.0f | %.2f | %.1f | %.2f | %.1f | %s | %s | %s | %s | %.0f | %.0f |\n",
+		p("| %s | %s | %.0f | %.2f | %.1f | %.2f | %.1f | %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(r.Scheme), mdEscape(r.ColumnType), r.RowsPerSec, mb(r.IndexBytes), r.IndexBytesPerRow, mb(r.TableBytes),
 			r.WALBytesPerRow, optInt(r.WALFPI), optInt(r.Checkpoints), optFloat(r.AvgLeafDensity), optFloat(r.LeafFragmentation),
-			r.PointLookup.P50Micros, r.RangeScan.P50Micros)
+			optLatency(r.PointLookup), optLatency(r.RangeScan))
 	}
 	p("\nRange scan: `WHERE id > $1 ORDER BY id LIMIT %d` from a sampled key; lookups and scans: %d each, after loading.\n", s.RangeN, s.Lookups)
 	if bl := rep.Baseline; bl != nil {
