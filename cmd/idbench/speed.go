@@ -272,6 +272,42 @@ func (s *stopper) result() error {
 	return s.ctx.Err()
 }
 
+// loops returns the one-goroutine and GOMAXPROCS-goroutine benchmarks of next. Scheme rows and
+// library rows both go through it, so each pays the same one indirect call per ID and their
+// ratio compares the generators alone.
+func loops(next func() error) (serial, parallel func(*stopper) func(*testing.B)) {
+	serial = func(st *stopper) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if i%stopEvery == 0 && st.stopped() {
+					return
+				}
+				if err := next(); err != nil {
+					st.fail(err)
+					return
+				}
+			}
+		}
+	}
+	parallel = func(st *stopper) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					if i%stopEvery == 0 && st.stopped() {
+						continue // drain pb without working
+					}
+					if err := next(); err != nil {
+						st.fail(err)
+					}
+				}
+			})
+		}
+	}
+	return serial, parallel
+}
+
 // measureSpeed runs cfg, printing progress to stderr.
 func measureSpeed(ctx context.Context, stderr io.Writer, cfg speedConfig) (*speedReport, error) {
 	if err := checkBenchtime(cfg.benchtime); err != nil {
@@ -421,35 +457,7 @@ func schemeSubject(name string, s idkit.Scheme) subject {
 	if l, ok := s.(idkit.Layouter); ok {
 		sub.res.Cap = ptr(l.Layout().IDsPerSecond())
 	}
-	sub.serial = func(st *stopper) func(*testing.B) {
-		return func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if i%stopEvery == 0 && st.stopped() {
-					return
-				}
-				if _, err := s.Next(); err != nil {
-					st.fail(err)
-					return
-				}
-			}
-		}
-	}
-	sub.parallel = func(st *stopper) func(*testing.B) {
-		return func(b *testing.B) {
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for i := 0; pb.Next(); i++ {
-					if i%stopEvery == 0 && st.stopped() {
-						continue // drain pb without working
-					}
-					if _, err := s.Next(); err != nil {
-						st.fail(err)
-					}
-				}
-			})
-		}
-	}
+	sub.serial, sub.parallel = loops(func() error { _, err := s.Next(); return err })
 	if bt, ok := s.(idkit.Batcher); ok {
 		sub.batch = func(st *stopper) func(*testing.B) {
 			buf := make([]idkit.ID, 1024)
@@ -477,125 +485,18 @@ func librarySubject(name string) (subject, error) {
 	sub := subject{res: speedResult{Name: name, Kind: "library"}, close: func() {}}
 	switch name {
 	case libULID:
-		sub.serial = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if i%stopEvery == 0 && st.stopped() {
-						return
-					}
-					_ = ulid.Make()
-				}
-			}
-		}
-		sub.parallel = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					for i := 0; pb.Next(); i++ {
-						if i%stopEvery == 0 && st.stopped() {
-							continue
-						}
-						_ = ulid.Make()
-					}
-				})
-			}
-		}
+		sub.serial, sub.parallel = loops(func() error { _ = ulid.Make(); return nil })
 	case libUUIDv7:
-		sub.serial = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if i%stopEvery == 0 && st.stopped() {
-						return
-					}
-					if _, err := uuid.NewV7(); err != nil {
-						st.fail(err)
-						return
-					}
-				}
-			}
-		}
-		sub.parallel = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					for i := 0; pb.Next(); i++ {
-						if i%stopEvery == 0 && st.stopped() {
-							continue
-						}
-						if _, err := uuid.NewV7(); err != nil {
-							st.fail(err)
-						}
-					}
-				})
-			}
-		}
+		sub.serial, sub.parallel = loops(func() error { _, err := uuid.NewV7(); return err })
 	case libUUIDv4:
-		sub.serial = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if i%stopEvery == 0 && st.stopped() {
-						return
-					}
-					if _, err := uuid.NewRandom(); err != nil {
-						st.fail(err)
-						return
-					}
-				}
-			}
-		}
-		sub.parallel = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					for i := 0; pb.Next(); i++ {
-						if i%stopEvery == 0 && st.stopped() {
-							continue
-						}
-						if _, err := uuid.NewRandom(); err != nil {
-							st.fail(err)
-						}
-					}
-				})
-			}
-		}
+		sub.serial, sub.parallel = loops(func() error { _, err := uuid.NewRandom(); return err })
 	case libSonyflake:
 		sf, err := sonyflake.New(sonyflake.Settings{MachineID: func() (uint16, error) { return 0, nil }})
 		if err != nil {
 			return sub, fmt.Errorf("speed: %s: %w", name, err)
 		}
 		sub.res.Cap = ptr(layouts.Sonyflake.IDsPerSecond())
-		sub.serial = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if i%stopEvery == 0 && st.stopped() {
-						return
-					}
-					if _, err := sf.NextID(); err != nil {
-						st.fail(err)
-						return
-					}
-				}
-			}
-		}
-		sub.parallel = func(st *stopper) func(*testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					for i := 0; pb.Next(); i++ {
-						if i%stopEvery == 0 && st.stopped() {
-							continue
-						}
-						if _, err := sf.NextID(); err != nil {
-							st.fail(err)
-						}
-					}
-				})
-			}
-		}
+		sub.serial, sub.parallel = loops(func() error { _, err := sf.NextID(); return err })
 	default:
 		return sub, usagef("speed", "speed: unknown library row %q (known: %s, %s, %s, %s)", name, libULID, libUUIDv7, libUUIDv4, libSonyflake)
 	}

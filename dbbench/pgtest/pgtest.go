@@ -156,29 +156,7 @@ func Schema(t testing.TB) string {
 	t.Helper()
 	dsn := DSN(t)
 	name := "pgtest_" + randomSuffix(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("pgtest: connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
-		t.Fatalf("pgtest: create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("pgtest: drop schema %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+name+" CASCADE"); err != nil {
-			t.Errorf("pgtest: drop schema %s: %v", name, err)
-		}
-	})
+	scoped(t, dsn, "schema "+name, "CREATE SCHEMA "+name, "DROP SCHEMA IF EXISTS "+name+" CASCADE")
 	return WithParam(dsn, "search_path", name)
 }
 
@@ -189,30 +167,32 @@ func Database(t testing.TB) string {
 	t.Helper()
 	dsn := DSN(t)
 	name := "pgtest_" + randomSuffix(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("pgtest: connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
-	}
-	t.Cleanup(func() {
+	scoped(t, dsn, "database "+name, "CREATE DATABASE "+name, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	return WithParam(dsn, "dbname", name)
+}
+
+// scoped runs create now and drop when the test ends, each on a connection of its own.
+func scoped(t testing.TB, dsn, what, create, drop string) {
+	t.Helper()
+	exec := func(sql string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
-			t.Errorf("pgtest: drop database %s: %v", name, err)
-			return
+			return fmt.Errorf("connect: %w", err)
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: drop database %s: %v", name, err)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec(create); err != nil {
+		t.Fatalf("pgtest: create %s: %v", what, err)
+	}
+	t.Cleanup(func() {
+		if err := exec(drop); err != nil {
+			t.Errorf("pgtest: drop %s: %v", what, err)
 		}
 	})
-	return WithParam(dsn, "dbname", name)
 }
 
 // WithParam returns dsn with the connection parameter key set to value. It
