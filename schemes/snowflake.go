@@ -32,6 +32,10 @@ var (
 	ErrMark = errors.New("schemes: high-water mark")
 )
 
+// maxStartNs bounds the time from a layout's epoch to a generator's start, 2^62 ns (146
+// years), which leaves as long again before the running clock could overflow an int64.
+const maxStartNs = 1 << 62
+
 // Default drift policy and mark window, after the seed design.
 const (
 	DefaultMaxWait     = 5 * time.Millisecond
@@ -183,6 +187,11 @@ func NewSnowflake(s SnowflakeSettings) (*Snowflake, error) {
 	g.startNs = int64(g.start.Sub(l.Epoch))
 	if g.start.Before(l.Epoch) {
 		return nil, fmt.Errorf("%w: clock reads %s, before the epoch %s of layout %s", ErrTimeOverflow, g.start.UTC().Format(time.RFC3339Nano), l.Epoch.UTC().Format(time.RFC3339), l.Name)
+	}
+	// Nanoseconds since the epoch are an int64 that keeps growing while the generator runs;
+	// an epoch so old that it is near the limit would saturate or wrap it (and hang Next).
+	if g.startNs > maxStartNs {
+		return nil, fmt.Errorf("%w: epoch %s of layout %s is more than 146 years (2^62 ns) before the clock; the time since the epoch must stay within int64 nanoseconds", ErrSettings, l.Epoch.UTC().Format(time.RFC3339), l.Name)
 	}
 	startTick := g.tickOf(g.startNs)
 	if startTick > g.maxTick {
