@@ -82,6 +82,7 @@ var specErrors = []struct {
 	{"sonyflake:start=1600-01-01", schemes.ErrSettings, []string{"outside the library's range"}},
 	{"sonyflake:start=soon", idkit.ErrSpec, []string{"start=soon"}},
 	{"sonyflake:worker=1", idkit.ErrSpec, []string{`unknown key "worker"`}},
+	{"snowflake:epoch=1700-01-01,time_bits=46,node_bits=6", idkit.ErrSpec, []string{"epoch 1700-01-01T00:00:00Z", "146"}},
 	// Valid specs whose generator cannot start.
 	{"snowflake:layout=baidu", schemes.ErrTimeOverflow, []string{"baidu", "ran out"}},
 	{"snowflake:epoch=2999-01-01", schemes.ErrTimeOverflow, []string{"before the epoch"}},

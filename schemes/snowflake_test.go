@@ -57,6 +57,7 @@ func TestNewSnowflakeErrors(t *testing.T) {
 		{"negative lookahead", schemes.SnowflakeSettings{Lookahead: -1}, schemes.ErrSettings, "lookahead -1"},
 		{"clock before epoch", schemes.SnowflakeSettings{Layout: custom(t0.Add(time.Hour), time.Millisecond, layouts.Time(41), layouts.Seq(12)), Clock: clk}, schemes.ErrTimeOverflow, "before the epoch"},
 		{"time field used up", schemes.SnowflakeSettings{Layout: custom(t0.Add(-time.Second), time.Millisecond, layouts.Time(8), layouts.Seq(12)), Clock: clk}, schemes.ErrTimeOverflow, "ran out"},
+		{"epoch over 146 years back", schemes.SnowflakeSettings{Layout: custom(t0.AddDate(-300, 0, 0), time.Millisecond, layouts.Time(46), layouts.Node("n", 6), layouts.Seq(12)), Clock: clk}, schemes.ErrSettings, "1725-03-01"},
 		{"baidu ran out in 2024", schemes.SnowflakeSettings{Layout: layouts.Baidu}, schemes.ErrTimeOverflow, "baidu"},
 		{"mark store fails", schemes.SnowflakeSettings{Marks: &memMarks{loadErr: errors.New("disk on fire")}}, schemes.ErrMark, "disk on fire"},
 	}
