@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"time"
 )
@@ -269,29 +270,63 @@ func (l Layout) Int64Until() time.Time {
 	return l.tickTime(int64(1) << (63 - shift))
 }
 
-// tickTime returns Epoch + tick*Unit. A product beyond time.Duration's range is added in
-// chunks that each fit, so far-off run-out dates (Mastodon's year 10889) stay exact.
+// tickTime returns Epoch + tick*Unit. A product beyond time.Duration's range (±292 years) is
+// computed exactly in seconds and nanoseconds, so far-off run-out dates (Mastodon's year
+// 10889) stay exact. Instants beyond time.Time's range saturate.
 func (l Layout) tickTime(tick int64) time.Time {
-	chunk := int64(math.MaxInt64) / int64(l.Unit)
-	t := l.Epoch
-	for tick > chunk {
-		t = t.Add(time.Duration(chunk * int64(l.Unit)))
-		tick -= chunk
+	if d, ok := mulDuration(tick, l.Unit); ok {
+		return l.Epoch.Add(d)
 	}
-	return t.Add(time.Duration(tick * int64(l.Unit)))
+	total := new(big.Int).Mul(big.NewInt(tick), big.NewInt(int64(l.Unit)))
+	secs, nsec := new(big.Int).DivMod(total, big.NewInt(int64(time.Second)), new(big.Int))
+	secs.Add(secs, big.NewInt(l.Epoch.Unix()))
+	if !secs.IsInt64() {
+		if secs.Sign() > 0 {
+			return time.Unix(math.MaxInt64/2, 0).In(l.Epoch.Location())
+		}
+		return time.Unix(math.MinInt64/2, 0).In(l.Epoch.Location())
+	}
+	return time.Unix(secs.Int64(), int64(l.Epoch.Nanosecond())+nsec.Int64()).In(l.Epoch.Location())
+}
+
+// mulDuration returns tick*unit when it fits a Duration.
+func mulDuration(tick int64, unit time.Duration) (time.Duration, bool) {
+	if tick == 0 {
+		return 0, true
+	}
+	p := tick * int64(unit)
+	if p/tick != int64(unit) || (tick == -1 && unit == math.MinInt64) {
+		return 0, false
+	}
+	return time.Duration(p), true
 }
 
 // TickTime returns the instant a tick stands for.
 func (l Layout) TickTime(tick int64) time.Time { return l.tickTime(tick) }
 
 // Tick returns the tick t falls in (rounding down), which may be negative before the epoch.
+// It is exact at any distance from the epoch; ticks beyond int64 saturate.
 func (l Layout) Tick(t time.Time) int64 {
-	d := t.Sub(l.Epoch)
-	q := int64(d / l.Unit)
-	if d < 0 && d%l.Unit != 0 {
-		q--
+	if d := t.Sub(l.Epoch); d > math.MinInt64 && d < math.MaxInt64 {
+		q := int64(d / l.Unit)
+		if d < 0 && d%l.Unit != 0 {
+			q--
+		}
+		return q
 	}
-	return q
+	// Sub saturated: count whole seconds and nanoseconds instead. big.Int's Div rounds
+	// towards minus infinity for a positive divisor, which is the floor wanted here.
+	total := new(big.Int).Sub(big.NewInt(t.Unix()), big.NewInt(l.Epoch.Unix()))
+	total.Mul(total, big.NewInt(int64(time.Second)))
+	total.Add(total, big.NewInt(int64(t.Nanosecond()-l.Epoch.Nanosecond())))
+	q := total.Div(total, big.NewInt(int64(l.Unit)))
+	switch {
+	case q.IsInt64():
+		return q.Int64()
+	case q.Sign() > 0:
+		return math.MaxInt64
+	}
+	return math.MinInt64
 }
 
 // Parts is an ID taken apart by a Layout.
