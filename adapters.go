@@ -67,7 +67,7 @@ func buildUUIDv7(_ context.Context, sp *spec) (Scheme, error) {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
-	return &uuidScheme{next: g.Next, version: 7}, nil
+	return &uuidv7Scheme{uuidScheme{version: 7}, g}, nil
 }
 
 func buildUUIDv4(_ context.Context, sp *spec) (Scheme, error) {
@@ -75,24 +75,43 @@ func buildUUIDv4(_ context.Context, sp *spec) (Scheme, error) {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv4(schemes.UUIDSettings{})
-	return &uuidScheme{next: g.Next, version: 4}, nil
+	return &uuidv4Scheme{uuidScheme{version: 4}, g}, nil
 }
 
-// uuidScheme wraps schemes.UUIDv4 and schemes.UUIDv7.
-type uuidScheme struct {
-	next    func() ([16]byte, error)
-	version int
+// uuidv4Scheme and uuidv7Scheme wrap the generators by their concrete types (no function value
+// in between), so that the adapter adds as little as it can to the library call.
+type uuidv4Scheme struct {
+	uuidScheme
+	g *schemes.UUIDv4
 }
 
-func (s *uuidScheme) Name() string { return fmt.Sprintf("uuidv%d", s.version) }
-
-func (s *uuidScheme) Next() (ID, error) {
-	b, err := s.next()
+func (s *uuidv4Scheme) Next() (ID, error) {
+	b, err := s.g.Next()
 	if err != nil {
 		return ID{}, err
 	}
 	return FromUUID(b), nil
 }
+
+type uuidv7Scheme struct {
+	uuidScheme
+	g *schemes.UUIDv7
+}
+
+func (s *uuidv7Scheme) Next() (ID, error) {
+	b, err := s.g.Next()
+	if err != nil {
+		return ID{}, err
+	}
+	return FromUUID(b), nil
+}
+
+// uuidScheme holds what UUID schemes share: their name, Parse and Decode.
+type uuidScheme struct {
+	version int
+}
+
+func (s *uuidScheme) Name() string { return fmt.Sprintf("uuidv%d", s.version) }
 
 func (s *uuidScheme) Parse(text string) (ID, error) {
 	u, err := uuid.Parse(text)
@@ -100,7 +119,10 @@ func (s *uuidScheme) Parse(text string) (ID, error) {
 		return ID{}, fmt.Errorf("%w: %s is not a UUID: %w", ErrSyntax, quote(text), err)
 	}
 	id := FromUUID(u)
-	return id, s.check(id)
+	if err := s.check(id); err != nil {
+		return ID{}, err
+	}
+	return id, nil
 }
 
 // check accepts only RFC 9562 UUIDs of the scheme's version.
@@ -186,7 +208,10 @@ func (s *sonyflakeScheme) Parse(text string) (ID, error) {
 	if err != nil {
 		return ID{}, err
 	}
-	return id, checkLayout(s.l, id)
+	if err := checkLayout(s.l, id); err != nil {
+		return ID{}, err
+	}
+	return id, nil
 }
 
 func (s *sonyflakeScheme) Decode(id ID) (Parts, error) { return decodeLayout(s.l, id) }

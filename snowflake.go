@@ -318,7 +318,10 @@ func (s *snowflakeScheme) Parse(text string) (ID, error) {
 	if err != nil {
 		return ID{}, err
 	}
-	return id, checkLayout(s.l, id)
+	if err := checkLayout(s.l, id); err != nil {
+		return ID{}, err
+	}
+	return id, nil
 }
 
 func (s *snowflakeScheme) Decode(id ID) (Parts, error) { return decodeLayout(s.l, id) }

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	mrand "math/rand"
 	"sync"
 	"time"
 
@@ -13,10 +13,11 @@ import (
 )
 
 // ULIDSettings configures NewULID. The zero value gives monotonic ULIDs from the system clock
-// and a ChaCha8 generator seeded from crypto/rand, the same kind of fast, unpredictable-enough
-// entropy ulid.Make uses (not a source for secrets).
+// and the entropy ulid.Make uses, a math/rand generator, here seeded from crypto/rand: fast and
+// unpredictable enough for IDs, not a source for secrets.
 type ULIDSettings struct {
-	// Entropy is read for the random part; nil means a ChaCha8 stream seeded from crypto/rand.
+	// Entropy is read for the random part; nil means a math/rand generator seeded from
+	// crypto/rand.
 	// It is only read under the generator's lock, so it need not be safe for concurrent use.
 	Entropy io.Reader
 	// NonMonotonic draws a fresh random part for every ID, as ulid.New with plain entropy
@@ -57,12 +58,13 @@ type ULID struct {
 func NewULID(s ULIDSettings) (*ULID, error) {
 	e := s.Entropy
 	if e == nil {
-		var seed [32]byte
+		var seed [8]byte
 		if _, err := crand.Read(seed[:]); err != nil {
 			return nil, fmt.Errorf("%w: seeding entropy: %w", ErrSettings, err)
 		}
-		c := rand.NewChaCha8(seed)
-		e = chachaReader{c: c, r: rand.New(c)}
+		// A *math/rand.Rand, as in ulid.Make: ulid.Monotonic draws its increments through
+		// its Int63n method, and reads bytes through io.ReadFull for any other reader.
+		e = mrand.New(mrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
 	}
 	if !s.NonMonotonic {
 		e = ulid.Monotonic(e, 0)
@@ -94,30 +96,4 @@ func (g *ULID) Next() ([16]byte, error) {
 		return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
 	}
 	return id, nil
-}
-
-// chachaReader adapts a ChaCha8 generator to io.Reader. Unlike rand.ChaCha8.Read it needs no
-// buffer of its own to track partial words, which keeps reads of 10 bytes cheap. Its Int63n
-// method puts ulid.Monotonic on its fast path for drawing increments (otherwise it reads
-// bytes through io.ReadFull for each ID), the path ulid.Make gets from math/rand.
-type chachaReader struct {
-	c *rand.ChaCha8
-	r *rand.Rand
-}
-
-// Int63n returns a uniform value in [0, n); ulid.Monotonic looks for this method.
-func (r chachaReader) Int63n(n int64) int64 { return r.r.Int64N(n) }
-
-func (r chachaReader) Read(p []byte) (int, error) {
-	n := len(p)
-	for len(p) >= 8 {
-		binary.LittleEndian.PutUint64(p, r.c.Uint64())
-		p = p[8:]
-	}
-	if len(p) > 0 {
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], r.c.Uint64())
-		copy(p, b[:])
-	}
-	return n, nil
 }

@@ -1,7 +1,7 @@
 package schemes
 
 import (
-	"fmt"
+	crand "crypto/rand"
 	"io"
 
 	"github.com/google/uuid"
@@ -31,22 +31,14 @@ type UUIDSettings struct {
 type UUIDv4 struct{ entropy io.Reader }
 
 // NewUUIDv4 returns a UUIDv4 generator. It does not fail today.
-func NewUUIDv4(s UUIDSettings) (*UUIDv4, error) { return &UUIDv4{entropy: s.Entropy}, nil }
-
-// Next returns a new UUIDv4; it fails only when the entropy source does.
-func (g *UUIDv4) Next() ([16]byte, error) {
-	var u uuid.UUID
-	var err error
-	if g.entropy == nil {
-		u, err = uuid.NewRandom()
-	} else {
-		u, err = uuid.NewRandomFromReader(g.entropy)
-	}
-	if err != nil {
-		return [16]byte{}, fmt.Errorf("schemes: uuidv4: %w", err)
-	}
-	return u, nil
+func NewUUIDv4(s UUIDSettings) (*UUIDv4, error) {
+	return &UUIDv4{entropy: entropyOrDefault(s.Entropy)}, nil
 }
+
+// Next returns a new UUIDv4. It fails only when the entropy source does, with that source's
+// error unchanged (crypto/rand, the default, does not fail). It is a single call so that it
+// inlines into idkit's adapter.
+func (g *UUIDv4) Next() ([16]byte, error) { return uuid.NewRandomFromReader(g.entropy) }
 
 // UUIDv7 generates time-ordered UUIDs (RFC 9562 version 7) with github.com/google/uuid: 48
 // bits of Unix milliseconds, then 12 bits that google/uuid fills with the sub-millisecond part
@@ -71,19 +63,20 @@ func (g *UUIDv4) Next() ([16]byte, error) {
 type UUIDv7 struct{ entropy io.Reader }
 
 // NewUUIDv7 returns a UUIDv7 generator. It does not fail today.
-func NewUUIDv7(s UUIDSettings) (*UUIDv7, error) { return &UUIDv7{entropy: s.Entropy}, nil }
+func NewUUIDv7(s UUIDSettings) (*UUIDv7, error) {
+	return &UUIDv7{entropy: entropyOrDefault(s.Entropy)}, nil
+}
 
-// Next returns a new UUIDv7; it fails only when the entropy source does.
-func (g *UUIDv7) Next() ([16]byte, error) {
-	var u uuid.UUID
-	var err error
-	if g.entropy == nil {
-		u, err = uuid.NewV7()
-	} else {
-		u, err = uuid.NewV7FromReader(g.entropy)
+// Next returns a new UUIDv7. It fails only when the entropy source does, with that source's
+// error unchanged (crypto/rand, the default, does not fail). It is a single call so that it
+// inlines into idkit's adapter.
+func (g *UUIDv7) Next() ([16]byte, error) { return uuid.NewV7FromReader(g.entropy) }
+
+// entropyOrDefault returns e, or crypto/rand.Reader, which is what google/uuid's NewRandom
+// and NewV7 read (its process-wide random pool stays off, as it is by default).
+func entropyOrDefault(e io.Reader) io.Reader {
+	if e == nil {
+		return crand.Reader
 	}
-	if err != nil {
-		return [16]byte{}, fmt.Errorf("schemes: uuidv7: %w", err)
-	}
-	return u, nil
+	return e
 }
