@@ -188,12 +188,13 @@ func WriteSummary(w io.Writer, rep *Report) error {
 		return err
 	}
 	ref := rep.Results[0]
-	p("| scheme | column | rows/s | vs %s | index B/row | vs %s | WAL B/row | leaf density %% | leaf fragmentation %% |\n", ref.Scheme, ref.Scheme)
-	p("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("| scheme | column | rows/s | vs %s | index B/row | vs %s | WAL B/row | full-page images | checkpoints | leaf density %% | leaf fragmentation %% |\n", ref.Scheme, ref.Scheme)
+	p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rep.Results {
-		p("| %s | %s | %s | %.2f× | %.1f | %.2f× | %.1f | %s | %s |\n", mdEscape(r.Scheme), mdEscape(r.ColumnType),
+		p("| %s | %s | %s | %.2f× | %.1f | %.2f× | %.1f | %s | %s | %s | %s |\n", mdEscape(r.Scheme), mdEscape(r.ColumnType),
 			thousands(int64(r.RowsPerSec+0.5)), ratio(r.RowsPerSec, ref.RowsPerSec), r.IndexBytesPerRow,
-			ratio(r.IndexBytesPerRow, ref.IndexBytesPerRow), r.WALBytesPerRow, optFloat(r.AvgLeafDensity), optFloat(r.LeafFragmentation))
+			ratio(r.IndexBytesPerRow, ref.IndexBytesPerRow), r.WALBytesPerRow, optCount(r.WALFPI), optCount(r.Checkpoints),
+			optFloat(r.AvgLeafDensity), optFloat(r.LeafFragmentation))
 	}
 	if bl := rep.Baseline; bl != nil && bl.Scheme != "" {
 		p("\nHarness check: %s reached %.2f× the rows/s of a bare pgx CopyFrom of ascending int64 keys (%s rows/s) in the same run.\n",
@@ -201,6 +202,14 @@ func WriteSummary(w io.Writer, rep *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// optCount formats a count the engine may not report ("n/a" then).
+func optCount(v *int64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return thousands(*v)
 }
 
 func ratio(a, b float64) float64 {
