@@ -48,7 +48,8 @@ type ULIDSettings struct {
 // concurrent use.
 type ULID struct {
 	mu      sync.Mutex
-	entropy io.Reader
+	mono    *ulid.MonotonicEntropy // nil when not monotonic
+	entropy io.Reader              // read directly when not monotonic
 	clock   Clock
 	last    uint64 // last millisecond used
 }
@@ -66,10 +67,11 @@ func NewULID(s ULIDSettings) (*ULID, error) {
 		// its Int63n method, and reads bytes through io.ReadFull for any other reader.
 		e = mrand.New(mrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
 	}
+	g := &ULID{entropy: e, clock: s.Clock}
 	if !s.NonMonotonic {
-		e = ulid.Monotonic(e, 0)
+		g.mono = ulid.Monotonic(e, 0)
 	}
-	return &ULID{entropy: e, clock: s.Clock}, nil
+	return g, nil
 }
 
 // Next returns a new ULID. It fails only if the entropy reader fails, or if one millisecond's
@@ -90,7 +92,16 @@ func (g *ULID) Next() ([16]byte, error) {
 		ms = g.last // never go back: keeps one generator's IDs increasing
 	}
 	g.last = ms
-	id, err := ulid.New(ms, g.entropy)
+	// What ulid.New does, with the entropy's concrete type: no interface assertion per ID.
+	var id ulid.ULID
+	err := id.SetTime(ms)
+	if err == nil {
+		if g.mono != nil {
+			err = g.mono.MonotonicRead(ms, id[6:])
+		} else {
+			_, err = io.ReadFull(g.entropy, id[6:])
+		}
+	}
 	g.mu.Unlock()
 	if err != nil {
 		return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
