@@ -55,6 +55,11 @@ const (
 	// RowULIDText is a monotonic ULID stored in its canonical 26-character
 	// text form in a text COLLATE "C" column.
 	RowULIDText = "ulid-text"
+	// RowULIDTextICU is the same text in a column with ICU's root collation
+	// (COLLATE "und-x-icu"), PostgreSQL only. ULID text is upper-case Crockford
+	// base32, which the root collation orders as "C" does, so this row isolates
+	// what a linguistic collation costs each comparison in the B-tree.
+	RowULIDTextICU = "ulid-text-icu"
 )
 
 // DefaultSchemes returns the rows compared by default: bigserial, snowflake

@@ -124,6 +124,33 @@ func TestPostgresSchemes(t *testing.T) {
 	}
 }
 
+// TestPostgresICUText: the ICU row loads text keys under the linguistic collation (skipped on
+// a server built without ICU), and SQLite refuses it up front.
+func TestPostgresICUText(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	cfg := small(dsn, "ulid-text", "ulid-text-icu")
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil && strings.Contains(err.Error(), "und-x-icu") {
+		t.Skipf("server without ICU collations: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[1].ColumnType != `text COLLATE "und-x-icu"` {
+		t.Fatalf("results %+v, want ulid-text then ulid-text-icu", rep.Results)
+	}
+	for _, r := range rep.Results {
+		checkResult(t, rep, r, 3000, 8192)
+	}
+	// Same keys, same order: the two indexes have the same size and density.
+	if a, b := rep.Results[0], rep.Results[1]; a.IndexBytes != b.IndexBytes {
+		t.Errorf("index bytes differ: C %d, ICU %d", a.IndexBytes, b.IndexBytes)
+	}
+	if _, err := dbbench.Run(context.Background(), small(dbbench.EngineSQLite, "ulid-text-icu")); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
+		t.Errorf("ulid-text-icu on SQLite: error %v, want one saying it needs PostgreSQL", err)
+	}
+}
+
 func TestPostgresModes(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	tests := []struct {

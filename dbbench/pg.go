@@ -176,6 +176,8 @@ func (e *pgEngine) columnType(c column) string {
 		return "bigint"
 	case colUUID:
 		return "uuid"
+	case colTextICU:
+		return `text COLLATE "und-x-icu"`
 	default:
 		return `text COLLATE "C"`
 	}
@@ -202,6 +204,7 @@ func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, e
 		colBigint:   "bigint NOT NULL",
 		colUUID:     "uuid NOT NULL",
 		colText:     `text COLLATE "C" NOT NULL`,
+		colTextICU:  `text COLLATE "und-x-icu" NOT NULL`,
 	}[c]
 	ddl := fmt.Sprintf(`CREATE TABLE %s (%s, payload bigint NOT NULL,
 		CONSTRAINT %s PRIMARY KEY (id) WITH (fillfactor = %d))

@@ -52,6 +52,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if _, err := nodeSpec(r.spec, 0, cfg.Nodes); err != nil {
 			return nil, err
 		}
+		if r.col == colTextICU && cfg.DB == EngineSQLite {
+			return nil, errICUSQLite
+		}
 		rows = append(rows, r)
 	}
 
@@ -401,8 +404,8 @@ func notes(rep *Report, rows []row) []string {
 			out = append(out, "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower.")
 			break
 		}
-		if r.col == colText {
-			out = append(out, `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation (en_US.UTF-8, ICU) every comparison in the B-tree goes through the collation library, which costs several times more CPU per insert and lookup, and the order of keys no longer matches the ULID's time order for mixed-case or non-ASCII text.`)
+		if r.col == colText || r.col == colTextICU {
+			out = append(out, `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`)
 			break
 		}
 	}

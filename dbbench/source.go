@@ -19,7 +19,11 @@ const (
 	colBigint                 // 64-bit IDs as int64
 	colUUID                   // 128-bit IDs as 16 raw bytes
 	colText                   // canonical text, COLLATE "C"
+	colTextICU                // canonical text, COLLATE "und-x-icu" (PostgreSQL)
 )
+
+// errICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
+var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); SQLite has none", RowULIDTextICU)
 
 // row is one scheme to benchmark, resolved.
 type row struct {
@@ -42,13 +46,17 @@ func resolveRow(label string) (row, error) {
 	switch label {
 	case RowBigserial:
 		return row{label: label, col: colIdentity}, nil
-	case RowULIDText:
+	case RowULIDText, RowULIDTextICU:
 		s, err := idkit.New("ulid")
 		if err != nil {
 			return row{}, fmt.Errorf("dbbench: scheme %q: %w", label, err)
 		}
 		closeScheme(s)
-		return row{label: label, spec: "ulid", col: colText, canon: s.Name()}, nil
+		col := colText
+		if label == RowULIDTextICU {
+			col = colTextICU
+		}
+		return row{label: label, spec: "ulid", col: col, canon: s.Name()}, nil
 	}
 	s, err := idkit.New(label)
 	if err != nil {
@@ -169,7 +177,7 @@ func (s *source) next(v *value) error {
 		v.i64 = int64(u)
 	case colUUID:
 		v.b16 = id.Bytes16()
-	case colText:
+	case colText, colTextICU:
 		v.str = id.String()
 	}
 	return nil

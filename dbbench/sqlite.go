@@ -127,6 +127,9 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 	e.tables++
 	tbl := "t" + strconv.Itoa(e.tables)
 	idx := "sqlite_autoindex_" + tbl + "_1"
+	if r.col == colTextICU {
+		return m, errICUSQLite
+	}
 	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUUID: "BLOB", colText: "TEXT"}[r.col]
 	// BIGINT, not INTEGER: "INTEGER PRIMARY KEY" would make id the rowid and
 	// leave no separate index to measure.

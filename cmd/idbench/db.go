@@ -32,7 +32,8 @@ Flags:
   --schemes LIST     rows to compare, separated by commas or semicolons (default
                      "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text"):
                      bigserial (identity column, the database's sequence), ulid-text (ULID
-                     as text COLLATE "C"), or any spec of idbench gen, e.g.
+                     as text COLLATE "C"), ulid-text-icu (the same under ICU's linguistic
+                     "und-x-icu" collation; PostgreSQL), or any spec of idbench gen, e.g.
                      "ulid:monotonic=false" or "snowflake:layout=discord,node=3"
   --rows N           rows per measured load (default %d)
   --mode MODE        copy (binary COPY, default), batch (multi-row INSERT), single
