@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
 )
 
@@ -183,13 +182,13 @@ func buildSonyflake(_ context.Context, sp *spec) (Scheme, error) {
 	if !start.IsZero() {
 		name += ",start=" + start.UTC().Format(time.RFC3339Nano)
 	}
-	return &sonyflakeScheme{g: g, l: g.Layout(), name: name}, nil
+	return &sonyflakeScheme{layoutCodec: layoutCodec{g.Layout()}, g: g, name: name}, nil
 }
 
 // sonyflakeScheme wraps schemes.Sonyflake, the github.com/sony/sonyflake adapter.
 type sonyflakeScheme struct {
+	layoutCodec
 	g    *schemes.Sonyflake
-	l    layouts.Layout
 	name string
 }
 
@@ -202,18 +201,3 @@ func (s *sonyflakeScheme) Next() (ID, error) {
 	}
 	return FromUint64(v), nil
 }
-
-func (s *sonyflakeScheme) Parse(text string) (ID, error) {
-	id, err := parseDecimal64(text)
-	if err != nil {
-		return ID{}, err
-	}
-	if err := checkLayout(s.l, id); err != nil {
-		return ID{}, err
-	}
-	return id, nil
-}
-
-func (s *sonyflakeScheme) Decode(id ID) (Parts, error) { return decodeLayout(s.l, id) }
-
-func (s *sonyflakeScheme) Layout() layouts.Layout { return s.l.Clone() }

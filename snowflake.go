@@ -202,7 +202,7 @@ func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", sp.raw, err)
 	}
-	return &snowflakeScheme{g: g, l: l, name: snowflakeName(l, nb.node, look, drift), closer: nb.release}, nil
+	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), closer: nb.release}, nil
 }
 
 // snowflakeName is the canonical spec of a snowflake scheme.
@@ -269,11 +269,32 @@ func sameLayout(a, b layouts.Layout) bool {
 	return true
 }
 
+// layoutCodec is what the 64-bit layout schemes (snowflake, sonyflake) share: Parse, Decode
+// and Layout by their layout.
+type layoutCodec struct {
+	l layouts.Layout
+}
+
+func (c layoutCodec) Parse(text string) (ID, error) {
+	id, err := parseDecimal64(text)
+	if err != nil {
+		return ID{}, err
+	}
+	if err := checkLayout(c.l, id); err != nil {
+		return ID{}, err
+	}
+	return id, nil
+}
+
+func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id) }
+
+func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
+
 // snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter and
 // io.Closer.
 type snowflakeScheme struct {
+	layoutCodec
 	g      *schemes.Snowflake
-	l      layouts.Layout
 	name   string
 	closer func() error
 }
@@ -304,27 +325,12 @@ func (s *snowflakeScheme) NextBatch(dst []ID) error {
 	return nil
 }
 
-func (s *snowflakeScheme) Layout() layouts.Layout { return s.l.Clone() }
-
 func (s *snowflakeScheme) Close() error {
 	if s.closer == nil {
 		return nil
 	}
 	return s.closer()
 }
-
-func (s *snowflakeScheme) Parse(text string) (ID, error) {
-	id, err := parseDecimal64(text)
-	if err != nil {
-		return ID{}, err
-	}
-	if err := checkLayout(s.l, id); err != nil {
-		return ID{}, err
-	}
-	return id, nil
-}
-
-func (s *snowflakeScheme) Decode(id ID) (Parts, error) { return decodeLayout(s.l, id) }
 
 // parseDecimal64 reads a 64-bit ID's decimal text, with a message that says so.
 func parseDecimal64(text string) (ID, error) {
