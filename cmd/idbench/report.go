@@ -12,7 +12,7 @@ import (
 	"github.com/idkit/idkit/dbbench"
 )
 
-const allHelp = `Usage: idbench [--out DIR] [--benchtime D] [--db ENGINE] [--rows N]
+const allHelp = `Usage: idbench [--out DIR] [--benchtime D] [--count N] [--db ENGINE] [--rows N]
 
 With no subcommand, idbench runs the whole comparison and writes a report a team can read:
   1. generation speed of every default scheme beside its wrapped library ('idbench speed');
@@ -24,7 +24,8 @@ Both tables go to stdout, progress to stderr.
 Flags:
   --out DIR        where the report goes (default "idbench-report"); created if missing,
                    files of the same name are replaced
-  --benchtime D    time per speed measurement, or Nx for N IDs (default 1s)
+  --benchtime D    time per speed measurement, or Nx for N IDs (default 300ms)
+  --count N        speed rounds; each speed figure is the median of N (default 3)
   --db ENGINE      database for step 2: pg-local, sqlite, pg (libpq environment variables),
                    a postgres:// connection string, or none to skip it (default: pg-local
                    when found, else sqlite)
@@ -47,6 +48,7 @@ Examples:
 type allConfig struct {
 	out       string
 	benchtime string
+	count     int
 	db        string
 	rows      int
 }
@@ -56,7 +58,8 @@ func runAll(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs := newFlagSet("idbench")
 	cfg := allConfig{}
 	fs.StringVar(&cfg.out, "out", "idbench-report", "")
-	fs.StringVar(&cfg.benchtime, "benchtime", "1s", "")
+	fs.StringVar(&cfg.benchtime, "benchtime", defaultSpeedBenchtime, "")
+	fs.IntVar(&cfg.count, "count", defaultSpeedCount, "")
 	fs.StringVar(&cfg.db, "db", "", "")
 	fs.IntVar(&cfg.rows, "rows", 0, "")
 	pos, err := parseFlags(fs, "", allHelp, stdout, args)
@@ -69,6 +72,9 @@ func runAll(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if cfg.rows < 0 {
 		return usagef("", "--rows %d: want a positive count, or 0 for the default", cfg.rows)
 	}
+	if cfg.count < 1 {
+		return usagef("", "--count %d: want 1 or more rounds", cfg.count)
+	}
 	if cfg.out == "" {
 		return usagef("", "--out: want a directory")
 	}
@@ -76,7 +82,7 @@ func runAll(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 }
 
 func runAllWith(ctx context.Context, stdout, stderr io.Writer, cfg allConfig, command string) error {
-	speed, err := measureSpeed(ctx, stderr, speedConfig{schemes: defaultSpeedSchemes(), benchtime: cfg.benchtime, libs: true})
+	speed, err := measureSpeed(ctx, stderr, speedConfig{schemes: defaultSpeedSchemes(), benchtime: cfg.benchtime, count: cfg.count, libs: true})
 	if err != nil {
 		return err
 	}

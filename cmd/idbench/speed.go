@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +25,7 @@ import (
 	"github.com/idkit/idkit/layouts"
 )
 
-const speedHelp = `Usage: idbench speed [--schemes LIST] [--benchtime D] [--json | --benchstat] [--libs=false]
+const speedHelp = `Usage: idbench speed [--schemes LIST] [--benchtime D] [--count N] [--json | --benchstat] [--libs=false]
 
 Measures what generating one ID costs, per scheme, with testing.Benchmark:
   - ns/ID on one goroutine (1G) and on GOMAXPROCS goroutines sharing one generator (NG,
@@ -33,7 +35,7 @@ Measures what generating one ID costs, per scheme, with testing.Benchmark:
     reached; a generator at 100% waits for the clock, so its ns/ID is the cap's, not its cost;
   - for schemes with a batch method (snowflake), ns/ID through the batch method;
   - for each adapter, the wrapped library called directly, measured right after it in the same
-    run, and the ratio adapter/library (VS LIB):
+    run, and the ratio of their medians, adapter/library (VS LIB):
       ulid      beside lib:oklog/ulid      ulid.Make()
       uuidv7    beside lib:google/uuid-v7  uuid.NewV7()
       uuidv4    beside lib:google/uuid-v4  uuid.NewRandom()
@@ -44,10 +46,12 @@ Flags:
                    snowflake:time_bits=41,node_bits=0,seq_bits=22, sonyflake, ulid, uuidv7,
                    uuidv4). A spec's own key=value settings may follow it after commas, as in
                    the default; ';' also separates rows
-  --benchtime D    time per measurement, or Nx for N IDs (default 1s)
+  --benchtime D    time per measurement, or Nx for N IDs (default 300ms)
+  --count N        rounds over all rows; each figure is the median of its N measurements,
+                   and the rounds interleave an adapter with its library (default 3)
   --libs           measure each adapter's library beside it (default true)
   --json           one JSON document instead of the table
-  --benchstat      Go benchmark lines instead of the table, for benchstat:
+  --benchstat      Go benchmark lines, one per round, instead of the table, for benchstat:
                    BenchmarkNext/scheme=ulid-2  1000000  52.1 ns/op  0 B/op  0 allocs/op
                    (Next: one goroutine; NextParallel: GOMAXPROCS; NextBatch: batch method;
                    '/' in a row name becomes '.')
@@ -77,14 +81,23 @@ func defaultSpeedSchemes() []string {
 type speedConfig struct {
 	schemes   []string
 	benchtime string
+	count     int // rounds; 0 means defaultSpeedCount
 	libs      bool
 }
+
+// Defaults of idbench speed: three rounds of 300 ms take about as long as one of a second and
+// give a median that one noisy sample cannot.
+const (
+	defaultSpeedCount     = 3
+	defaultSpeedBenchtime = "300ms"
+)
 
 // runSpeed is "idbench speed".
 func runSpeed(ctx context.Context, _ io.Reader, stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("speed")
 	schemes := fs.String("schemes", "", "")
-	benchtime := fs.String("benchtime", "1s", "")
+	benchtime := fs.String("benchtime", defaultSpeedBenchtime, "")
+	count := fs.Int("count", defaultSpeedCount, "")
 	libs := fs.Bool("libs", true, "")
 	asJSON := fs.Bool("json", false, "")
 	asBench := fs.Bool("benchstat", false, "")
@@ -98,7 +111,10 @@ func runSpeed(ctx context.Context, _ io.Reader, stdout, stderr io.Writer, args [
 	if *asJSON && *asBench {
 		return usagef("speed", "speed: --json and --benchstat both given; pick one")
 	}
-	cfg := speedConfig{schemes: defaultSpeedSchemes(), benchtime: *benchtime, libs: *libs}
+	if *count < 1 {
+		return usagef("speed", "speed: --count %d: want 1 or more rounds", *count)
+	}
+	cfg := speedConfig{schemes: defaultSpeedSchemes(), benchtime: *benchtime, count: *count, libs: *libs}
 	if *schemes != "" {
 		if cfg.schemes, err = splitSchemes(*schemes); err != nil {
 			return usagef("speed", "speed: --schemes: %w", err)
@@ -167,6 +183,7 @@ type speedReport struct {
 	Go         string        `json:"go"`
 	GOMAXPROCS int           `json:"gomaxprocs"`
 	Benchtime  string        `json:"benchtime"`
+	Count      int           `json:"count"` // rounds; figures are medians over them
 	Results    []speedResult `json:"results"`
 }
 
@@ -189,7 +206,7 @@ type speedResult struct {
 	VsLibraryParallel *float64 `json:"vs_library_parallel"`
 }
 
-// measurement is one testing.Benchmark result, per ID.
+// measurement is one testing.Benchmark result, per ID, or the median of several.
 type measurement struct {
 	N           int      `json:"n"`
 	NsPerID     float64  `json:"ns_per_id"`
@@ -197,6 +214,9 @@ type measurement struct {
 	AllocsPerID float64  `json:"allocs_per_id"`
 	BytesPerID  float64  `json:"bytes_per_id"`
 	CapPercent  *float64 `json:"cap_percent"`
+	// SamplesNs holds each round's ns/ID, in run order, when the figure is a median.
+	SamplesNs []float64     `json:"samples_ns_per_id,omitempty"`
+	samples   []measurement // each round, for --benchstat
 }
 
 // benchMu serializes speed runs: testing.Benchmark reads its duration from the process-wide
@@ -332,21 +352,42 @@ func measureSpeed(ctx context.Context, stderr io.Writer, cfg speedConfig) (*spee
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Benchtime: cfg.benchtime,
 	}
+	count := cfg.count
+	if count <= 0 {
+		count = defaultSpeedCount
+	}
+	rep.Count = count
+	// Rounds go over every row in turn, so an adapter and its library alternate and a burst of
+	// load on a shared machine hits both; each row's figure is its median over the rounds.
+	serial := make([][]measurement, len(subs))
+	parallel := make([][]measurement, len(subs))
+	batch := make([][]measurement, len(subs))
+	for round := 1; round <= count; round++ {
+		for i, s := range subs {
+			fmt.Fprintf(stderr, "idbench speed: round %d/%d, %d/%d %s\n", round, count, i+1, len(subs), s.res.Name)
+			m, err := bench(ctx, s.serial)
+			if err != nil {
+				return nil, fmt.Errorf("speed: %s: %w", s.res.Name, err)
+			}
+			serial[i] = append(serial[i], m)
+			if m, err = bench(ctx, s.parallel); err != nil {
+				return nil, fmt.Errorf("speed: %s: %w", s.res.Name, err)
+			}
+			parallel[i] = append(parallel[i], m)
+			if s.batch != nil {
+				if m, err = bench(ctx, s.batch); err != nil {
+					return nil, fmt.Errorf("speed: %s batch: %w", s.res.Name, err)
+				}
+				batch[i] = append(batch[i], m)
+			}
+		}
+	}
 	byName := map[string]int{}
 	for i, s := range subs {
-		fmt.Fprintf(stderr, "idbench speed: %d/%d %s\n", i+1, len(subs), s.res.Name)
 		r := s.res
-		if r.Serial, err = bench(ctx, s.serial); err != nil {
-			return nil, fmt.Errorf("speed: %s: %w", r.Name, err)
-		}
-		if r.Parallel, err = bench(ctx, s.parallel); err != nil {
-			return nil, fmt.Errorf("speed: %s: %w", r.Name, err)
-		}
-		if s.batch != nil {
-			m, err := bench(ctx, s.batch)
-			if err != nil {
-				return nil, fmt.Errorf("speed: %s batch: %w", r.Name, err)
-			}
+		r.Serial, r.Parallel = median(serial[i]), median(parallel[i])
+		if len(batch[i]) > 0 {
+			m := median(batch[i])
 			r.Batch = &m
 		}
 		if r.Cap != nil {
@@ -382,6 +423,27 @@ func ratio(a, b float64) *float64 {
 }
 
 // bench runs one benchmark function made by mk.
+// median returns the measurement with the median ns/ID of ms (the mean of the middle two for an
+// even count), keeping every round's figure.
+func median(ms []measurement) measurement {
+	sorted := slices.Clone(ms)
+	slices.SortFunc(sorted, func(a, b measurement) int { return cmp.Compare(a.NsPerID, b.NsPerID) })
+	m := sorted[(len(sorted)-1)/2]
+	if len(sorted)%2 == 0 {
+		m.NsPerID = (sorted[len(sorted)/2-1].NsPerID + sorted[len(sorted)/2].NsPerID) / 2
+		if m.NsPerID > 0 {
+			m.IDsPerSec = 1e9 / m.NsPerID
+		}
+	}
+	if len(ms) > 1 {
+		m.samples = ms
+		for _, x := range ms {
+			m.SamplesNs = append(m.SamplesNs, x.NsPerID)
+		}
+	}
+	return m
+}
+
 func bench(ctx context.Context, mk func(*stopper) func(*testing.B)) (measurement, error) {
 	st := &stopper{ctx: ctx}
 	runtime.GC()
@@ -559,7 +621,7 @@ func (r *speedReport) writeTable(w io.Writer) error {
 	ew.printf("     over 100%% when a measurement starts late in a tick whose IDs were not yet used).\n")
 	ew.printf("VS LIB: ns/ID of the adapter divided by that of the library row below it (same run).\n")
 	ew.printf("BATCH: ns/ID through the scheme's batch method (NextBatch), one goroutine.\n")
-	ew.printf("%s %s/%s, GOMAXPROCS=%d, benchtime %s per measurement.\n", r.Go, r.GOOS, r.GOARCH, r.GOMAXPROCS, r.Benchtime)
+	ew.printf("%s %s/%s, GOMAXPROCS=%d, benchtime %s per measurement, median of %d rounds.\n", r.Go, r.GOOS, r.GOARCH, r.GOMAXPROCS, r.Benchtime, r.Count)
 	return ew.err
 }
 
@@ -595,9 +657,15 @@ func (r *speedReport) writeBenchstat(w io.Writer) error {
 		if r.GOMAXPROCS > 1 {
 			suffix = "-" + strconv.Itoa(r.GOMAXPROCS)
 		}
-		ew.printf("Benchmark%s/scheme=%s%s\t%d\t%s ns/op\t%s B/op\t%s allocs/op\n",
-			bench, benchName(name), suffix, m.N, formatFixed(m.NsPerID, 2),
-			formatFloat(m.BytesPerID, 2), formatFloat(m.AllocsPerID, 2))
+		samples := m.samples
+		if len(samples) == 0 {
+			samples = []measurement{*m}
+		}
+		for _, x := range samples {
+			ew.printf("Benchmark%s/scheme=%s%s\t%d\t%s ns/op\t%s B/op\t%s allocs/op\n",
+				bench, benchName(name), suffix, x.N, formatFixed(x.NsPerID, 2),
+				formatFloat(x.BytesPerID, 2), formatFloat(x.AllocsPerID, 2))
+		}
 	}
 	for _, x := range r.Results {
 		line("Next", x.Name, &x.Serial)

@@ -67,7 +67,7 @@ func TestSpeedJSONDefault(t *testing.T) {
 	if got := rep.Results[0].Cap; got == nil || *got != 4096000 {
 		t.Errorf("twitter cap %v, want 4096000", got)
 	}
-	if !strings.Contains(r.stderr, "idbench speed: 1/10 snowflake") {
+	if !strings.Contains(r.stderr, "idbench speed: round 1/3, 1/10 snowflake") || !strings.Contains(r.stderr, "round 3/3, 10/10") {
 		t.Errorf("no progress on stderr: %q", r.stderr)
 	}
 }
@@ -114,12 +114,43 @@ func TestSpeedBenchstat(t *testing.T) {
 		}
 		n++
 	}
-	// uuidv4 and lib:google/uuid-v4: 2 each; snowflake: 3 with the batch.
-	if n != 7 {
-		t.Errorf("%d benchmark lines, want 7:\n%s", n, r.stdout)
+	// uuidv4 and lib:google/uuid-v4: 2 each; snowflake: 3 with the batch; one line per round
+	// of the default 3.
+	if n != 21 {
+		t.Errorf("%d benchmark lines, want 21:\n%s", n, r.stdout)
 	}
 	if !strings.Contains(r.stdout, "scheme=lib:google.uuid-v4") {
 		t.Errorf("library row not named with '.' for '/':\n%s", r.stdout)
+	}
+}
+
+// TestSpeedCount: each figure is the median of --count rounds, and the rounds are kept.
+func TestSpeedCount(t *testing.T) {
+	r := idbench(t, "", "speed", "--benchtime", "10x", "--count", "4", "--schemes", "uuidv4", "--libs=false", "--json")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var rep speedReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count != 4 || len(rep.Results) != 1 {
+		t.Fatalf("count %d, %d results; want 4 and 1", rep.Count, len(rep.Results))
+	}
+	for _, m := range []measurement{rep.Results[0].Serial, rep.Results[0].Parallel} {
+		if len(m.SamplesNs) != 4 {
+			t.Fatalf("samples %v, want 4", m.SamplesNs)
+		}
+		s := slices.Clone(m.SamplesNs)
+		slices.Sort(s)
+		if want := (s[1] + s[2]) / 2; m.NsPerID != want {
+			t.Errorf("ns/ID %v, want the median %v of %v", m.NsPerID, want, m.SamplesNs)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "x"} {
+		if r := idbench(t, "", "speed", "--count", bad); r.code != 2 {
+			t.Errorf("--count %s: exit %d, want 2", bad, r.code)
+		}
 	}
 }
 
