@@ -13,6 +13,9 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
+// chartSlack is the margin left and right of every chart for fonts wider than gonum measured.
+const chartSlack = 0.6 * vg.Inch
+
 // chart is one figure of the Markdown report.
 type chart struct {
 	file  string
@@ -23,9 +26,12 @@ type chart struct {
 // charts draws the report's figures as SVG.
 func charts(rep *Report) ([]chart, error) {
 	var out []chart
-	add := func(file, title string, p *plot.Plot, w, h vg.Length) error {
+	add := func(file, title string, w, h vg.Length, paint func(draw.Canvas)) error {
 		c := vgsvg.New(w, h)
-		p.Draw(draw.New(c))
+		// gonum lays text out with Liberation Serif's metrics; a viewer without that font (or
+		// the metric-compatible Times New Roman) substitutes a wider one, so leave slack
+		// around the plot for labels that come out wider than measured.
+		paint(draw.Crop(draw.New(c), chartSlack, -chartSlack/2, 0, 0))
 		var b bytes.Buffer
 		if _, err := c.WriteTo(&b); err != nil {
 			return fmt.Errorf("dbbench: draw %s: %w", file, err)
@@ -34,11 +40,17 @@ func charts(rep *Report) ([]chart, error) {
 		return nil
 	}
 
-	p, err := throughputChart(rep)
+	p, legend, err := throughputChart(rep)
 	if err != nil {
 		return nil, err
 	}
-	if err := add("throughput.svg", "Insert throughput as the table grows", p, 7*vg.Inch, 4.5*vg.Inch); err != nil {
+	// The legend gets a column of its own to the right: inside the plot it hid the curves.
+	const legendWidth = 2.3 * vg.Inch
+	err = add("throughput.svg", "Insert throughput as the table grows", 9*vg.Inch, 4.5*vg.Inch, func(dc draw.Canvas) {
+		p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+		legend.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-legendWidth+0.15*vg.Inch, 0, 0, -0.4*vg.Inch))
+	})
+	if err != nil {
 		return nil, err
 	}
 
@@ -83,29 +95,50 @@ func charts(rep *Report) ([]chart, error) {
 			return nil, err
 		}
 		h := vg.Length(1.2+0.35*float64(len(vals))) * vg.Inch
-		if err := add(b.file, b.title, p, 7*vg.Inch, h); err != nil {
+		if err := add(b.file, b.title, 7*vg.Inch, h, p.Draw); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func throughputChart(rep *Report) (*plot.Plot, error) {
+// palette holds ten colours that stay apart (Tableau 10), so that up to ten rows never share
+// one; dashes and point shapes tell rows apart in print as well.
+var palette = []color.RGBA{
+	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
+	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
+	{0x9c, 0x75, 0x5f, 0xff}, {0x79, 0x70, 0x6e, 0xff},
+}
+
+// thousandsTicks are gonum's default ticks labelled with thousands separators.
+type thousandsTicks struct{}
+
+func (thousandsTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = thousands(int64(ts[i].Value))
+		}
+	}
+	return ts
+}
+
+// throughputChart plots rows/s per chunk against rows inserted, one line per row of the
+// report, and returns the legend separately for the caller to place beside it.
+func throughputChart(rep *Report) (*plot.Plot, plot.Legend, error) {
 	p := plot.New()
 	p.Title.Text = "Insert throughput as the table grows"
 	p.X.Label.Text = "rows inserted"
 	p.Y.Label.Text = "rows per second (per chunk)"
+	p.X.Tick.Marker = thousandsTicks{}
+	p.Y.Tick.Marker = thousandsTicks{}
 	p.Y.Min = 0
-	p.Legend.Top = true
-	p.Legend.Left = false
 	p.Add(plotter.NewGrid())
-	top := 0.0
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
 	for i, r := range rep.Results {
 		if len(r.Curve) == 0 {
 			continue
-		}
-		for _, c := range r.Curve {
-			top = max(top, c.RowsPerSec)
 		}
 		xys := make(plotter.XYs, len(r.Curve))
 		for j, c := range r.Curve {
@@ -113,20 +146,19 @@ func throughputChart(rep *Report) (*plot.Plot, error) {
 		}
 		l, pts, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return nil, fmt.Errorf("dbbench: throughput chart: %w", err)
+			return nil, legend, fmt.Errorf("dbbench: throughput chart: %w", err)
 		}
-		l.Color = plotutil.Color(i)
+		clr := palette[i%len(palette)]
+		l.Color = clr
 		l.Dashes = plotutil.Dashes(i)
 		l.Width = vg.Points(1.5)
-		pts.Color = plotutil.Color(i)
+		pts.Color = clr
 		pts.Shape = plotutil.Shape(i)
 		pts.Radius = vg.Points(2)
 		p.Add(l, pts)
-		p.Legend.Add(r.Scheme, l, pts)
+		legend.Add(r.Scheme, l, pts)
 	}
-	// Headroom for the legend above the curves.
-	p.Y.Max = top * (1.1 + 0.07*float64(len(rep.Results)))
-	return p, nil
+	return p, legend, nil
 }
 
 func barChart(title, axis string, names []string, vals plotter.Values) (*plot.Plot, error) {
@@ -134,6 +166,7 @@ func barChart(title, axis string, names []string, vals plotter.Values) (*plot.Pl
 	p.Title.Text = title
 	p.X.Label.Text = axis
 	p.X.Min = 0
+	p.X.Tick.Marker = thousandsTicks{}
 	p.Add(plotter.NewGrid())
 	bc, err := plotter.NewBarChart(vals, vg.Points(14))
 	if err != nil {
@@ -143,12 +176,14 @@ func barChart(title, axis string, names []string, vals plotter.Values) (*plot.Pl
 	bc.Color = color.RGBA{R: 0x3b, G: 0x6e, B: 0xa5, A: 0xff}
 	bc.LineStyle.Width = 0
 	p.Add(bc)
-	// Values at the end of each bar, so the figure can be read without the
-	// table.
+	// Value and row name at the end of each bar, so the figure can be read without the table.
+	// The names are not y-axis tick labels: gonum places right-aligned text by its measured
+	// width, so a viewer's wider substitute font would run it under the bars; text that
+	// starts at the bar's end has room to grow.
 	labels := make([]string, len(vals))
 	xys := make(plotter.XYs, len(vals))
 	for i, v := range vals {
-		labels[i] = fmt.Sprintf(" %.1f", v)
+		labels[i] = fmt.Sprintf(" %.1f  %s", v, names[i])
 		xys[i] = plotter.XY{X: v, Y: float64(i)}
 	}
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
@@ -165,7 +200,7 @@ func barChart(title, axis string, names []string, vals plotter.Values) (*plot.Pl
 			max = v
 		}
 	}
-	p.X.Max = max * 1.15
-	p.NominalY(names...)
+	p.X.Max = max * 1.6
+	p.HideY()
 	return p, nil
 }
