@@ -11,17 +11,17 @@ import (
 	"github.com/idkit/idkit/schemes"
 )
 
-func buildULID(_ context.Context, sp *spec) (Scheme, error) {
-	mono, err := sp.bool("monotonic", true)
+func buildULID(_ context.Context, sp *Settings) (Scheme, error) {
+	mono, err := sp.Bool("monotonic", true)
 	if err != nil {
 		return nil, err
 	}
-	if err := sp.done("monotonic"); err != nil {
+	if err := sp.Done("monotonic"); err != nil {
 		return nil, err
 	}
 	g, err := schemes.NewULID(schemes.ULIDSettings{NonMonotonic: !mono})
 	if err != nil {
-		return nil, fmt.Errorf("idkit: starting %s: %w", sp.raw, err)
+		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
 	name := "ulid"
 	if !mono {
@@ -30,11 +30,26 @@ func buildULID(_ context.Context, sp *spec) (Scheme, error) {
 	return &ulidScheme{g: g, name: name}, nil
 }
 
+// codecULID reads a ulid spec for NewCodec: every ULID parses and decodes alike.
+func codecULID(sp *Settings) (Codec, error) {
+	if _, err := sp.Bool("monotonic", true); err != nil {
+		return nil, err
+	}
+	if err := sp.Done("monotonic"); err != nil {
+		return nil, err
+	}
+	return ulidCodec{}, nil
+}
+
 // ulidScheme wraps schemes.ULID.
 type ulidScheme struct {
+	ulidCodec
 	g    *schemes.ULID
 	name string
 }
+
+// ulidCodec parses and decodes ULIDs.
+type ulidCodec struct{}
 
 func (s *ulidScheme) Name() string { return s.name }
 
@@ -46,14 +61,14 @@ func (s *ulidScheme) Next() (ID, error) {
 	return FromULID(b), nil
 }
 
-func (s *ulidScheme) Parse(text string) (ID, error) {
+func (ulidCodec) Parse(text string) (ID, error) {
 	if len(text) != ulid.EncodedSize {
 		return ID{}, fmt.Errorf("%w: %s: a ULID has %d characters, not %d", ErrSyntax, quote(text), ulid.EncodedSize, len(text))
 	}
 	return Parse(text)
 }
 
-func (s *ulidScheme) Decode(id ID) (Parts, error) {
+func (ulidCodec) Decode(id ID) (Parts, error) {
 	if id.Bits() != 128 {
 		return Parts{}, fmt.Errorf("%w: %s is a %d-bit %s, not a ULID", ErrScheme, id, id.Bits(), id.Format())
 	}
@@ -61,16 +76,26 @@ func (s *ulidScheme) Decode(id ID) (Parts, error) {
 	return Parts{Time: time.UnixMilli(int64(ms)).UTC(), Fields: []Field{{Name: "time", Value: ms}}}, nil
 }
 
-func buildUUIDv7(_ context.Context, sp *spec) (Scheme, error) {
-	if err := sp.done(); err != nil {
+func buildUUIDv7(_ context.Context, sp *Settings) (Scheme, error) {
+	if err := sp.Done(); err != nil {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
 	return &uuidv7Scheme{uuidScheme{version: 7}, g}, nil
 }
 
-func buildUUIDv4(_ context.Context, sp *spec) (Scheme, error) {
-	if err := sp.done(); err != nil {
+// codecUUID returns the NewCodec function of UUID version v, which takes no settings.
+func codecUUID(v int) CodecFunc {
+	return func(sp *Settings) (Codec, error) {
+		if err := sp.Done(); err != nil {
+			return nil, err
+		}
+		return &uuidScheme{version: v}, nil
+	}
+}
+
+func buildUUIDv4(_ context.Context, sp *Settings) (Scheme, error) {
+	if err := sp.Done(); err != nil {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv4(schemes.UUIDSettings{})
@@ -152,35 +177,57 @@ func (s *uuidScheme) Decode(id ID) (Parts, error) {
 	return p, nil
 }
 
-func buildSonyflake(_ context.Context, sp *spec) (Scheme, error) {
-	m, okM, err := sp.uint("machine", 1<<16-1)
+// sonyflakeSettings reads a sonyflake spec's machine (or node) and start.
+func sonyflakeSettings(sp *Settings) (schemes.SonyflakeSettings, error) {
+	m, okM, err := sp.Uint("machine", 1<<16-1)
 	if err != nil {
-		return nil, err
+		return schemes.SonyflakeSettings{}, err
 	}
-	n, okN, err := sp.uint("node", 1<<16-1)
+	n, okN, err := sp.Uint("node", 1<<16-1)
 	if err != nil {
-		return nil, err
+		return schemes.SonyflakeSettings{}, err
 	}
 	if okM && okN {
-		return nil, sp.errf("machine=%d and node=%d both given; node is another name for machine", m, n)
+		return schemes.SonyflakeSettings{}, sp.Errorf("machine=%d and node=%d both given; node is another name for machine", m, n)
 	}
 	if okN {
 		m = n
 	}
-	start, _, err := sp.instant("start")
+	start, _, err := sp.Time("start")
+	if err != nil {
+		return schemes.SonyflakeSettings{}, err
+	}
+	if err := sp.Done("machine", "node", "start"); err != nil {
+		return schemes.SonyflakeSettings{}, err
+	}
+	return schemes.SonyflakeSettings{Machine: uint16(m), StartTime: start}, nil
+}
+
+// codecSonyflake reads a sonyflake spec for NewCodec: the layout with its start as epoch.
+func codecSonyflake(sp *Settings) (Codec, error) {
+	set, err := sonyflakeSettings(sp)
 	if err != nil {
 		return nil, err
 	}
-	if err := sp.done("machine", "node", "start"); err != nil {
+	l, err := schemes.SonyflakeLayout(set.StartTime)
+	if err != nil {
+		return nil, sp.Wrapf(err, "sonyflake")
+	}
+	return layoutCodec{l}, nil
+}
+
+func buildSonyflake(_ context.Context, sp *Settings) (Scheme, error) {
+	set, err := sonyflakeSettings(sp)
+	if err != nil {
 		return nil, err
 	}
-	g, err := schemes.NewSonyflake(schemes.SonyflakeSettings{Machine: uint16(m), StartTime: start})
+	g, err := schemes.NewSonyflake(set)
 	if err != nil {
-		return nil, sp.wrapf(err, "sonyflake")
+		return nil, sp.Wrapf(err, "sonyflake")
 	}
-	name := fmt.Sprintf("sonyflake:machine=%d", m)
-	if !start.IsZero() {
-		name += ",start=" + start.UTC().Format(time.RFC3339Nano)
+	name := fmt.Sprintf("sonyflake:machine=%d", set.Machine)
+	if !set.StartTime.IsZero() {
+		name += ",start=" + set.StartTime.UTC().Format(time.RFC3339Nano)
 	}
 	return &sonyflakeScheme{layoutCodec: layoutCodec{g.Layout()}, g: g, name: name}, nil
 }

@@ -40,14 +40,22 @@ var (
 // use.
 //
 // A Scheme may also implement these optional interfaces, discovered by type assertion:
-// Batcher (reserve many IDs at once), Layouter (the 64-bit layout behind it) and io.Closer
-// (release what it holds, such as a node lease; call it when done).
+// Batcher (reserve many IDs at once), ContextScheme and ContextBatcher (waits that end with a
+// context), Layouter (the 64-bit layout behind it) and io.Closer (release what it holds, such
+// as a node lease; call it when done).
 type Scheme interface {
 	// Name returns the canonical spec of the scheme, which New accepts, e.g.
 	// "snowflake:layout=twitter,node=3". A node claimed from a lease shows as its number.
 	Name() string
 	// Next returns a new ID.
 	Next() (ID, error)
+	// Codec reads and takes apart the scheme's IDs.
+	Codec
+}
+
+// Codec reads the canonical text of one scheme's IDs and takes them apart. Every Scheme is a
+// Codec; NewCodec returns one without starting a generator, for tools that only decode.
+type Codec interface {
 	// Parse reads an ID in the scheme's canonical text form; errors wrap ErrSyntax or
 	// ErrScheme.
 	Parse(text string) (ID, error)
@@ -87,7 +95,7 @@ type Field struct {
 }
 
 // New returns the scheme a spec string describes: a name, optionally followed by a colon and
-// comma-separated key=value settings.
+// comma-separated key=value settings. Names and keys are matched without regard to case.
 //
 //	snowflake   layout=twitter|discord|instagram|sonyflake|mastodon|baidu (default twitter)
 //	            node=N | node=env:VAR | node=ip (low bits of the private IPv4 address)
@@ -105,10 +113,21 @@ type Field struct {
 //	uuidv7, uuidv4
 //	sonyflake   machine=N (0..65535, also node=N); start=RFC 3339 time or YYYY-MM-DD
 //
+// plus every name a package added with Register.
+//
+// Lease stores are registered by import, so that a program that does not use them does not
+// link their clients. A spec with node=URL or lease=URL needs, in the program:
+//
+//	import _ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // etcd://host:port/prefix
+//	import _ "github.com/idkit/idkit/schemes/nodeid/pglease"   // postgres://, postgresql://, pg://
+//
+// Without it New fails with an error wrapping ErrSpec and nodeid.ErrNoStoreDriver that names
+// the import to add. Every other setting needs nothing beyond this package.
+//
 // Errors wrap ErrSpec and name the bad part: unknown name, unknown or repeated key, bad value,
-// node out of range, or a layout whose bits do not fit in 64. Starting the generator can also
-// fail (a layout that ran out of time, such as baidu's); those errors wrap the generator's.
-// New never panics.
+// node out of range, or a layout whose bits do not fit in 64. Credentials in the spec are
+// redacted in every message. Starting the generator can also fail (a layout that ran out of
+// time, such as baidu's); those errors wrap the generator's. New never panics.
 func New(spec string) (Scheme, error) {
 	return NewContext(context.Background(), spec)
 }
@@ -120,9 +139,9 @@ func NewContext(ctx context.Context, spec string) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	build, ok := builder(sp.name)
-	if !ok {
-		return nil, sp.errf("unknown scheme %q (known: %s)", sp.name, knownSchemes())
+	e, err := sp.entry()
+	if err != nil {
+		return nil, err
 	}
-	return build(ctx, sp)
+	return e.build(ctx, sp)
 }

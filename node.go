@@ -12,13 +12,13 @@ import (
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
-	"github.com/idkit/idkit/schemes/nodeid/storeurl"
 )
 
 // nodeSourceKeys are the snowflake settings that node sources read besides "node":
 //
-//	lease=URL        a lease store (etcd://…, postgres://…, pg://…) that checks a fixed node
-//	                 number against every other process using it
+//	lease=URL        a lease store (etcd://…, postgres://…, pg://…, registered by importing its
+//	                 package) that checks a fixed node number against every other process
+//	                 using it
 //	lease_ttl=10s    how long a lease lasts without renewal (etcd rounds up to whole seconds,
 //	                 2 s at least)
 //	marks=lease|file:PATH|off
@@ -60,20 +60,21 @@ func (nb nodeBinding) release() error {
 //	                   nodeid.FromPrivateIPv4)
 //	node=etcd://host:port[,host:port]/prefix
 //	node=postgres://…?namespace=NAME (also postgresql://, pg://)
-//	                   the lowest free slot of a lease store, held while the scheme is open
+//	                   the lowest free slot of a lease store, held while the scheme is open;
+//	                   any scheme://… a package registered with nodeid.RegisterStore
 //
 // plus the keys in nodeSourceKeys. A fixed number with lease=URL claims exactly that slot and
 // fails when another process holds it.
-func bindNode(ctx context.Context, sp *spec, l layouts.Layout) (nodeBinding, error) {
-	v, hasNode := sp.take("node")
-	if hasNode && storeurl.Is(v) {
-		if sp.has("lease") {
-			return nodeBinding{}, sp.errf("node=%s and lease=%s both name a lease store; give one", v, sp.vals["lease"])
+func bindNode(ctx context.Context, sp *Settings, l layouts.Layout) (nodeBinding, error) {
+	v, hasNode := sp.Lookup("node")
+	if hasNode && nodeid.IsStoreURL(v) {
+		if sp.Has("lease") {
+			return nodeBinding{}, sp.Errorf("node=%s and lease=%s both name a lease store; give one", v, sp.vals["lease"])
 		}
 		return bindLease(ctx, sp, l, v, false, 0)
 	}
 	if !hasNode {
-		if url, ok := sp.take("lease"); ok {
+		if url, ok := sp.Lookup("lease"); ok {
 			// No node setting at all: any free slot will do.
 			return bindLease(ctx, sp, l, url, false, 0)
 		}
@@ -89,12 +90,12 @@ func bindNode(ctx context.Context, sp *spec, l layouts.Layout) (nodeBinding, err
 // bindFixedNode binds a node number fixed by the spec (node=N, env:VAR, ip, or the layout's
 // node fields by name): with lease=URL it claims exactly that slot, failing while another
 // process holds it; otherwise it only reads marks=file:PATH|off and mark_window.
-func bindFixedNode(ctx context.Context, sp *spec, l layouts.Layout, n uint64) (nodeBinding, error) {
-	if url, ok := sp.take("lease"); ok {
+func bindFixedNode(ctx context.Context, sp *Settings, l layouts.Layout, n uint64) (nodeBinding, error) {
+	if url, ok := sp.Lookup("lease"); ok {
 		return bindLease(ctx, sp, l, url, true, n)
 	}
-	if v, ok := sp.take("lease_ttl"); ok {
-		return nodeBinding{}, sp.errf("lease_ttl=%s without a lease store (node=etcd://… or lease=URL)", v)
+	if v, ok := sp.Lookup("lease_ttl"); ok {
+		return nodeBinding{}, sp.Errorf("lease_ttl=%s without a lease store (node=etcd://… or lease=URL)", v)
 	}
 	nb := nodeBinding{node: n}
 	if err := bindFileMarks(sp, &nb, fmt.Sprintf("node %d", n)); err != nil {
@@ -104,44 +105,47 @@ func bindFixedNode(ctx context.Context, sp *spec, l layouts.Layout, n uint64) (n
 }
 
 // staticNode reads node=N, node=env:VAR or node=ip.
-func staticNode(sp *spec, l layouts.Layout, v string) (uint64, error) {
+func staticNode(sp *Settings, l layouts.Layout, v string) (uint64, error) {
 	maxNode := l.Nodes() - 1
 	src := "node=" + v
 	switch {
 	case strings.HasPrefix(v, "env:"):
 		name := strings.TrimPrefix(v, "env:")
+		if name == "" {
+			return 0, sp.Errorf("%s names no environment variable (want node=env:NAME)", src)
+		}
 		ev, set := os.LookupEnv(name)
 		if !set || strings.TrimSpace(ev) == "" {
-			return 0, sp.errf("%s: environment variable %s is not set", src, name)
+			return 0, sp.Errorf("%s: environment variable %s is not set", src, name)
 		}
 		v = strings.TrimSpace(ev)
 		src += " (" + name + "=" + quote(v) + ")"
 	case v == "ip":
 		n, err := nodeid.FromPrivateIPv4(nil, l.Nodes())
 		if err != nil {
-			return 0, sp.wrapf(err, "%s", src)
+			return 0, sp.Wrapf(err, "%s", src)
 		}
 		return n, nil
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, sp.errf("%s: want a node number from 0 to %d, env:VAR, ip, or a lease store URL (etcd://…, postgres://…)", src, maxNode)
+		return 0, sp.Errorf("%s: want a node number from 0 to %d, env:VAR, ip, or a lease store URL (etcd://…, postgres://…)", src, maxNode)
 	}
 	if n > maxNode {
-		return 0, sp.errf("%s: layout %s has %d node bits, so nodes run from 0 to %d", src, l.Name, l.NodeBits(), maxNode)
+		return 0, sp.Errorf("%s: layout %s has %d node bits, so nodes run from 0 to %d", src, l.Name, l.NodeBits(), maxNode)
 	}
 	return n, nil
 }
 
 // bindLease claims a slot from the store at url: exactly node when exact, else the lowest
 // free one.
-func bindLease(ctx context.Context, sp *spec, l layouts.Layout, url string, exact bool, node uint64) (nodeBinding, error) {
-	ttl, err := sp.duration("lease_ttl")
+func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, exact bool, node uint64) (nodeBinding, error) {
+	ttl, err := sp.durationOrOff("lease_ttl")
 	if err != nil {
 		return nodeBinding{}, err
 	}
 	if ttl < 0 {
-		return nodeBinding{}, sp.errf("lease_ttl cannot be off")
+		return nodeBinding{}, sp.Errorf("lease_ttl cannot be off")
 	}
 	if ttl == 0 {
 		ttl = nodeid.DefaultTTL
@@ -151,19 +155,19 @@ func bindLease(ctx context.Context, sp *spec, l layouts.Layout, url string, exac
 		ctx, cancel = context.WithTimeout(ctx, defaultClaimTimeout)
 		defer cancel()
 	}
-	store, err := storeurl.Open(ctx, url)
+	store, err := nodeid.OpenStore(ctx, url)
 	if err != nil {
-		return nodeBinding{}, sp.wrapf(err, "lease store %s", url)
+		return nodeBinding{}, sp.Wrapf(err, "lease store %s", url)
 	}
 	lease, err := nodeid.Hold(ctx, store, nodeid.LeaseSettings{Nodes: l.Nodes(), TTL: ttl, Exact: exact, Node: node})
 	if err != nil {
 		if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
-			return nodeBinding{}, sp.wrapf(err, "claiming a node of layout %s", l.Name)
+			return nodeBinding{}, sp.Wrapf(err, "claiming a node of layout %s", l.Name)
 		}
-		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", url, err)
+		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(url), redactedError{err})
 	}
 	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close}
-	mv, ok := sp.take("marks")
+	mv, ok := sp.Lookup("marks")
 	if !ok || mv == "lease" {
 		// The generator's default window (50 ms) stays within the default drift policy's
 		// continue bound, so a process that claims a slot another one just released
@@ -172,7 +176,7 @@ func bindLease(ctx context.Context, sp *spec, l layouts.Layout, url string, exac
 	} else {
 		if strings.HasPrefix(mv, "file:") && !exact && !strings.Contains(mv, "{node}") {
 			nb.release()
-			return nodeBinding{}, sp.errf("marks=%s: the node comes from a lease and may differ between runs, so the path needs {node}", mv)
+			return nodeBinding{}, sp.Errorf("marks=%s: the node comes from a lease and may differ between runs, so the path needs {node}", mv)
 		}
 		if nb.marks, err = fileMarks(sp, mv, nb.node, "lease="+url); err != nil {
 			nb.release()
@@ -187,8 +191,8 @@ func bindLease(ctx context.Context, sp *spec, l layouts.Layout, url string, exac
 }
 
 // bindFileMarks reads marks=file:PATH|off and mark_window for a node without a lease.
-func bindFileMarks(sp *spec, nb *nodeBinding, src string) error {
-	if mv, ok := sp.take("marks"); ok {
+func bindFileMarks(sp *Settings, nb *nodeBinding, src string) error {
+	if mv, ok := sp.Lookup("marks"); ok {
 		var err error
 		if nb.marks, err = fileMarks(sp, mv, nb.node, src); err != nil {
 			return err
@@ -198,41 +202,41 @@ func bindFileMarks(sp *spec, nb *nodeBinding, src string) error {
 }
 
 // fileMarks reads a marks value other than the lease store's: file:PATH or off.
-func fileMarks(sp *spec, mv string, node uint64, src string) (schemes.MarkStore, error) {
+func fileMarks(sp *Settings, mv string, node uint64, src string) (schemes.MarkStore, error) {
 	switch {
 	case mv == "off":
 		return nil, nil
 	case strings.HasPrefix(mv, "file:") && len(mv) > len("file:"):
 		return nodeid.NewFileMarks(strings.TrimPrefix(mv, "file:"), node), nil
 	case mv == "lease":
-		return nil, sp.errf("marks=lease without a lease store (%s); use marks=file:PATH or add lease=URL", src)
+		return nil, sp.Errorf("marks=lease without a lease store (%s); use marks=file:PATH or add lease=URL", src)
 	}
-	return nil, sp.errf("marks=%s: want lease, file:PATH or off", mv)
+	return nil, sp.Errorf("marks=%s: want lease, file:PATH or off", mv)
 }
 
 // applyMarkWindow reads mark_window into nb.
-func applyMarkWindow(sp *spec, nb *nodeBinding) error {
+func applyMarkWindow(sp *Settings, nb *nodeBinding) error {
 	w, err := markWindow(sp)
 	if err != nil || w == 0 {
 		return err
 	}
 	if nb.marks == nil {
-		return sp.errf("mark_window=%v without marks (marks=file:PATH, or a lease store)", w)
+		return sp.Errorf("mark_window=%v without marks (marks=file:PATH, or a lease store)", w)
 	}
 	nb.markWindow = w
 	return nil
 }
 
-func markWindow(sp *spec) (time.Duration, error) {
-	if !sp.has("mark_window") {
+func markWindow(sp *Settings) (time.Duration, error) {
+	if !sp.Has("mark_window") {
 		return 0, nil
 	}
-	w, err := sp.duration("mark_window")
+	w, err := sp.durationOrOff("mark_window")
 	if err != nil {
 		return 0, err
 	}
 	if w < 0 {
-		return 0, sp.errf("mark_window cannot be off; use marks=off")
+		return 0, sp.Errorf("mark_window cannot be off; use marks=off")
 	}
 	return w, nil
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
+	_ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // etcd:// for node= and lease=
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease/etcdtest"
+	_ "github.com/idkit/idkit/schemes/nodeid/pglease" // postgres:// for node= and lease=
 	"github.com/jackc/pgx/v5"
 )
 

@@ -22,19 +22,19 @@ type Layouter interface {
 var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "lookahead", "drift_wait", "drift_continue"}
 
 // specLayout builds the layout a snowflake or custom spec describes.
-func (sp *spec) layout() (layouts.Layout, error) {
+func (sp *Settings) layout() (layouts.Layout, error) {
 	l := layouts.Twitter.Clone()
-	if v, ok := sp.take("layout"); ok {
+	if v, ok := sp.Lookup("layout"); ok {
 		p, err := layouts.Preset(v)
 		if err != nil {
-			return l, sp.wrapf(err, "layout=%s", v)
+			return l, sp.Wrapf(err, "layout=%s", v)
 		}
 		l = p
 	}
 	custom := false
-	if v, ok := sp.take("fields"); ok {
-		if sp.has("layout") {
-			return l, sp.errf("fields=%s and layout=%s both given; fields describes the whole layout", v, sp.vals["layout"])
+	if v, ok := sp.Lookup("fields"); ok {
+		if sp.Has("layout") {
+			return l, sp.Errorf("fields=%s and layout=%s both given; fields describes the whole layout", v, sp.vals["layout"])
 		}
 		fs, err := sp.parseFields(v)
 		if err != nil {
@@ -46,7 +46,7 @@ func (sp *spec) layout() (layouts.Layout, error) {
 		key  string
 		kind layouts.Kind
 	}{{"time_bits", layouts.KindTime}, {"node_bits", layouts.KindNode}, {"seq_bits", layouts.KindSeq}} {
-		n, ok, err := sp.uint(w.key, 64)
+		n, ok, err := sp.Uint(w.key, 64)
 		if err != nil {
 			return l, err
 		}
@@ -55,14 +55,14 @@ func (sp *spec) layout() (layouts.Layout, error) {
 			custom = true
 		}
 	}
-	if v, ok := sp.take("unit"); ok {
+	if v, ok := sp.Lookup("unit"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return l, sp.errf("unit=%s: want a positive duration such as 1ms, 10ms or 1s", v)
+			return l, sp.Errorf("unit=%s: want a positive duration such as 1ms, 10ms or 1s", v)
 		}
 		l.Unit, custom = d, true
 	}
-	if t, ok, err := sp.instant("epoch"); err != nil {
+	if t, ok, err := sp.Time("epoch"); err != nil {
 		return l, err
 	} else if ok {
 		l.Epoch, custom = t, true
@@ -71,23 +71,23 @@ func (sp *spec) layout() (layouts.Layout, error) {
 		l.Name += "-custom"
 	}
 	if err := l.Validate(); err != nil {
-		return l, sp.wrapf(err, "layout %s (%s)", l.Name, l.Bits())
+		return l, sp.Wrapf(err, "layout %s (%s)", l.Name, l.Bits())
 	}
 	return l, nil
 }
 
 // parseFields reads "time:41/datacenter:5/worker:5/seq:12".
-func (sp *spec) parseFields(v string) ([]layouts.Field, error) {
+func (sp *Settings) parseFields(v string) ([]layouts.Field, error) {
 	var fs []layouts.Field
 	for _, part := range strings.Split(v, "/") {
 		name, width, ok := strings.Cut(part, ":")
 		n, err := strconv.ParseUint(width, 10, 8)
 		if !ok || err != nil || n == 0 || n > 64 || !isWord(name) {
-			return nil, sp.errf("fields: %s: want name:bits with bits from 1 to 64, e.g. time:41/worker:10/seq:12", quote(part))
+			return nil, sp.Errorf("fields: %s: want name:bits with bits from 1 to 64, e.g. time:41/worker:10/seq:12", quote(part))
 		}
 		name = strings.ToLower(name)
 		if slices.Contains(snowflakeKeys, name) || slices.Contains(nodeSourceKeys, name) {
-			return nil, sp.errf("fields: %s cannot name a field (it is a setting)", quote(name))
+			return nil, sp.Errorf("fields: %s cannot name a field (it is a setting)", quote(name))
 		}
 		switch name {
 		case "time":
@@ -132,31 +132,29 @@ func setWidth(fs []layouts.Field, k layouts.Kind, n uint) []layouts.Field {
 	return out
 }
 
-func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
+func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 	l, err := sp.layout()
 	if err != nil {
 		return nil, err
 	}
-	look, _, err := sp.uint("lookahead", 1<<20)
+	look, _, err := sp.Uint("lookahead", 1<<20)
 	if err != nil {
 		return nil, err
 	}
 	var drift schemes.DriftPolicy
-	if drift.MaxWait, err = sp.duration("drift_wait"); err != nil {
+	if drift.MaxWait, err = sp.durationOrOff("drift_wait"); err != nil {
 		return nil, err
 	}
-	if drift.MaxContinue, err = sp.duration("drift_continue"); err != nil {
+	if drift.MaxContinue, err = sp.durationOrOff("drift_continue"); err != nil {
 		return nil, err
 	}
 	// Node sub-fields by name (datacenter=, worker=, …), or one node setting.
 	subs := map[string]uint64{}
-	var subNames []string
 	for _, f := range l.NodeFields() {
 		if f.Name == "node" {
 			continue
 		}
-		subNames = append(subNames, f.Name)
-		v, ok, err := sp.uint(f.Name, 1<<f.Bits-1)
+		v, ok, err := sp.Uint(f.Name, 1<<f.Bits-1)
 		if err != nil {
 			return nil, err
 		}
@@ -166,12 +164,12 @@ func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
 	}
 	var nb nodeBinding
 	if len(subs) > 0 {
-		if sp.has("node") {
-			return nil, sp.errf("node=%s and %s both given; set the node either whole or by its fields", sp.vals["node"], strings.Join(sortedKeys(subs), ", "))
+		if sp.Has("node") {
+			return nil, sp.Errorf("node=%s and %s both given; set the node either whole or by its fields", sp.vals["node"], strings.Join(sortedKeys(subs), ", "))
 		}
 		node, err := l.NodeOf(subs)
 		if err != nil {
-			return nil, sp.wrapf(err, "node fields")
+			return nil, sp.Wrapf(err, "node fields")
 		}
 		if nb, err = bindFixedNode(ctx, sp, l, node); err != nil {
 			return nil, err
@@ -179,9 +177,7 @@ func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
 	} else if nb, err = bindNode(ctx, sp, l); err != nil {
 		return nil, err
 	}
-	allowed := append(append(append([]string{}, snowflakeKeys...), "node"), subNames...)
-	allowed = append(allowed, nodeSourceKeys...)
-	if err := sp.done(allowed...); err != nil {
+	if err := sp.Done(snowflakeAllowed(l)...); err != nil {
 		nb.release()
 		return nil, err
 	}
@@ -198,11 +194,39 @@ func buildSnowflake(ctx context.Context, sp *spec) (Scheme, error) {
 	if err != nil {
 		nb.release()
 		if errors.Is(err, schemes.ErrSettings) {
-			return nil, sp.wrapf(err, "snowflake")
+			return nil, sp.Wrapf(err, "snowflake")
 		}
-		return nil, fmt.Errorf("idkit: starting %s: %w", sp.raw, err)
+		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
 	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), closer: nb.release}, nil
+}
+
+// snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
+func snowflakeAllowed(l layouts.Layout) []string {
+	allowed := append(append([]string{}, snowflakeKeys...), "node")
+	for _, f := range l.NodeFields() {
+		if f.Name != "node" {
+			allowed = append(allowed, f.Name)
+		}
+	}
+	return append(allowed, nodeSourceKeys...)
+}
+
+// codecSnowflake reads only the layout of a snowflake spec. The node settings are taken
+// without being resolved: decoding needs no node, and resolving one may claim a lease.
+func codecSnowflake(sp *Settings) (Codec, error) {
+	l, err := sp.layout()
+	if err != nil {
+		return nil, err
+	}
+	allowed := snowflakeAllowed(l)
+	for _, k := range allowed {
+		sp.Lookup(k)
+	}
+	if err := sp.Done(allowed...); err != nil {
+		return nil, err
+	}
+	return layoutCodec{l}, nil
 }
 
 // snowflakeName is the canonical spec of a snowflake scheme.

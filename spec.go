@@ -1,7 +1,6 @@
 package idkit
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -10,8 +9,16 @@ import (
 	"time"
 )
 
-// spec is a parsed spec string: a scheme name and its settings in the order given.
-type spec struct {
+// Settings is a parsed spec string, "name:key=value,key=value", as a scheme's BuildFunc or
+// CodecFunc receives it: the scheme name in lower case and the settings in the order given,
+// keys in lower case, values as written (blanks around them trimmed).
+//
+// A build function reads each setting it knows with Lookup or one of the typed readers (Uint,
+// Bool, Duration, Time), which mark it used, and calls Done last, which fails on any setting
+// nobody used. Errors from the readers and from Errorf wrap ErrSpec and quote the spec with
+// credentials redacted, so every scheme reports a bad key or value in the same words. A
+// Settings is not safe for concurrent use.
+type Settings struct {
 	raw  string
 	name string
 	keys []string
@@ -19,60 +26,56 @@ type spec struct {
 	used map[string]bool
 }
 
-func knownSchemes() string { return "snowflake, ulid, uuidv7, uuidv4, sonyflake" }
+// ParseSpec parses a spec string the way New does, without building anything: tools use it
+// to read a spec's scheme name and keys (for instance to add a node setting) with the same
+// rules New applies. Errors wrap ErrSpec and name the bad part. The scheme name need not be
+// registered.
+func ParseSpec(spec string) (*Settings, error) { return parseSpec(spec) }
 
-// builder returns the constructor for a scheme name.
-func builder(name string) (func(context.Context, *spec) (Scheme, error), bool) {
-	switch name {
-	case "snowflake":
-		return buildSnowflake, true
-	case "ulid":
-		return buildULID, true
-	case "uuidv7":
-		return buildUUIDv7, true
-	case "uuidv4":
-		return buildUUIDv4, true
-	case "sonyflake":
-		return buildSonyflake, true
-	}
-	return nil, false
-}
+// Scheme returns the scheme name, in lower case.
+func (sp *Settings) Scheme() string { return sp.name }
+
+// Keys returns the setting keys in the order given, in lower case.
+func (sp *Settings) Keys() []string { return slices.Clone(sp.keys) }
+
+// String returns the spec as written, with credentials in it redacted.
+func (sp *Settings) String() string { return Redact(sp.raw) }
 
 // parseSpec splits "name:key=value,key=value". Blanks around names, keys and values are
 // ignored; everything else must be well formed.
-func parseSpec(s string) (*spec, error) {
-	sp := &spec{raw: s, vals: map[string]string{}, used: map[string]bool{}}
+func parseSpec(s string) (*Settings, error) {
+	sp := &Settings{raw: s, vals: map[string]string{}, used: map[string]bool{}}
 	name, rest, hasRest := strings.Cut(s, ":")
 	sp.name = strings.ToLower(strings.TrimSpace(name))
 	if sp.name == "" {
-		return nil, sp.errf("no scheme name (want one of %s)", knownSchemes())
+		return nil, sp.Errorf("no scheme name (want one of %s)", strings.Join(Schemes(), ", "))
 	}
 	if !isWord(sp.name) {
-		return nil, sp.errf("scheme name %s may hold only letters, digits and '_'", quote(sp.name))
+		return nil, sp.Errorf("scheme name %s may hold only letters, digits and '_'", quote(sp.name))
 	}
 	if !hasRest {
 		return sp, nil
 	}
 	if strings.TrimSpace(rest) == "" {
-		return nil, sp.errf("nothing after ':' (want key=value settings, or drop the colon)")
+		return nil, sp.Errorf("nothing after ':' (want key=value settings, or drop the colon)")
 	}
 	for i, item := range strings.Split(rest, ",") {
 		k, v, ok := strings.Cut(item, "=")
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
 		switch {
 		case strings.TrimSpace(item) == "":
-			return nil, sp.errf("setting %d is empty", i+1)
+			return nil, sp.Errorf("setting %d is empty", i+1)
 		case !ok:
-			return nil, sp.errf("setting %s has no '=' (want key=value)", quote(strings.TrimSpace(item)))
+			return nil, sp.Errorf("setting %s has no '=' (want key=value)", quote(Redact(strings.TrimSpace(item))))
 		case k == "":
-			return nil, sp.errf("setting %s has no key", quote(strings.TrimSpace(item)))
+			return nil, sp.Errorf("setting %s has no key", quote(Redact(strings.TrimSpace(item))))
 		case !isWord(k):
-			return nil, sp.errf("key %s may hold only letters, digits and '_'", quote(k))
+			return nil, sp.Errorf("key %s may hold only letters, digits and '_'", quote(k))
 		case v == "":
-			return nil, sp.errf("%s has no value", k)
+			return nil, sp.Errorf("%s has no value", k)
 		}
 		if _, dup := sp.vals[k]; dup {
-			return nil, sp.errf("%s is given twice", k)
+			return nil, sp.Errorf("%s is given twice", k)
 		}
 		sp.keys = append(sp.keys, k)
 		sp.vals[k] = v
@@ -89,18 +92,25 @@ func isWord(s string) bool {
 	return s != ""
 }
 
-// errf returns an error wrapping ErrSpec that quotes the spec.
-func (sp *spec) errf(format string, args ...any) error {
-	return fmt.Errorf("%w %s: %s", ErrSpec, quote(sp.raw), fmt.Sprintf(format, args...))
+// Errorf returns an error wrapping ErrSpec that quotes the spec (credentials redacted) and
+// then the message: `idkit: bad spec "snowflake:worker=40": worker=40: want …`.
+func (sp *Settings) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%w %s: %s", ErrSpec, quote(Redact(sp.raw)), Redact(fmt.Sprintf(format, args...)))
 }
 
-// wrapf is errf for an underlying error, which stays matchable with errors.Is.
-func (sp *spec) wrapf(err error, format string, args ...any) error {
-	return fmt.Errorf("%w %s: %s: %w", ErrSpec, quote(sp.raw), fmt.Sprintf(format, args...), err)
+// Wrapf is Errorf for an underlying error, which stays matchable with errors.Is.
+func (sp *Settings) Wrapf(err error, format string, args ...any) error {
+	return fmt.Errorf("%w %s: %s: %w", ErrSpec, quote(Redact(sp.raw)), Redact(fmt.Sprintf(format, args...)), redactedError{err})
 }
 
-// take returns a setting's value and marks it used.
-func (sp *spec) take(key string) (string, bool) {
+// redactedError shows an error's text with credentials redacted, and unwraps to it.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return Redact(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
+
+// Lookup returns a setting's value and marks it used.
+func (sp *Settings) Lookup(key string) (string, bool) {
 	v, ok := sp.vals[key]
 	if ok {
 		sp.used[key] = true
@@ -108,68 +118,86 @@ func (sp *spec) take(key string) (string, bool) {
 	return v, ok
 }
 
-// has reports whether a setting is present, without using it.
-func (sp *spec) has(key string) bool { _, ok := sp.vals[key]; return ok }
+// Has reports whether a setting is present, without marking it used.
+func (sp *Settings) Has(key string) bool { _, ok := sp.vals[key]; return ok }
 
-// done fails on the first setting nobody used, listing the ones that would have been.
-func (sp *spec) done(allowed ...string) error {
+// Done fails on the first setting nobody used, listing the known keys of the scheme.
+func (sp *Settings) Done(known ...string) error {
 	for _, k := range sp.keys {
 		if !sp.used[k] {
-			if len(allowed) == 0 {
-				return sp.errf("unknown key %s: scheme %s takes no settings", quote(k), sp.name)
+			if len(known) == 0 {
+				return sp.Errorf("unknown key %s: scheme %s takes no settings", quote(k), sp.name)
 			}
-			return sp.errf("unknown key %s for %s (known: %s)", quote(k), sp.name, strings.Join(allowed, ", "))
+			return sp.Errorf("unknown key %s for %s (known: %s)", quote(k), sp.name, strings.Join(known, ", "))
 		}
 	}
 	return nil
 }
 
-// uint reads an unsigned setting no larger than maxV.
-func (sp *spec) uint(key string, maxV uint64) (uint64, bool, error) {
-	v, ok := sp.take(key)
+// Uint reads an unsigned setting no larger than maxV; ok reports whether it was given.
+func (sp *Settings) Uint(key string, maxV uint64) (n uint64, ok bool, err error) {
+	v, ok := sp.Lookup(key)
 	if !ok {
 		return 0, false, nil
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
+	n, err = strconv.ParseUint(v, 10, 64)
 	if err != nil || n > maxV {
-		return 0, true, sp.errf("%s=%s: want a whole number from 0 to %d", key, v, maxV)
+		return 0, true, sp.Errorf("%s=%s: want a whole number from 0 to %d", key, v, maxV)
 	}
 	return n, true, nil
 }
 
-// bool reads a true/false setting.
-func (sp *spec) bool(key string, def bool) (bool, error) {
-	v, ok := sp.take(key)
+// Bool reads a true/false setting (as strconv.ParseBool does); def when it is absent.
+func (sp *Settings) Bool(key string, def bool) (bool, error) {
+	v, ok := sp.Lookup(key)
 	if !ok {
 		return def, nil
 	}
-	b, err := strconv.ParseBool(v)
+	b, err := strconv.ParseBool(strings.ToLower(v))
 	if err != nil {
-		return def, sp.errf("%s=%s: want true or false", key, v)
+		return def, sp.Errorf("%s=%s: want true or false", key, v)
 	}
 	return b, nil
 }
 
-// duration reads a Go duration; "off" (and "0" when offIsZero) give -1, which the drift
-// policy reads as "switched off".
-func (sp *spec) duration(key string) (time.Duration, error) {
-	v, ok := sp.take(key)
+// Duration reads a positive Go duration such as 10s or 250ms; ok reports whether it was given.
+func (sp *Settings) Duration(key string) (d time.Duration, ok bool, err error) {
+	v, ok := sp.Lookup(key)
+	if !ok {
+		return 0, false, nil
+	}
+	d, err = time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, true, sp.Errorf("%s=%s: want a positive duration such as 10s or 250ms", key, v)
+	}
+	return d, true, nil
+}
+
+// durationOrOff reads a duration that may be switched off: absent gives 0 (the default),
+// "off" (any case) or any zero duration ("0", "0s") gives -1, which the drift policy reads as
+// "switched off".
+func (sp *Settings) durationOrOff(key string) (time.Duration, error) {
+	v, ok := sp.Lookup(key)
 	if !ok {
 		return 0, nil
 	}
-	if v == "off" || v == "0" {
+	if strings.EqualFold(v, "off") || v == "0" {
 		return -1, nil
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, sp.errf("%s=%s: want a positive duration such as 5ms, or off", key, v)
+	switch {
+	case err == nil && d == 0:
+		return -1, nil
+	case err != nil || d < 0:
+		return 0, sp.Errorf("%s=%s: want a positive duration such as 5ms, or off (also 0)", key, v)
 	}
 	return d, nil
 }
 
-// instant reads an RFC 3339 time, a YYYY-MM-DD date (UTC midnight) or Unix milliseconds.
-func (sp *spec) instant(key string) (time.Time, bool, error) {
-	v, ok := sp.take(key)
+// Time reads an instant: an RFC 3339 time, a YYYY-MM-DD date (UTC midnight) or Unix
+// milliseconds; ok reports whether it was given.
+func (sp *Settings) Time(key string) (t time.Time, ok bool, err error) {
+	v, ok := sp.Lookup(key)
 	if !ok {
 		return time.Time{}, false, nil
 	}
@@ -182,7 +210,7 @@ func (sp *spec) instant(key string) (time.Time, bool, error) {
 	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 && ms <= math.MaxInt64/int64(time.Millisecond) {
 		return time.UnixMilli(ms).UTC(), true, nil
 	}
-	return time.Time{}, true, sp.errf("%s=%s: want an RFC 3339 time (2015-01-01T00:00:00Z), a date (2015-01-01) or Unix milliseconds", key, v)
+	return time.Time{}, true, sp.Errorf("%s=%s: want an RFC 3339 time (2015-01-01T00:00:00Z), a date (2015-01-01) or Unix milliseconds", key, v)
 }
 
 // sortedKeys returns the keys of m in order, for messages.

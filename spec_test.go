@@ -21,7 +21,7 @@ var specErrors = []struct {
 	{"", idkit.ErrSpec, []string{"no scheme name"}},
 	{"   ", idkit.ErrSpec, []string{"no scheme name"}},
 	{":layout=twitter", idkit.ErrSpec, []string{"no scheme name"}},
-	{"snowflak", idkit.ErrSpec, []string{`unknown scheme "snowflak"`, "snowflake, ulid"}},
+	{"snowflak", idkit.ErrSpec, []string{`unknown scheme "snowflak"`, "snowflake, sonyflake, ulid, uuidv4, uuidv7"}},
 	{"snow flake", idkit.ErrSpec, []string{`"snow flake"`}},
 	{"uuid-v7", idkit.ErrSpec, []string{`"uuid-v7"`}},
 	{"ulid:", idkit.ErrSpec, []string{"nothing after ':'"}},

@@ -394,3 +394,21 @@ func TestOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesAnyCase runs --nodes with scheme and row names in other cases: every generator must
+// get its own node, as with lower-case names (before the fix, SNOWFLAKE ran every node as
+// node 0 and failed with a UNIQUE violation).
+func TestNodesAnyCase(t *testing.T) {
+	cfg := small(dbbench.EngineSQLite, "SNOWFLAKE", "SonyFlake:start=2024-01-01", "BIGSERIAL")
+	cfg.Nodes = 4
+	cfg.Rows = 20000
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Rows != int64(cfg.Rows) {
+			t.Errorf("row %s: %d rows, want %d", r.Scheme, r.Rows, cfg.Rows)
+		}
+	}
+}

@@ -53,6 +53,13 @@ func TestNodeSpec(t *testing.T) {
 		{"sonyflake", 1, 2, "sonyflake:machine=1", false},
 		{"ulid", 1, 2, "ulid", false},
 		{"snowflake:node=1", 1, 2, "", true},
+		// Names and keys in any case, as idkit.New reads them.
+		{"SNOWFLAKE", 2, 4, "SNOWFLAKE:node=2", false},
+		{"SonyFlake", 1, 2, "SonyFlake:machine=1", false},
+		{"snowflake:Layout=discord", 3, 4, "snowflake:Layout=discord,node=3", false},
+		{"snowflake:WORKER=1", 1, 2, "", true},
+		{"snowflake:lease=etcd://127.0.0.1:1/x", 1, 2, "", true},
+		{"snowflake:", 1, 2, "", true},
 	}
 	for _, tt := range tests {
 		got, err := nodeSpec(tt.spec, tt.i, tt.k)

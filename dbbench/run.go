@@ -203,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 // compared with: the first Snowflake row, else the first bigint row, or -1.
 func baselineRow(rows []row) int {
 	for i, r := range rows {
-		if r.col == colBigint && strings.HasPrefix(r.spec, "snowflake") {
+		if r.col == colBigint && strings.HasPrefix(r.canon, "snowflake:") {
 			return i
 		}
 	}
@@ -394,7 +394,7 @@ func notes(rep *Report, rows []row) []string {
 		out = append(out, "The checkpoints profile sets a small max_wal_size and a short checkpoint_timeout only on pg-local; this run used the server's own settings.")
 	}
 	for _, r := range rows {
-		if strings.HasPrefix(r.spec, "sonyflake") {
+		if strings.HasPrefix(r.canon, "sonyflake:") {
 			out = append(out, "Sonyflake issues at most 256 IDs per 10 ms per machine (25,600 IDs/s): its insert throughput is capped by the generator, not the database. Use --nodes to add machines.")
 			break
 		}

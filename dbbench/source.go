@@ -43,6 +43,11 @@ type value struct {
 // resolveRow works out a row's column type by making one generator and one
 // ID.
 func resolveRow(label string) (row, error) {
+	// Row names are matched without regard to case, as idkit.New matches scheme names.
+	switch l := strings.ToLower(label); l {
+	case RowBigserial, RowULIDText, RowULIDTextICU:
+		label = l
+	}
 	switch label {
 	case RowBigserial:
 		return row{label: label, col: colIdentity}, nil
@@ -89,12 +94,17 @@ func closeScheme(s idkit.Scheme) {
 // specs get a distinct node (sonyflake: machine) number; other schemes are
 // independent generators of the same spec.
 func nodeSpec(spec string, i, k int) (string, error) {
-	if k == 1 {
+	if k == 1 || spec == "" { // "": a row whose keys the database makes
 		return spec, nil
 	}
-	name, params, _ := strings.Cut(spec, ":")
+	// Read the spec as idkit.New does (names and keys in any case), so that SNOWFLAKE and
+	// snowflake get the same node numbers.
+	sp, err := idkit.ParseSpec(spec)
+	if err != nil {
+		return "", fmt.Errorf("dbbench: %w", err)
+	}
 	var key string
-	switch name {
+	switch sp.Scheme() {
 	case "snowflake":
 		key = "node"
 	case "sonyflake":
@@ -102,18 +112,17 @@ func nodeSpec(spec string, i, k int) (string, error) {
 	default:
 		return spec, nil
 	}
-	for _, kv := range strings.Split(params, ",") {
-		field, _, _ := strings.Cut(kv, "=")
-		switch strings.TrimSpace(field) {
-		case "node", "machine", "worker", "datacenter", "process", "shard":
-			return "", fmt.Errorf("dbbench: scheme %q sets a node field (%s), which conflicts with --nodes %d", spec, field, k)
+	for _, field := range sp.Keys() {
+		switch field {
+		case "node", "machine", "worker", "datacenter", "process", "shard", "lease":
+			return "", fmt.Errorf("dbbench: scheme %q sets a node field (%s), which conflicts with --nodes %d", sp, field, k)
 		}
 	}
 	sep := ":"
-	if params != "" {
+	if len(sp.Keys()) > 0 {
 		sep = ","
 	}
-	return spec + sep + key + "=" + strconv.Itoa(i), nil
+	return strings.TrimSpace(spec) + sep + key + "=" + strconv.Itoa(i), nil
 }
 
 // source generates the keys of one load: nodes generators whose IDs are

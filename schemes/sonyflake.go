@@ -33,18 +33,12 @@ type Sonyflake struct {
 // waits until the 10 ms tick it started in is over: the library itself would reuse that
 // tick's sequence numbers after a crash and fast restart with the same machine ID.
 func NewSonyflake(s SonyflakeSettings) (*Sonyflake, error) {
-	l := layouts.Sonyflake.Clone()
-	if !s.StartTime.IsZero() {
-		if s.StartTime.After(time.Now()) {
-			return nil, fmt.Errorf("%w: sonyflake start time %s is in the future", ErrSettings, s.StartTime.UTC().Format(time.RFC3339))
-		}
-		// The library counts 10 ms units from StartTime.UnixNano()/1e7, dropping the rest;
-		// the layout must start at that same instant or every decoded time is off by it.
-		ns := s.StartTime.UnixNano()
-		if !time.Unix(0, ns).Equal(s.StartTime) {
-			return nil, fmt.Errorf("%w: sonyflake start time %s is outside the library's range (Unix nanoseconds in an int64)", ErrSettings, s.StartTime.UTC().Format(time.RFC3339))
-		}
-		l.Epoch = time.Unix(0, ns/1e7*1e7).UTC()
+	if s.StartTime.After(time.Now()) {
+		return nil, fmt.Errorf("%w: sonyflake start time %s is in the future", ErrSettings, s.StartTime.UTC().Format(time.RFC3339))
+	}
+	l, err := SonyflakeLayout(s.StartTime)
+	if err != nil {
+		return nil, err
 	}
 	machine := s.Machine
 	sf, err := sonyflake.New(sonyflake.Settings{
@@ -57,6 +51,24 @@ func NewSonyflake(s SonyflakeSettings) (*Sonyflake, error) {
 	now := time.Now()
 	time.Sleep(l.TickTime(l.Tick(now) + 1).Sub(now))
 	return &Sonyflake{sf: sf, layout: l}, nil
+}
+
+// SonyflakeLayout returns the layout of the IDs the adapter makes with start time start (zero:
+// Sonyflake's default epoch), for decoding them without a generator. Errors wrap ErrSettings
+// (a start time outside the library's range); a start time in the future is not an error here.
+func SonyflakeLayout(start time.Time) (layouts.Layout, error) {
+	l := layouts.Sonyflake.Clone()
+	if start.IsZero() {
+		return l, nil
+	}
+	// The library counts 10 ms units from StartTime.UnixNano()/1e7, dropping the rest; the
+	// layout must start at that same instant or every decoded time is off by it.
+	ns := start.UnixNano()
+	if !time.Unix(0, ns).Equal(start) {
+		return l, fmt.Errorf("%w: sonyflake start time %s is outside the library's range (Unix nanoseconds in an int64)", ErrSettings, start.UTC().Format(time.RFC3339))
+	}
+	l.Epoch = time.Unix(0, ns/1e7*1e7).UTC()
+	return l, nil
 }
 
 // Next returns a new Sonyflake ID; it fails with the library's ErrOverTimeLimit (wrapped in

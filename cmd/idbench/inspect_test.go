@@ -182,3 +182,32 @@ func FuzzInspect(f *testing.F) {
 		}
 	})
 }
+
+// TestInspectWithoutGenerator decodes IDs of specs whose generator cannot start here (a layout
+// that ran out of time, an epoch in the future) or whose node source would need the
+// environment or a store: inspect needs the layout only, and must not reach out to anything.
+func TestInspectWithoutGenerator(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec, id, want string
+	}{
+		{"snowflake:layout=baidu", "180363646902239241", "2016-07-19T18:07:53.000Z"},
+		{"snowflake:epoch=2999-01-01", "4194305", "2999-01-01T00:00:00.001Z"},
+		{"snowflake:node=env:IDKIT_NO_SUCH_VARIABLE", "4194305", "2010-11-04T01:42:54.658Z"},
+		{"snowflake:node=etcd://127.0.0.1:1/never/dialled", "4194305", "2010-11-04T01:42:54.658Z"},
+		{"snowflake:node=3,lease=pg://u:hunter2@127.0.0.1:1/db", "4194305", "2010-11-04T01:42:54.658Z"},
+	} {
+		start := time.Now()
+		r := idbench(t, "", "inspect", "--scheme", c.spec, c.id)
+		if r.code != 0 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("inspect --scheme %s %s: exit %d, stdout %q, stderr %q; want %s", c.spec, c.id, r.code, r.stdout, r.stderr, c.want)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("inspect --scheme %s took %v: it waited for something", c.spec, d)
+		}
+	}
+	r := idbench(t, "", "inspect", "--scheme", "snowflake:node=3,lease=pg://u:hunter2@127.0.0.1:1/db", "x")
+	if r.code != 1 || strings.Contains(r.stderr, "hunter2") {
+		t.Errorf("inspect of a bad ID: exit %d, stderr %q; want 1 and no password", r.code, r.stderr)
+	}
+}

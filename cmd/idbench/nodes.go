@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/idkit/idkit/schemes/nodeid"
-	"github.com/idkit/idkit/schemes/nodeid/storeurl"
 )
 
 const nodesHelp = `Usage: idbench nodes --store URL [--all] [--json]
@@ -59,12 +60,15 @@ func runNodes(ctx context.Context, stdout, _ io.Writer, args []string) error {
 	if *store == "" {
 		return usagef("nodes", "nodes: --store URL is required")
 	}
-	if !storeurl.Is(*store) {
-		return usagef("nodes", "nodes: --store %q: want etcd://…, postgres://…, postgresql://… or pg://…", *store)
+	if !nodeid.IsStoreURL(*store) {
+		return usagef("nodes", "nodes: --store: want a lease store URL, scheme://… (registered: %s)", strings.Join(nodeid.StoreSchemes(), ", "))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := storeurl.Open(ctx, *store)
+	s, err := nodeid.OpenStore(ctx, *store)
+	if errors.Is(err, nodeid.ErrNoStoreDriver) {
+		return usagef("nodes", "nodes: --store: %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
@@ -104,7 +108,7 @@ func runNodes(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		}
 		return nil
 	}
-	if _, err := fmt.Fprintf(stdout, "%s: %d slots held, %d known\n", storeurl.Describe(*store), held, len(slots)); err != nil {
+	if _, err := fmt.Fprintf(stdout, "%s: %d slots held, %d known\n", nodeid.DescribeStore(*store), held, len(slots)); err != nil {
 		return fmt.Errorf("nodes: writing: %w", err)
 	}
 	if len(shown) == 0 {

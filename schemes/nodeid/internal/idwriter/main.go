@@ -21,7 +21,8 @@ import (
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
-	"github.com/idkit/idkit/schemes/nodeid/storeurl"
+	_ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // etcd:// stores
+	_ "github.com/idkit/idkit/schemes/nodeid/pglease"   // postgres:// stores
 )
 
 func main() {
@@ -68,7 +69,7 @@ func run(stdout io.Writer, args []string) error {
 		deadline := time.Now().Add(*wait)
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			s, err := storeurl.Open(ctx, *store)
+			s, err := nodeid.OpenStore(ctx, *store)
 			if err == nil {
 				lease, err = nodeid.Hold(ctx, s, nodeid.LeaseSettings{Nodes: l.Nodes(), TTL: *ttl})
 			}
