@@ -1,0 +1,600 @@
+// Package segment is range allocation: a central store hands each process a block of numbers
+// and the process counts through it locally, as Flickr's ticket servers, Meituan Leaf's segment
+// mode and Hibernate's pooled optimizers do. IDs are 64-bit, dense and positive (they fit a SQL
+// BIGINT), carry no time and no node, and cost one store round trip per block.
+//
+// The core here knows no database: it takes blocks from a Store, and store packages
+// (github.com/idkit/idkit/schemes/segment/pgstore, …/mysqlstore) register their URL schemes
+// with RegisterStore.
+//
+// What a Segment adds to "UPDATE … SET max_id = max_id + step":
+//
+//   - a double buffer, as in Leaf: once a share of the current block is used (10%) the next
+//     block is taken in the background, so Next does not wait on the store while it answers; a
+//     slow or down store matters only when both blocks run dry, and Next then fails within its
+//     wait instead of hanging;
+//   - an optional dynamic step, as in Leaf: a block that lasted under 15 minutes doubles the
+//     next step (up to a cap), one that lasted over 30 minutes halves it (not below the
+//     configured step);
+//   - several stores, Flickr's way: store i of n hands out the residue class i+1 modulo n, so
+//     IDs stay unique while any one of them is down, and blocks are taken from whichever
+//     answers;
+//   - a check that a store never goes backwards: a block at or below one this process already
+//     took from the same store (its row edited by hand, a restore from an old backup) is
+//     refused, and that store is not used again by this Segment.
+//
+// Order: IDs of one Segment taken from one store increase. They are k-sorted within one process
+// only: N processes each count through their own block, so a table receives N interleaved
+// ascending runs, and an ID made later by one process can be smaller than one made earlier by
+// another (by up to N blocks). With several stores, the stores' counters drift apart, and a
+// process switching from one to the other may step down.
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Errors of this package, wrapped with context; match them with errors.Is.
+var (
+	// ErrSettings reports Settings that New cannot use.
+	ErrSettings = errors.New("segment: invalid settings")
+	// ErrUnavailable reports that both blocks ran dry and no store handed out a new one within
+	// the wait. The error also wraps the last store error, if there was one.
+	ErrUnavailable = errors.New("segment: no block available")
+	// ErrBackwards reports a store that handed out a block at or below one this process already
+	// took from it: its counter was lowered. Using the block could repeat IDs.
+	ErrBackwards = errors.New("segment: store counter went backwards")
+	// ErrExhausted reports a counter so high that its IDs would not fit in 63 bits.
+	ErrExhausted = errors.New("segment: IDs exhausted")
+	// ErrClass reports a store whose row for the key was made for another position in the list
+	// of stores (store and store2 swapped, or both naming one table): its IDs could collide with
+	// another store's.
+	ErrClass = errors.New("segment: store serves another residue class")
+	// ErrClosed reports use of a closed Segment.
+	ErrClosed = errors.New("segment: closed")
+)
+
+// MaxID is the largest ID a Segment issues, so that every ID fits a signed 64-bit column.
+const MaxID = math.MaxInt64
+
+// Defaults for zero Settings fields.
+const (
+	DefaultStep       = 1000
+	DefaultMaxStep    = 1_000_000 // Leaf's MAX_STEP
+	DefaultTimeout    = 3 * time.Second
+	DefaultWait       = 5 * time.Second
+	DefaultShortBlock = 15 * time.Minute
+	DefaultLongBlock  = 30 * time.Minute
+	// DefaultPreload is the share of a block used before the next one is taken (Leaf: 10%).
+	DefaultPreload = 0.1
+)
+
+// Request asks a store for a block.
+type Request struct {
+	// Key names the counter (Leaf's biz_tag): one row per key.
+	Key string
+	// Step is how many numbers to take.
+	Step uint64
+	// Index and Count place the store in the Segment's list of stores (Index from 0). A store
+	// records them in the key's row when it creates it and refuses, with an error wrapping
+	// ErrClass, a request whose Index or Count differs from the row's.
+	Index, Count int
+}
+
+// Block is a range of a store's counter, First to Last inclusive, First at least 1. A store
+// returns the block its atomic increment produced: Last is the new max_id, First is
+// Last-Step+1.
+type Block struct {
+	First, Last uint64
+}
+
+// Store hands out blocks of one counter per key. Take must be atomic across every process
+// sharing the store: two calls never return overlapping blocks for one key. Stores are safe
+// for concurrent use.
+type Store interface {
+	// Take increments the key's counter by req.Step, creating it at 0 first if it does not
+	// exist, and returns the numbers taken. ctx bounds the round trip.
+	Take(ctx context.Context, req Request) (Block, error)
+	// Close releases the store's connections.
+	Close() error
+}
+
+// Clock is a Segment's time source, read once per block for the dynamic step.
+type Clock interface {
+	Now() time.Time
+}
+
+// Settings configures New. A zero field means its default.
+type Settings struct {
+	// Stores hands out the blocks: one store, or several serving disjoint residue classes
+	// (store i of n issues IDs equal to i+1 modulo n). Required.
+	Stores []Store
+	// Key names the counter in every store. Required.
+	Key string
+	// Step is the block size (DefaultStep when 0); with Dynamic the smallest block.
+	Step uint64
+	// Dynamic doubles the step after a block that lasted less than ShortBlock and halves it
+	// after one that lasted more than LongBlock, between Step and MaxStep.
+	Dynamic bool
+	// MaxStep caps the dynamic step (DefaultMaxStep when 0).
+	MaxStep uint64
+	// ShortBlock and LongBlock are the dynamic step's thresholds (15 and 30 minutes when 0).
+	ShortBlock, LongBlock time.Duration
+	// NoBuffer takes a block only when the current one is used up, so the Next that finds it
+	// empty waits for the store. It exists to measure what the double buffer saves.
+	NoBuffer bool
+	// Preload is the share of a block used before the next is taken (DefaultPreload when 0).
+	Preload float64
+	// Timeout bounds one store round trip (DefaultTimeout when 0).
+	Timeout time.Duration
+	// Wait bounds how long Next waits for a block when both are dry: when 0, DefaultWait or,
+	// if longer, Timeout for each store plus a second. A store that hangs holds the loader
+	// for Timeout before the next store is asked, so a Wait below Timeout can fail while
+	// another store is up.
+	Wait time.Duration
+	// Clock is read for the dynamic step; nil means the system clock.
+	Clock Clock
+}
+
+// span is the part of a block not yet issued, as IDs: next, next+stride, … up to last.
+type span struct {
+	next, last uint64
+	stride     uint64
+	preload    uint64 // issuing this ID starts taking the next block
+}
+
+func (p *span) left() uint64 {
+	if p.next > p.last {
+		return 0
+	}
+	return (p.last-p.next)/p.stride + 1
+}
+
+// storeState is what a Segment knows of one of its stores.
+type storeState struct {
+	st    Store
+	high  uint64        // highest counter value taken from st; 0 before the first block
+	fails int           // failures in a row
+	retry time.Time     // skip st until then after a failure
+	dead  error         // st handed out a block that cannot be used; never asked again
+	delay time.Duration // current back-off
+}
+
+// Segment issues IDs from blocks. It is safe for concurrent use. Close it to stop the
+// background loader and close the stores.
+type Segment struct {
+	set    Settings
+	stores []storeState
+	clock  Clock
+
+	mu      sync.Mutex
+	cur     span
+	nxt     span
+	hasNxt  bool
+	loading bool
+	done    chan struct{} // closed when the running load ends
+	lastErr error         // the last store error, for messages
+	fatal   error         // no store can ever be used again
+	closed  bool
+	step    uint64
+	takenAt time.Time // when the last block was taken, for the dynamic step
+	rr      int       // the store to try first next time
+
+	ctx    context.Context // ends when the Segment is closed
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New returns a Segment counting through the blocks of set.Stores. It takes no block yet: the
+// first Next (or Warm) does. Errors wrap ErrSettings.
+func New(set Settings) (*Segment, error) {
+	if len(set.Stores) == 0 {
+		return nil, fmt.Errorf("%w: no store", ErrSettings)
+	}
+	if slices.Contains(set.Stores, nil) {
+		return nil, fmt.Errorf("%w: nil store", ErrSettings)
+	}
+	if set.Key == "" {
+		return nil, fmt.Errorf("%w: no key", ErrSettings)
+	}
+	if set.Step == 0 {
+		set.Step = DefaultStep
+	}
+	if set.MaxStep == 0 {
+		set.MaxStep = max(DefaultMaxStep, set.Step)
+	}
+	if set.ShortBlock == 0 {
+		set.ShortBlock = DefaultShortBlock
+	}
+	if set.LongBlock == 0 {
+		set.LongBlock = DefaultLongBlock
+	}
+	if set.Preload == 0 {
+		set.Preload = DefaultPreload
+	}
+	if set.Timeout == 0 {
+		set.Timeout = DefaultTimeout
+	}
+	if set.Wait == 0 {
+		// Long enough for every store to time out once and the last to answer.
+		set.Wait = max(DefaultWait, set.Timeout*time.Duration(len(set.Stores))+time.Second)
+	}
+	n := uint64(len(set.Stores))
+	switch {
+	case set.Step > MaxID/n:
+		return nil, fmt.Errorf("%w: step %d is too large for %d stores", ErrSettings, set.Step, n)
+	case set.MaxStep < set.Step:
+		return nil, fmt.Errorf("%w: max step %d is below the step %d", ErrSettings, set.MaxStep, set.Step)
+	case set.MaxStep > MaxID/n:
+		return nil, fmt.Errorf("%w: max step %d is too large for %d stores", ErrSettings, set.MaxStep, n)
+	case set.ShortBlock > set.LongBlock:
+		return nil, fmt.Errorf("%w: short block time %v is above the long block time %v", ErrSettings, set.ShortBlock, set.LongBlock)
+	case !(set.Preload > 0 && set.Preload < 1):
+		return nil, fmt.Errorf("%w: preload %v: want a share between 0 and 1", ErrSettings, set.Preload)
+	case set.Timeout < 0 || set.Wait < 0 || set.ShortBlock < 0:
+		return nil, fmt.Errorf("%w: negative duration", ErrSettings)
+	}
+	s := &Segment{set: set, clock: set.Clock, step: set.Step, done: make(chan struct{}), cur: span{next: 1, stride: 1}}
+	close(s.done)
+	if s.clock == nil {
+		s.clock = systemClock{}
+	}
+	s.set.Stores = slices.Clone(set.Stores)
+	s.stores = make([]storeState, len(set.Stores))
+	for i, st := range set.Stores {
+		s.stores[i].st = st
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Step returns the step the next block will be taken with.
+func (s *Segment) Step() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.step
+}
+
+// Next returns a new ID. It waits for the store only when both blocks are used up, at most
+// Settings.Wait; errors wrap ErrUnavailable (and the store's error), ErrBackwards,
+// ErrExhausted, ErrClass or ErrClosed.
+func (s *Segment) Next() (uint64, error) {
+	s.mu.Lock()
+	if c := &s.cur; c.next <= c.last {
+		v := c.next
+		c.next += c.stride
+		if v == c.preload && !s.hasNxt && !s.loading {
+			s.startLoad()
+		}
+		s.mu.Unlock()
+		return v, nil
+	}
+	return s.nextSlow(context.Background())
+}
+
+// NextContext is Next with a context that ends the wait for a block early.
+func (s *Segment) NextContext(ctx context.Context) (uint64, error) {
+	s.mu.Lock()
+	if c := &s.cur; c.next <= c.last {
+		v := c.next
+		c.next += c.stride
+		if v == c.preload && !s.hasNxt && !s.loading {
+			s.startLoad()
+		}
+		s.mu.Unlock()
+		return v, nil
+	}
+	return s.nextSlow(ctx)
+}
+
+// nextSlow refills the current block and takes one ID; it is called with s.mu held and
+// releases it.
+func (s *Segment) nextSlow(ctx context.Context) (uint64, error) {
+	defer s.mu.Unlock()
+	if err := s.refill(ctx); err != nil {
+		return 0, err
+	}
+	c := &s.cur
+	v := c.next
+	c.next += c.stride
+	if v == c.preload && !s.hasNxt && !s.loading {
+		s.startLoad()
+	}
+	return v, nil
+}
+
+// NextBatch fills dst with new IDs, taking as many as the current block holds in one step
+// under one lock. The IDs increase within dst (with several stores, a batch that spans blocks
+// of two stores is sorted).
+func (s *Segment) NextBatch(dst []uint64) error { return s.NextBatchContext(context.Background(), dst) }
+
+// NextBatchContext is NextBatch with a context that ends the wait for a block early.
+func (s *Segment) NextBatchContext(ctx context.Context, dst []uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all, sorted := dst, true
+	var prev uint64
+	for len(dst) > 0 {
+		if err := s.refill(ctx); err != nil {
+			return err
+		}
+		c := &s.cur
+		n := min(uint64(len(dst)), c.left())
+		if len(dst) < len(all) && c.next < prev {
+			sorted = false
+		}
+		v := c.next
+		for i := range n {
+			dst[i] = v
+			v += c.stride
+		}
+		prev = v - c.stride
+		trigger := c.preload >= c.next && c.preload < v
+		c.next = v
+		if trigger && !s.hasNxt && !s.loading {
+			s.startLoad()
+		}
+		dst = dst[n:]
+	}
+	if !sorted {
+		slices.Sort(all)
+	}
+	return nil
+}
+
+// refill makes the current block non-empty: it moves the buffered block in, or waits for the
+// loader, at most Settings.Wait and until ctx ends. It is called and returns with s.mu held.
+func (s *Segment) refill(ctx context.Context) error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		switch {
+		case s.closed:
+			return ErrClosed
+		case s.cur.next <= s.cur.last:
+			return nil
+		case s.hasNxt:
+			s.cur, s.hasNxt = s.nxt, false
+			continue
+		case s.fatal != nil:
+			return s.fatal
+		}
+		if !s.loading {
+			s.startLoad()
+		}
+		done := s.done
+		s.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(s.set.Wait)
+		}
+		var err error
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-timer.C:
+			err = fmt.Errorf("waited %v", s.set.Wait)
+		}
+		s.mu.Lock()
+		if err != nil && !s.hasNxt {
+			if s.lastErr != nil {
+				return fmt.Errorf("%w for key %q: %w; last store error: %w", ErrUnavailable, s.set.Key, err, s.lastErr)
+			}
+			return fmt.Errorf("%w for key %q: %w", ErrUnavailable, s.set.Key, err)
+		}
+	}
+}
+
+// Warm takes the first block now, so that the first Next does not wait; New does not touch
+// the stores. Errors are those of Next.
+func (s *Segment) Warm(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refill(ctx)
+}
+
+// startLoad starts the background loader; s.mu is held.
+func (s *Segment) startLoad() {
+	if s.closed || s.fatal != nil {
+		return
+	}
+	s.loading = true
+	s.done = make(chan struct{})
+	s.wg.Add(1)
+	go s.load(s.done)
+}
+
+// load takes one block from the first store that hands out a usable one, trying them in turn
+// and backing off from those that fail, until it succeeds, every store is dead or the Segment
+// is closed.
+func (s *Segment) load(done chan struct{}) {
+	defer s.wg.Done()
+	defer close(done)
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.loading = false
+			s.mu.Unlock()
+			return
+		}
+		i, wait, ok := s.pick()
+		if !ok {
+			s.fatal = s.deadError()
+			s.loading = false
+			s.mu.Unlock()
+			return
+		}
+		if wait > 0 {
+			s.mu.Unlock()
+			select {
+			case <-time.After(wait):
+			case <-s.ctx.Done():
+			}
+			continue
+		}
+		step := s.nextStep()
+		st := s.stores[i].st
+		s.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(s.ctx, s.set.Timeout)
+		b, err := st.Take(ctx, Request{Key: s.set.Key, Step: step, Index: i, Count: len(s.stores)})
+		cancel()
+
+		s.mu.Lock()
+		if err == nil {
+			var p span
+			if p, err = s.accept(i, b); err == nil {
+				s.takenAt = s.clock.Now()
+				s.step = step
+				if s.cur.next > s.cur.last {
+					s.cur = p
+				} else {
+					s.nxt, s.hasNxt = p, true
+				}
+				s.loading = false
+				s.mu.Unlock()
+				return
+			}
+		}
+		s.failed(i, err)
+		s.mu.Unlock()
+	}
+}
+
+// pick chooses the store to ask: the next one in turn that is not backing off, or, when all
+// are, the one whose back-off ends first and how long until then. ok is false when every
+// store is dead. s.mu is held.
+func (s *Segment) pick() (i int, wait time.Duration, ok bool) {
+	now := time.Now()
+	best := -1
+	n := len(s.stores)
+	for k := range n {
+		j := (s.rr + k) % n
+		st := &s.stores[j]
+		if st.dead != nil {
+			continue
+		}
+		if !now.Before(st.retry) {
+			s.rr = (j + 1) % n
+			return j, 0, true
+		}
+		if best < 0 || st.retry.Before(s.stores[best].retry) {
+			best = j
+		}
+	}
+	if best < 0 {
+		return 0, 0, false
+	}
+	return best, s.stores[best].retry.Sub(now), true
+}
+
+// nextStep returns the step for the block about to be taken: Leaf's rule when dynamic. s.mu
+// is held.
+func (s *Segment) nextStep() uint64 {
+	if !s.set.Dynamic || s.takenAt.IsZero() {
+		return s.step
+	}
+	lasted := s.clock.Now().Sub(s.takenAt)
+	switch {
+	case lasted < s.set.ShortBlock:
+		if s.step <= s.set.MaxStep/2 {
+			return s.step * 2
+		}
+		return s.set.MaxStep
+	case lasted > s.set.LongBlock:
+		return max(s.step/2, s.set.Step)
+	}
+	return s.step
+}
+
+// accept checks block b of store i and turns it into IDs. s.mu is held.
+func (s *Segment) accept(i int, b Block) (span, error) {
+	n := uint64(len(s.stores))
+	st := &s.stores[i]
+	switch {
+	case b.First == 0 || b.Last < b.First:
+		return span{}, fmt.Errorf("%w: store %d returned the block [%d, %d] for key %q", ErrBackwards, i+1, b.First, b.Last, s.set.Key)
+	case b.First <= st.high:
+		return span{}, fmt.Errorf("%w: store %d returned the block [%d, %d] for key %q, but this process already took up to %d from it: was max_id lowered?", ErrBackwards, i+1, b.First, b.Last, s.set.Key, st.high)
+	case b.Last > MaxID/n:
+		return span{}, fmt.Errorf("%w: store %d's counter for key %q reached %d, beyond %d", ErrExhausted, i+1, s.set.Key, b.Last, MaxID/n)
+	}
+	st.high = b.Last
+	st.fails, st.delay = 0, 0
+	// Counter value r of store i is the ID (r-1)*n + i + 1.
+	first := (b.First-1)*n + uint64(i) + 1
+	last := (b.Last-1)*n + uint64(i) + 1
+	p := span{next: first, last: last, stride: n, preload: last + 1}
+	if !s.set.NoBuffer {
+		p.preload = first + uint64(float64(b.Last-b.First+1)*s.set.Preload)*n
+	}
+	return p, nil
+}
+
+// failed records store i's error: a block that cannot be used kills the store for this
+// Segment; any other error backs off from it. s.mu is held.
+func (s *Segment) failed(i int, err error) {
+	st := &s.stores[i]
+	if s.ctx.Err() != nil {
+		return
+	}
+	err = fmt.Errorf("store %d of %d: %w", i+1, len(s.stores), err)
+	s.lastErr = err
+	if errors.Is(err, ErrBackwards) || errors.Is(err, ErrExhausted) || errors.Is(err, ErrClass) {
+		st.dead = err
+		return
+	}
+	st.fails++
+	switch {
+	case st.delay == 0:
+		st.delay = 50 * time.Millisecond
+	case st.delay < time.Second:
+		st.delay *= 2
+	}
+	st.retry = time.Now().Add(st.delay)
+}
+
+// deadError joins the reasons every store is dead. s.mu is held.
+func (s *Segment) deadError() error {
+	errs := make([]error, len(s.stores))
+	for i := range s.stores {
+		errs[i] = s.stores[i].dead
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the loader, waits for it and closes every store. Next fails with ErrClosed
+// afterwards. Close is safe to call more than once.
+func (s *Segment) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cur, s.hasNxt = span{next: 1, stride: 1}, false // the fast path finds nothing left
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	var errs []error
+	for _, st := range s.stores {
+		if err := st.st.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
