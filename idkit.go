@@ -112,6 +112,12 @@ type Field struct {
 //	ulid        monotonic=true|false (default true)
 //	uuidv7, uuidv4
 //	sonyflake   machine=N (0..65535, also node=N); start=RFC 3339 time or YYYY-MM-DD
+//	segment     store=URL (pg://…, mysql://…), key=NAME (the counter), step=1000 (block
+//	            size); store2=URL (a second store: store 1 issues odd IDs, store 2 even ones);
+//	            dynamic=true, max_step=N (Leaf's adaptive step); buffer=false (no background
+//	            preload); timeout=3s (one store round trip), wait=5s (Next's wait when dry).
+//	            IDs are dense and k-sorted within one process only; see package
+//	            schemes/segment.
 //
 // plus every name a package added with Register.
 //
@@ -121,8 +127,9 @@ type Field struct {
 //	import _ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // etcd://host:port/prefix
 //	import _ "github.com/idkit/idkit/schemes/nodeid/pglease"   // postgres://, postgresql://, pg://
 //
-// Without it New fails with an error wrapping ErrSpec and nodeid.ErrNoStoreDriver that names
-// the import to add. Every other setting needs nothing beyond this package.
+// A segment store=URL needs _ "github.com/idkit/idkit/schemes/segment/pgstore" or
+// ".../segment/mysqlstore". Without it New fails with an error wrapping ErrSpec and
+// nodeid.ErrNoStoreDriver (segment.ErrNoStoreDriver) that names the import to add. Every other setting needs nothing beyond this package.
 //
 // Errors wrap ErrSpec and name the bad part: unknown name, unknown or repeated key, bad value,
 // node out of range, or a layout whose bits do not fit in 64. Credentials in the spec are

@@ -37,12 +37,13 @@ var registry = struct {
 	"uuidv7":    {buildUUIDv7, codecUUID(7)},
 	"uuidv4":    {buildUUIDv4, codecUUID(4)},
 	"sonyflake": {buildSonyflake, codecSonyflake},
+	"segment":   {buildSegment, codecSegment},
 }}
 
 // Register makes a scheme name available to New, NewContext and NewCodec, in the manner of
 // database/sql.Register: a package calls it from an init function, and a program that imports
 // the package (for its side effect alone, with a blank import) gets the scheme. The built-in
-// names (snowflake, ulid, uuidv7, uuidv4, sonyflake) need no import beyond this package.
+// names (snowflake, ulid, uuidv7, uuidv4, sonyflake, segment) need no import beyond this package.
 //
 // Names are matched without regard to case; name must be a word of letters, digits and '_'.
 // Register panics when name is empty or not such a word, when build is nil, or when name is

@@ -107,7 +107,7 @@ func TestRegisterPanics(t *testing.T) {
 			f()
 		})
 	}
-	if got := idkit.Schemes(); !slices.Equal(got, []string{"counter", "snowflake", "sonyflake", "ulid", "uuidv4", "uuidv7"}) {
+	if got := idkit.Schemes(); !slices.Equal(got, []string{"counter", "segment", "snowflake", "sonyflake", "ulid", "uuidv4", "uuidv7"}) {
 		t.Errorf("Schemes() = %v after the refused registrations", got)
 	}
 }

@@ -1,0 +1,187 @@
+package idkit_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/schemes/segment"
+)
+
+// memSegStore is an in-memory block store registered as memseg://NAME, for specs in tests.
+type memSegStore struct {
+	mu  *sync.Mutex
+	max map[string]uint64
+}
+
+func (m memSegStore) Take(_ context.Context, r segment.Request) (segment.Block, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.max[r.Key] += r.Step
+	return segment.Block{First: m.max[r.Key] - r.Step + 1, Last: m.max[r.Key]}, nil
+}
+
+func (memSegStore) Close() error { return nil }
+
+type memSegDriver struct {
+	mu     sync.Mutex
+	stores map[string]memSegStore
+}
+
+func (d *memSegDriver) OpenStore(_ context.Context, url string) (segment.Store, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if strings.Contains(url, "fail") {
+		return nil, errors.New("memseg: cannot open " + url)
+	}
+	st, ok := d.stores[url]
+	if !ok {
+		st = memSegStore{mu: &sync.Mutex{}, max: map[string]uint64{}}
+		d.stores[url] = st
+	}
+	return st, nil
+}
+
+func (d *memSegDriver) DescribeStore(url string) string { return "memory store" }
+
+func init() {
+	segment.RegisterStore("memseg", &memSegDriver{stores: map[string]memSegStore{}})
+}
+
+func TestSegmentScheme(t *testing.T) {
+	s, err := idkit.New("segment:store=memseg://a,key=orders,step=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.(io.Closer).Close()
+	if got, want := s.Name(), "segment:store=memseg://a,key=orders,step=10"; got != want {
+		t.Errorf("Name() = %q, want %q", got, want)
+	}
+	ids := make([]idkit.ID, 25)
+	if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Uint64() != 26 || ids[0].Uint64() != 1 || ids[24].Uint64() != 25 {
+		t.Fatalf("IDs %v then %v", ids, id)
+	}
+	p, err := s.Decode(id)
+	if err != nil || !p.HasSeq || p.Seq != 26 || p.HasNode || !p.Time.IsZero() {
+		t.Fatalf("Decode = %+v, %v", p, err)
+	}
+	back, err := s.Parse(id.String())
+	if err != nil || back != id {
+		t.Fatalf("Parse(%s) = %v, %v", id, back, err)
+	}
+	for _, bad := range []string{"0", "9223372036854775808", "x", ""} {
+		if _, err := s.Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSegmentTwoStores(t *testing.T) {
+	s, err := idkit.New("segment:store=memseg://one,store2=memseg://two,key=k,step=5,dynamic=true,max_step=40,buffer=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.(io.Closer).Close()
+	classes := map[uint64]int{}
+	for range 100 {
+		id, err := s.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Decode(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		classes[p.Fields[1].Value]++
+		if want := (id.Uint64()-1)%2 + 1; p.Fields[1].Value != want {
+			t.Fatalf("%v decodes to store %d", id, p.Fields[1].Value)
+		}
+	}
+	if classes[1] == 0 || classes[2] == 0 {
+		t.Fatalf("IDs by store: %v", classes)
+	}
+}
+
+func TestSegmentSpecErrors(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"segment", "store is missing"},
+		{"segment:store=memseg://a", "key is missing"},
+		{"segment:store=nourl,key=k", "want scheme://"},
+		{"segment:store=memseg://a,key=k,step=0", "step=0"},
+		{"segment:store=memseg://a,key=k,step=x", "step=x"},
+		{"segment:store=memseg://a,key=k,max_step=10", "without dynamic=true"},
+		{"segment:store=memseg://a,key=k,dynamic=true,step=100,max_step=10", "below step=100"},
+		{"segment:store=memseg://a,key=k,buffer=maybe", "buffer=maybe"},
+		{"segment:store=memseg://a,key=k,wait=-1s", "wait=-1s"},
+		{"segment:store=memseg://a,key=k,node=1", `unknown key "node"`},
+		{"segment:store=pg://u:secret@h/db,key=k", "schemes/segment/pgstore"},
+		{"segment:store=mysql://u:secret@h/db,key=k", "schemes/segment/mysqlstore"},
+		{"segment:store=memseg://fail,key=k", "cannot open"},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			_, err := idkit.New(tc.spec)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("error shows the password: %q", err)
+			}
+			if !strings.Contains(tc.spec, "fail") && !errors.Is(err, idkit.ErrSpec) {
+				t.Errorf("error does not wrap ErrSpec: %v", err)
+			}
+		})
+	}
+}
+
+// TestSegmentCodec reads IDs of a spec whose store package is not linked: NewCodec opens
+// nothing.
+func TestSegmentCodec(t *testing.T) {
+	c, err := idkit.NewCodec("segment:store=pg://u:pw@db.invalid/x,store2=mysql://db.invalid/x,key=k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.Parse("7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Decode(id)
+	if err != nil || p.Seq != 7 || p.Fields[1] != (idkit.Field{Name: "store", Value: 1}) {
+		t.Fatalf("Decode(7) = %+v, %v", p, err)
+	}
+}
+
+func FuzzSegmentParse(f *testing.F) {
+	c, err := idkit.NewCodec("segment:store=memseg://a,key=k")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"1", "0", "9223372036854775807", "9223372036854775808", "-1", "", "1e3", "18446744073709551616"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := c.Parse(s)
+		if err != nil {
+			if !errors.Is(err, idkit.ErrSyntax) && !errors.Is(err, idkit.ErrScheme) {
+				t.Fatalf("Parse(%q): %v wraps neither ErrSyntax nor ErrScheme", s, err)
+			}
+			return
+		}
+		if _, err := c.Decode(id); err != nil {
+			t.Fatalf("Parse(%q) accepted %v but Decode fails: %v", s, id, err)
+		}
+	})
+}
