@@ -1,0 +1,197 @@
+package mysqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// envDSN names an existing server's go-sql-driver/mysql DSN; without it the tests start a
+// private mariadbd of their own.
+const envDSN = "IDKIT_TEST_MYSQL"
+
+// server is a private mariadbd in a temporary directory, listening on a unix socket only.
+// It is a minimal stand-in for a shared helper package.
+type server struct {
+	dir, data, sock string
+	cmd             *exec.Cmd
+}
+
+func unavailable(t testing.TB, msg string) {
+	t.Helper()
+	msg = "mysqlstore: no MariaDB/MySQL for this test: " + msg +
+		"\nmysqlstore: install the server (apt-get install mariadb-server) or set " + envDSN +
+		" to a DSN such as 'user:pass@tcp(127.0.0.1:3306)/test'"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// startServer initialises and starts a private mariadbd; it is stopped and removed when the
+// test ends.
+func startServer(t testing.TB) *server {
+	t.Helper()
+	install, err := exec.LookPath("mariadb-install-db")
+	if err != nil {
+		unavailable(t, "mariadb-install-db not found")
+	}
+	if _, err := findMariadbd(); err != nil {
+		unavailable(t, err.Error())
+	}
+	dir, err := os.MkdirTemp("", "mdb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock")}
+	t.Cleanup(func() {
+		s.stop(t)
+		os.RemoveAll(dir)
+	})
+	args := []string{"--no-defaults", "--datadir=" + s.data, "--auth-root-authentication-method=normal", "--skip-test-db"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	if out, err := exec.Command(install, args...).CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	s.start(t)
+	return s
+}
+
+func findMariadbd() (string, error) {
+	for _, p := range []string{"mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("mariadbd not found")
+}
+
+// start runs mariadbd on the data directory and waits until it answers.
+func (s *server) start(t testing.TB) {
+	t.Helper()
+	bin, _ := findMariadbd()
+	args := []string{"--no-defaults", "--datadir=" + s.data, "--socket=" + s.sock, "--skip-networking",
+		"--pid-file=" + filepath.Join(s.dir, "pid"), "--log-error=" + filepath.Join(s.dir, "err.log"),
+		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--max-connections=60"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	s.cmd = exec.Command(bin, args...)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		db, err := sql.Open("mysql", s.rootDSN(""))
+		if err == nil {
+			err = db.Ping()
+			db.Close()
+		}
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "err.log"))
+			t.Fatalf("mariadbd did not answer within 60s: %v\n%s", err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop shuts mariadbd down (SIGTERM, a clean shutdown) and waits for it.
+func (s *server) stop(t testing.TB) {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+	s.cmd = nil
+}
+
+func (s *server) rootDSN(db string) string {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = "root", "unix", s.sock, db
+	return cfg.FormatDSN()
+}
+
+// database gives the test a fresh database, on IDKIT_TEST_MYSQL's server or a private one,
+// dropped when the test ends. It returns the DSN and the private server (nil with the
+// variable set).
+func database(t testing.TB) (string, *server) {
+	t.Helper()
+	var base string
+	var srv *server
+	if dsn := os.Getenv(envDSN); dsn != "" {
+		base = dsn
+	} else {
+		srv = startServer(t)
+		base = srv.rootDSN("")
+	}
+	cfg, err := mysql.ParseDSN(base)
+	if err != nil {
+		t.Fatalf("%s: %v", envDSN, err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	name := "idkit_test_" + hex.EncodeToString(b[:])
+	exec := func(q string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, err := sql.Open("mysql", base)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = db.ExecContext(ctx, q)
+		return err
+	}
+	if err := exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("creating database: %v", err)
+	}
+	t.Cleanup(func() {
+		if srv == nil || srv.cmd != nil {
+			if err := exec("DROP DATABASE IF EXISTS " + name); err != nil {
+				t.Errorf("dropping database %s: %v", name, err)
+			}
+		}
+	})
+	cfg.DBName = name
+	return cfg.FormatDSN(), srv
+}
+
+// storeURL turns a DSN into the mysql:// URL a spec takes.
+func storeURL(t testing.TB, dsn string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := cfg.User
+	if cfg.Passwd != "" {
+		user += ":" + cfg.Passwd
+	}
+	if cfg.Net == "unix" {
+		return "mysql://" + user + "@/" + cfg.DBName + "?socket=" + cfg.Addr
+	}
+	return "mysql://" + user + "@" + strings.TrimSpace(cfg.Addr) + "/" + cfg.DBName
+}
