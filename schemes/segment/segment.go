@@ -270,6 +270,9 @@ func (s *Segment) Step() uint64 {
 // ErrExhausted, ErrClass or ErrClosed.
 func (s *Segment) Next() (uint64, error) {
 	s.mu.Lock()
+	if s.cur.next > s.cur.last && s.hasNxt { // a block boundary with the next block ready
+		s.cur, s.hasNxt = s.nxt, false
+	}
 	if c := &s.cur; c.next <= c.last {
 		v := c.next
 		c.next += c.stride
@@ -285,6 +288,9 @@ func (s *Segment) Next() (uint64, error) {
 // NextContext is Next with a context that ends the wait for a block early.
 func (s *Segment) NextContext(ctx context.Context) (uint64, error) {
 	s.mu.Lock()
+	if s.cur.next > s.cur.last && s.hasNxt { // a block boundary with the next block ready
+		s.cur, s.hasNxt = s.nxt, false
+	}
 	if c := &s.cur; c.next <= c.last {
 		v := c.next
 		c.next += c.stride
