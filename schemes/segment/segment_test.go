@@ -20,9 +20,9 @@ type memStore struct {
 	takes atomic.Int64
 	// takeNanos sums the time Take spent, for benchmarks.
 	takeNanos atomic.Int64
-	down  atomic.Bool   // fail every Take
-	hang  atomic.Bool   // block every Take until its context ends
-	delay time.Duration // sleep before answering
+	down      atomic.Bool   // fail every Take
+	hang      atomic.Bool   // block every Take until its context ends
+	delay     time.Duration // sleep before answering
 }
 
 type memRow struct {
