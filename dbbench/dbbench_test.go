@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -410,5 +411,41 @@ func TestNodesAnyCase(t *testing.T) {
 		if r.Rows != int64(cfg.Rows) {
 			t.Errorf("row %s: %d rows, want %d", r.Scheme, r.Rows, cfg.Rows)
 		}
+	}
+}
+
+// TestPostgresServerRows loads the rows whose keys the server makes, and the segment row with
+// its store in the benchmark database, with two nodes; the run leaves nothing behind.
+func TestPostgresServerRows(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	schemasBefore, relsBefore, _ := objects(t, dsn)
+	cfg := small(dsn, dbbench.RowInstagramPLpgSQL, dbbench.RowUUIDv7PLpgSQL, dbbench.RowSegment, "segment:step=100")
+	cfg.Nodes = 2
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		dbbench.RowInstagramPLpgSQL: "bigint DEFAULT next_id()", dbbench.RowUUIDv7PLpgSQL: "uuid DEFAULT uuidv7()",
+		dbbench.RowSegment: "bigint", "segment:step=100": "bigint",
+	}
+	for _, r := range rep.Results {
+		if r.ColumnType != want[r.Scheme] {
+			t.Errorf("%s: column type %q, want %q", r.Scheme, r.ColumnType, want[r.Scheme])
+		}
+		if r.Failure != "" { // a wrap of next_id() on a fast server: a finding, in the notes
+			if !slices.Contains(rep.Notes, r.Failure) {
+				t.Errorf("%s failed (%s) but the notes do not say so", r.Scheme, r.Failure)
+			}
+			continue
+		}
+		checkResult(t, rep, r, 3000, 8192)
+	}
+	schemasAfter, relsAfter, _ := objects(t, dsn)
+	if schemasAfter != schemasBefore || relsAfter != relsBefore {
+		t.Errorf("objects left behind: schemas %d→%d, relations %d→%d", schemasBefore, schemasAfter, relsBefore, relsAfter)
+	}
+	if _, err := dbbench.Run(context.Background(), small(dbbench.EngineSQLite, dbbench.RowSegment)); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
+		t.Errorf("SQLite with the segment row: %v", err)
 	}
 }

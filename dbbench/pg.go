@@ -33,6 +33,7 @@ type pgEngine struct {
 	flushStats    bool   // pg_stat_force_next_flush exists
 	ckptQuery     string // "" when unknown
 	set           Settings
+	serverDefault string // the id column's DEFAULT for server-made rows (serverside.go)
 }
 
 // appName marks idbench's sessions in pg_stat_activity.
@@ -178,6 +179,10 @@ func (e *pgEngine) columnType(c column) string {
 		return "uuid"
 	case colTextICU:
 		return `text COLLATE "und-x-icu"`
+	case colServerBigint:
+		return "bigint DEFAULT next_id()"
+	case colServerUUID:
+		return "uuid DEFAULT uuidv7()"
 	default:
 		return `text COLLATE "C"`
 	}
@@ -205,6 +210,9 @@ func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, e
 		colUUID:     "uuid NOT NULL",
 		colText:     `text COLLATE "C" NOT NULL`,
 		colTextICU:  `text COLLATE "und-x-icu" NOT NULL`,
+		// serverside.go
+		colServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
+		colServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,
 	}[c]
 	ddl := fmt.Sprintf(`CREATE TABLE %s (%s, payload bigint NOT NULL,
 		CONSTRAINT %s PRIMARY KEY (id) WITH (fillfactor = %d))
@@ -251,6 +259,9 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 }
 
 func (e *pgEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
+	if r, err = e.prepareServerSide(ctx, r); err != nil {
+		return m, err
+	}
 	src, err := newSource(r, e.cfg.Nodes)
 	if err != nil {
 		return m, err
@@ -376,12 +387,12 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 	conns []*pgx.Conn, rec *recorder) error {
 	cl := &claimer{total: int64(n), batch: int64(e.batch)}
 	var pre *prefetch
-	if len(conns) == 1 && e.cfg.Mode != ModeSingle && c != colIdentity {
+	if len(conns) == 1 && e.cfg.Mode != ModeSingle && !c.serverMade() {
 		pre = newPrefetch(ctx, src, n)
 		defer pre.stop()
 	}
 	cols := []string{"id", "payload"}
-	if c == colIdentity {
+	if c.serverMade() {
 		cols = []string{"payload"}
 	}
 	return workers(ctx, len(conns), func(ctx context.Context, w int) error {
@@ -394,7 +405,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			return &local, src.next(&local)
 		}
 		args := func(dst []any, payload int64) ([]any, error) {
-			if c == colIdentity {
+			if c.serverMade() {
 				return append(dst, payload), nil
 			}
 			v, err := key()
@@ -526,11 +537,11 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 	for rows.Next() {
 		var k any
 		switch c {
-		case colIdentity, colBigint:
+		case colIdentity, colBigint, colServerBigint:
 			var v int64
 			err = rows.Scan(&v)
 			k = v
-		case colUUID:
+		case colUUID, colServerUUID:
 			var v pgtype.UUID
 			err = rows.Scan(&v)
 			k = v

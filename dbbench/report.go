@@ -118,6 +118,9 @@ type Result struct {
 	Curve []Chunk `json:"curve"`
 	// Runs holds the main figures of every measured run.
 	Runs []Sample `json:"runs"`
+	// Failure, when set, is why the row's loads stopped (a duplicate key from a
+	// server-side generator); its figures are then empty. The same text is in the notes.
+	Failure string `json:"failure,omitempty"`
 }
 
 // Chunk is one point of a throughput curve.

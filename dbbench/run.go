@@ -55,6 +55,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if r.col == colTextICU && cfg.DB == EngineSQLite {
 			return nil, errICUSQLite
 		}
+		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && cfg.DB == EngineSQLite {
+			return nil, errServerSideSQLite(r.label)
+		}
 		rows = append(rows, r)
 	}
 
@@ -136,9 +139,14 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	results := make([][]metrics, len(rows))
+	failed := make([]string, len(rows)) // a finding that ended a row's loads
 	var base []metrics
 	var done int64
 	for _, j := range jobs {
+		if j.ri >= 0 && failed[j.ri] != "" {
+			done += int64(j.n)
+			continue
+		}
 		label := "baseline"
 		if j.ri >= 0 {
 			label = rows[j.ri].label
@@ -155,6 +163,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			m, err = eng.baseline(ctx, j.n, rec)
 		} else {
 			m, err = eng.load(ctx, rows[j.ri], j.n, j.measured, rec)
+		}
+		if f, ok := uniqueViolation(err, row{}); ok && j.ri >= 0 {
+			f, _ = uniqueViolation(err, rows[j.ri])
+			failed[j.ri] = f
+			logf(cfg, "dbbench: %s", f)
+			done += int64(j.n)
+			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w (scheme %s)", err, label)
@@ -175,7 +190,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	for i, r := range rows {
-		rep.Results = append(rep.Results, summarize(r, eng.columnType(r.col), results[i]))
+		res := summarize(r, eng.columnType(r.col), results[i])
+		res.Failure = failed[i]
+		rep.Results = append(rep.Results, res)
 	}
 	eng.settings(&rep.Settings) // statistics may have become unavailable
 	if len(base) > 0 {
@@ -195,6 +212,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		rep.Baseline = b
 	}
 	rep.Notes = notes(rep, rows)
+	for _, f := range failed {
+		if f != "" {
+			rep.Notes = append(rep.Notes, f)
+		}
+	}
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
 }

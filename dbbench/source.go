@@ -31,6 +31,9 @@ type row struct {
 	spec  string // idkit spec, "" for bigserial
 	col   column
 	canon string // canonical spec of the first generator
+
+	shard     int    // instagram-plpgsql: the shard of next_id()
+	storeStep uint64 // segment: the step, with the store in the benchmark database
 }
 
 // value is one generated key, in the form sent to the database.
@@ -43,6 +46,9 @@ type value struct {
 // resolveRow works out a row's column type by making one generator and one
 // ID.
 func resolveRow(label string) (row, error) {
+	if r, ok, err := resolveServerRow(label); ok {
+		return r, err
+	}
 	// Row names are matched without regard to case, as idkit.New matches scheme names.
 	switch l := strings.ToLower(label); l {
 	case RowBigserial, RowULIDText, RowULIDTextICU:
@@ -137,7 +143,7 @@ type source struct {
 
 func newSource(r row, nodes int) (*source, error) {
 	s := &source{col: r.col}
-	if r.col == colIdentity {
+	if r.col.serverMade() {
 		return s, nil
 	}
 	for i := 0; i < nodes; i++ {

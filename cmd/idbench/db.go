@@ -33,8 +33,12 @@ Flags:
                      "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text"):
                      bigserial (identity column, the database's sequence), ulid-text (ULID
                      as text COLLATE "C"), ulid-text-icu (the same under ICU's linguistic
-                     "und-x-icu" collation; PostgreSQL), or any spec of idbench gen, e.g.
-                     "ulid:monotonic=false" or "snowflake:layout=discord,node=3"
+                     "und-x-icu" collation; PostgreSQL), instagram-plpgsql[:shard=N]
+                     (Instagram's next_id() PL/pgSQL as the column default; PostgreSQL),
+                     uuidv7-plpgsql (UUIDv7 made by the server; PostgreSQL), segment[:step=N]
+                     (the segment scheme, its counter in the benchmark database; PostgreSQL),
+                     or any spec of idbench gen, e.g. "ulid:monotonic=false" or
+                     "snowflake:layout=discord,node=3"
   --rows N           rows per measured load (default %d)
   --mode MODE        copy (binary COPY, default), batch (multi-row INSERT), single
                      (one-row INSERTs, autocommitted, from --clients connections)
@@ -42,7 +46,8 @@ Flags:
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
   --nodes K          generators with distinct node IDs whose IDs are interleaved, as K
-                     application servers writing one table (default 1)
+                     application servers writing one table (default 1); for segment, K
+                     processes each counting through its own block
   --profile P        steady (default): CHECKPOINT before each load, no checkpoint inside it;
                      checkpoints: pg-local with max_wal_size=64MB, checkpoint_timeout=30s
   --repeat N         measured loads per scheme; the report gives the median (default %d)
