@@ -183,13 +183,26 @@ $$ LANGUAGE plpgsql VOLATILE`); err != nil {
 	return r, nil
 }
 
+// SegmentStoreURL returns a pg:// URL for the segment scheme's store= from a pgx connection
+// string (URL or key=value), with search_path set to schema when it is not empty.
+func SegmentStoreURL(dsn, schema string) (string, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+	}
+	return storeURL(cfg, schema)
+}
+
 // storeURL returns a pg:// URL for the connection cfg describes, with search_path set to
 // schema so that the segment table lives in the benchmark schema and is dropped with it.
 func storeURL(cfg *pgx.ConnConfig, schema string) (string, error) {
 	if strings.Contains(cfg.Password, ",") {
 		return "", errors.New("dbbench: segment row: the password holds a comma, which a spec cannot carry")
 	}
-	q := url.Values{"search_path": {schema}, "application_name": {appName}}
+	q := url.Values{"application_name": {appName}}
+	if schema != "" {
+		q.Set("search_path", schema)
+	}
 	host := cfg.Host
 	if strings.HasPrefix(host, "/") {
 		q.Set("host", host)

@@ -60,6 +60,10 @@ Examples:
   idbench speed
   idbench speed --schemes ulid,uuidv7 --benchtime 200ms
   idbench speed --schemes "snowflake:layout=discord;snowflake:seq_bits=16" --json
+  idbench speed --schemes "snowflake:time_bits=41,node_bits=0,seq_bits=22;segment:step=100000"
+
+A segment spec without store= (segment, segment:step=N) gets a private PostgreSQL cluster
+started for the run as its store (needs the PostgreSQL server binaries).
   idbench speed --benchstat > new.txt && benchstat old.txt new.txt
 `
 
@@ -333,7 +337,9 @@ func measureSpeed(ctx context.Context, stderr io.Writer, cfg speedConfig) (*spee
 	if err := checkBenchtime(cfg.benchtime); err != nil {
 		return nil, usagef("speed", "speed: --benchtime %w", err)
 	}
-	subs, err := subjects(ctx, cfg)
+	local := &localStore{}
+	defer local.close() // after the schemes that use it are closed
+	subs, err := subjects(ctx, cfg, local)
 	defer func() {
 		for _, s := range subs {
 			s.close()
@@ -469,7 +475,7 @@ func bench(ctx context.Context, mk func(*stopper) func(*testing.B)) (measurement
 
 // subjects builds the rows of cfg: each scheme, followed by its library when cfg.libs is set.
 // On error, the subjects returned so far still need closing.
-func subjects(ctx context.Context, cfg speedConfig) ([]subject, error) {
+func subjects(ctx context.Context, cfg speedConfig, local *localStore) ([]subject, error) {
 	var subs []subject
 	seen := map[string]bool{}
 	add := func(name string) error {
@@ -485,7 +491,11 @@ func subjects(ctx context.Context, cfg speedConfig) ([]subject, error) {
 			subs = append(subs, s)
 			return nil
 		}
-		s, err := newScheme(ctx, "speed", name)
+		spec, err := local.specFor(ctx, name)
+		if err != nil {
+			return err
+		}
+		s, err := newScheme(ctx, "speed", spec)
 		if err != nil {
 			return err
 		}

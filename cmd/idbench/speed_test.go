@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idkit/idkit/dbbench/pglocal"
 )
 
 // Speed tests check structure only, never timing: measurements use a fixed small count of IDs
@@ -286,5 +288,31 @@ func TestRunAllSQLite(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "ulid-text") {
 		t.Errorf("stdout lacks the database table:\n%s", r.stdout)
+	}
+}
+
+// TestSpeedSegmentLocalStore measures a segment spec without a store: idbench starts a private
+// PostgreSQL for it and measures Next, NextParallel and the batch method.
+func TestSpeedSegmentLocalStore(t *testing.T) {
+	if _, err := pglocal.FindBinDir(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v (apt-get install postgresql)", err)
+	}
+	r := idbench(t, "", "speed", "--schemes", "segment:step=500", "--benchtime", "2000x", "--count", "1", "--json")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var rep speedReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	x := rep.Results[0]
+	if x.Name != "segment:step=500" || !strings.HasPrefix(x.Scheme, "segment:store=pg://") || x.Batch == nil || x.Serial.NsPerID <= 0 {
+		t.Errorf("row %+v", x)
 	}
 }
