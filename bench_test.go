@@ -23,6 +23,8 @@ var benchSchemes = []struct{ name, spec string }{
 	{"uuidv7", "uuidv7"},
 	{"uuidv4", "uuidv4"},
 	{"sonyflake", "sonyflake:machine=1"},
+	// The in-memory block store of segment_test.go: the scheme's own cost, blocks amortised.
+	{"segment", "segment:store=memseg://bench,key=k,step=100000"},
 }
 
 func BenchmarkNext(b *testing.B) {
