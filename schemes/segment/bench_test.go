@@ -3,7 +3,6 @@ package segment_test
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,32 +16,38 @@ import (
 var seq22 = layouts.Layout{Name: "seq22", Unit: time.Millisecond, Epoch: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
 	Fields: []layouts.Field{layouts.Time(41), layouts.Seq(22)}}
 
-func runShared(b *testing.B, n int, next func() error) {
-	var wg sync.WaitGroup
-	per := b.N / n
-	for w := range n {
-		count := per
-		if w == 0 {
-			count += b.N % n
-		}
-		wg.Go(func() {
-			for range count {
-				if err := next(); err != nil {
-					b.Error(err)
-					return
-				}
+// run measures next on one goroutine, or on GOMAXPROCS goroutines sharing the generator.
+func run(b *testing.B, parallel bool, next func() error) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	if !parallel {
+		for range b.N {
+			if err := next(); err != nil {
+				b.Fatal(err)
 			}
-		})
+		}
+		return
 	}
-	wg.Wait()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := next(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // BenchmarkNext compares a segment's steady-state Next (in-memory store, step 100000, so
 // block loads are amortised as they are with any store) with the Snowflake core on the
 // uncapped seq22 layout, in one run: benchstat -col /scheme compares them.
 func BenchmarkNext(b *testing.B) {
-	for _, g := range []int{1, 2} {
-		b.Run(fmt.Sprintf("scheme=snowflake-seq22/goroutines=%d", g), func(b *testing.B) {
+	for _, par := range []bool{false, true} {
+		g := "1"
+		if par {
+			g = "parallel"
+		}
+		b.Run("scheme=snowflake-seq22/goroutines="+g, func(b *testing.B) {
 			s, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: seq22})
 			if err != nil {
 				b.Fatal(err)
@@ -50,18 +55,14 @@ func BenchmarkNext(b *testing.B) {
 			if _, err := s.Next(); err != nil { // waits out the start tick
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			runShared(b, g, func() error { _, err := s.Next(); return err })
+			run(b, par, func() error { _, err := s.Next(); return err })
 		})
-		b.Run(fmt.Sprintf("scheme=segment/goroutines=%d", g), func(b *testing.B) {
+		b.Run("scheme=segment/goroutines="+g, func(b *testing.B) {
 			s := mustNew(b, segment.Settings{Stores: []segment.Store{newMem()}, Key: "k", Step: 100000})
 			if _, err := s.Next(); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			runShared(b, g, func() error { _, err := s.Next(); return err })
+			run(b, par, func() error { _, err := s.Next(); return err })
 		})
 	}
 }

@@ -268,22 +268,7 @@ func (s *Segment) Step() uint64 {
 // Next returns a new ID. It waits for the store only when both blocks are used up, at most
 // Settings.Wait; errors wrap ErrUnavailable (and the store's error), ErrBackwards,
 // ErrExhausted, ErrClass or ErrClosed.
-func (s *Segment) Next() (uint64, error) {
-	s.mu.Lock()
-	if s.cur.next > s.cur.last && s.hasNxt { // a block boundary with the next block ready
-		s.cur, s.hasNxt = s.nxt, false
-	}
-	if c := &s.cur; c.next <= c.last {
-		v := c.next
-		c.next += c.stride
-		if v == c.preload && !s.hasNxt && !s.loading {
-			s.startLoad()
-		}
-		s.mu.Unlock()
-		return v, nil
-	}
-	return s.nextSlow(context.Background())
-}
+func (s *Segment) Next() (uint64, error) { return s.NextContext(context.Background()) }
 
 // NextContext is Next with a context that ends the wait for a block early.
 func (s *Segment) NextContext(ctx context.Context) (uint64, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/schemes/segment"
+	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 )
 
 // memStore is an in-memory Store: one counter per key, taken under a lock, with switches to
@@ -71,12 +72,7 @@ func (m *memStore) setMax(key string, v uint64) {
 
 func mustNew(t testing.TB, set segment.Settings) *segment.Segment {
 	t.Helper()
-	s, err := segment.New(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return segtest.NewSegment(t, set)
 }
 
 // collect takes n IDs from s in each of g goroutines, half by Next and half by NextBatch, and
@@ -124,19 +120,6 @@ func collect(t *testing.T, s *segment.Segment, g, n int, increasing bool) []uint
 	return all
 }
 
-// dups returns the IDs that occur more than once.
-func dups(ids []uint64) []uint64 {
-	seen := make(map[uint64]bool, len(ids))
-	var d []uint64
-	for _, v := range ids {
-		if seen[v] {
-			d = append(d, v)
-		}
-		seen[v] = true
-	}
-	return d
-}
-
 func TestUniqueAcrossProcessesAndGoroutines(t *testing.T) {
 	st := newMem()
 	for _, tc := range []struct {
@@ -161,7 +144,7 @@ func TestUniqueAcrossProcessesAndGoroutines(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if d := dups(all); len(d) > 0 {
+			if d := segtest.Dups(all); len(d) > 0 {
 				t.Fatalf("%d duplicates, first %d", len(d), d[0])
 			}
 			for _, v := range all {
@@ -180,7 +163,7 @@ func TestDuplicateCheckCatches(t *testing.T) {
 	a := mustNew(t, segment.Settings{Stores: []segment.Store{newMem()}, Key: "k", Step: 100})
 	b := mustNew(t, segment.Settings{Stores: []segment.Store{newMem()}, Key: "k", Step: 100})
 	ids := append(collect(t, a, 2, 500, true), collect(t, b, 2, 500, true)...)
-	if len(dups(ids)) == 0 {
+	if len(segtest.Dups(ids)) == 0 {
 		t.Fatal("two independent counters produced no duplicate: the check cannot catch one")
 	}
 }
@@ -214,7 +197,7 @@ func TestResidueClasses(t *testing.T) {
 			t.Errorf("round 0: both stores up but %d odd and %d even IDs", odd, even)
 		}
 	}
-	if d := dups(all); len(d) > 0 {
+	if d := segtest.Dups(all); len(d) > 0 {
 		t.Fatalf("%d duplicates, first %d", len(d), d[0])
 	}
 	// Store 1's counter hands out odd IDs, store 2's even ones.

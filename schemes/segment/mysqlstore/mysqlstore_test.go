@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"io"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/mysqlstore"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -31,16 +30,6 @@ func open(t testing.TB, dsn string) *mysqlstore.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-func newSegment(t testing.TB, set segment.Settings) *segment.Segment {
-	t.Helper()
-	s, err := segment.New(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 func sqlExec(t testing.TB, dsn, q string, args ...any) {
@@ -69,41 +58,10 @@ func maxID(t testing.TB, dsn, key string) int64 {
 	return v
 }
 
-// TestTakeConcurrent takes blocks from two stores (connection pools) at once: the blocks must
-// tile the counter without gap or overlap.
+// TestTakeConcurrent takes blocks from two connection pools at once.
 func TestTakeConcurrent(t *testing.T) {
 	dsn, _ := database(t)
-	a, b := open(t, dsn), open(t, dsn)
-	var mu sync.Mutex
-	var blocks []segment.Block
-	var wg sync.WaitGroup
-	for g := range 6 {
-		st := a
-		if g%2 == 1 {
-			st = b
-		}
-		wg.Go(func() {
-			for i := range 40 {
-				blk, err := st.Take(context.Background(), segment.Request{Key: "k", Step: uint64(1 + (g+i)%7)})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				blocks = append(blocks, blk)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	slices.SortFunc(blocks, func(x, y segment.Block) int { return int(x.First) - int(y.First) })
-	next := uint64(1)
-	for _, blk := range blocks {
-		if blk.First != next {
-			t.Fatalf("block %v, want one starting at %d", blk, next)
-		}
-		next = blk.Last + 1
-	}
+	segtest.TakeConcurrent(t, open(t, dsn), open(t, dsn))
 }
 
 func TestTakeErrors(t *testing.T) {
@@ -173,37 +131,11 @@ func TestFaultRestart(t *testing.T) {
 	if srv == nil {
 		t.Skip("restarts the server: needs a private one (unset " + envDSN + ")")
 	}
-	var procs []*segment.Segment
-	for range 3 {
-		procs = append(procs, newSegment(t, segment.Settings{Stores: []segment.Store{open(t, dsn)}, Key: "k", Step: 20000, Timeout: time.Second, Wait: 2 * time.Second}))
-	}
-	load := segtest.Start(procs, 4, 200*time.Microsecond)
-	time.Sleep(500 * time.Millisecond)
-	srv.stop(t)
-	before := load.Count()
-	time.Sleep(time.Second)
-	during := load.Count() - before
-	srv.start(t)
-	after := maxID(t, dsn, "k")
-	deadline := time.Now().Add(30 * time.Second)
-	for maxID(t, dsn, "k") < after+3*20000 {
-		if time.Now().After(deadline) {
-			t.Fatal("no blocks from the restarted server within 30s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	ids, errs := load.Stop()
-	for _, err := range errs {
-		t.Errorf("Next failed: %v", err)
-	}
-	if during == 0 {
-		t.Error("no ID was issued while the server was down")
-	}
-	t.Logf("%d IDs issued in the second the server was down", during)
-	segtest.CheckUnique(t, "restart", ids)
+	segtest.RestartUnderLoad(t, func() segment.Store { return open(t, dsn) },
+		func() { srv.stop(t) }, func() { srv.start(t) }, func() int64 { return maxID(t, dsn, "k") })
 }
 
-// TestFaultMixedStoreDown runs two processes on a PostgreSQL store (odd IDs) and a MariaDB
+// TestFaultMixedStoreDown runs two processes on a MariaDB store (odd IDs) and a PostgreSQL
 // store (even IDs) and stops MariaDB: IDs keep coming from PostgreSQL, none repeats.
 func TestFaultMixedStoreDown(t *testing.T) {
 	if testing.Short() {
@@ -214,74 +146,36 @@ func TestFaultMixedStoreDown(t *testing.T) {
 		t.Skip("stops the server: needs a private one (unset " + envDSN + ")")
 	}
 	pdsn := pgtest.Schema(t)
-	set := func() segment.Settings {
-		ctx := context.Background()
-		pst, err := pgstore.Open(ctx, pdsn, pgstore.DefaultTable)
+	segtest.StoreDown(t, func() []segment.Store {
+		pst, err := pgstore.Open(context.Background(), pdsn, pgstore.DefaultTable)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pst.Close() })
-		return segment.Settings{Stores: []segment.Store{pst, open(t, mdsn)}, Key: "k", Step: 500, Timeout: 500 * time.Millisecond}
-	}
-	procs := []*segment.Segment{newSegment(t, set()), newSegment(t, set())}
-	load := segtest.Start(procs, 3, 50*time.Microsecond)
-	time.Sleep(300 * time.Millisecond)
-	srv.stop(t)
-	before := load.Count()
-	time.Sleep(1500 * time.Millisecond)
-	during := load.Count() - before
-	ids, errs := load.Stop()
+		return []segment.Store{open(t, mdsn), pst}
+	}, func() { srv.stop(t) }, func() int64 { return maxIDPG(t, pdsn) })
 	srv.start(t)
-	for _, err := range errs {
-		t.Errorf("Next failed: %v", err)
+}
+
+// maxIDPG reads key k's max_id in a PostgreSQL store.
+func maxIDPG(t testing.TB, dsn string) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var odd, even int
-	for _, v := range ids {
-		if v%2 == 1 {
-			odd++
-		} else {
-			even++
-		}
+	defer conn.Close(context.Background())
+	var v int64
+	if err := conn.QueryRow(context.Background(), `SELECT max_id FROM idkit_segments WHERE biz_tag = 'k'`).Scan(&v); err != nil {
+		t.Fatal(err)
 	}
-	if during == 0 || even == 0 {
-		t.Errorf("%d IDs while MariaDB was down; %d odd, %d even", during, odd, even)
-	}
-	t.Logf("%d odd IDs (PostgreSQL), %d even (MariaDB), %d while MariaDB was down", odd, even, during)
-	segtest.CheckUnique(t, "mixed stores, one down", ids)
+	return v
 }
 
 // TestFaultBackwards lowers max_id by hand under a running process.
 func TestFaultBackwards(t *testing.T) {
 	dsn, _ := database(t)
-	s := newSegment(t, segment.Settings{Stores: []segment.Store{open(t, dsn)}, Key: "k", Step: 100})
-	seen := map[uint64]bool{}
-	take := func(n int) error {
-		for range n {
-			v, err := s.Next()
-			if err != nil {
-				return err
-			}
-			if seen[v] {
-				t.Fatalf("ID %d repeated", v)
-			}
-			seen[v] = true
-		}
-		return nil
-	}
-	if err := take(150); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for maxID(t, dsn, "k") != 300 {
-		if time.Now().After(deadline) {
-			t.Fatal("the preloaded block did not come")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	sqlExec(t, dsn, `UPDATE idkit_segments SET max_id = 120 WHERE biz_tag = 'k'`)
-	if err := take(300); !errors.Is(err, segment.ErrBackwards) {
-		t.Fatalf("err = %v, want ErrBackwards", err)
-	} else {
-		t.Logf("after max_id was lowered: %v", err)
-	}
+	segtest.Backwards(t, open(t, dsn), func() int64 { return maxID(t, dsn, "k") }, func() {
+		sqlExec(t, dsn, `UPDATE idkit_segments SET max_id = 120 WHERE biz_tag = 'k'`)
+	})
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,51 +51,10 @@ func open(t testing.TB, dsn string) *pgstore.Store {
 	return st
 }
 
-func newSegment(t testing.TB, set segment.Settings) *segment.Segment {
-	t.Helper()
-	s, err := segment.New(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// TestTakeConcurrent takes blocks from two connections pools at once: the blocks must tile
-// the counter without gap or overlap.
+// TestTakeConcurrent takes blocks from two connection pools at once.
 func TestTakeConcurrent(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	a, b := open(t, dsn), open(t, dsn)
-	var mu sync.Mutex
-	var blocks []segment.Block
-	var wg sync.WaitGroup
-	for g := range 6 {
-		st := a
-		if g%2 == 1 {
-			st = b
-		}
-		wg.Go(func() {
-			for i := range 50 {
-				blk, err := st.Take(context.Background(), segment.Request{Key: "k", Step: uint64(1 + (g+i)%7)})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				blocks = append(blocks, blk)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	slices.SortFunc(blocks, func(x, y segment.Block) int { return int(x.First) - int(y.First) })
-	next := uint64(1)
-	for _, blk := range blocks {
-		if blk.First != next {
-			t.Fatalf("block %v, want one starting at %d", blk, next)
-		}
-		next = blk.Last + 1
-	}
+	segtest.TakeConcurrent(t, open(t, dsn), open(t, dsn))
 }
 
 func TestTakeErrors(t *testing.T) {
@@ -194,17 +151,6 @@ func maxID(t *testing.T, dsn, key string) int64 {
 	return v
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestFaultRestart restarts the store under load from 3 processes (Segments with their own
 // connection pools) × 4 goroutines: no ID repeats, and Next keeps answering from the buffered
 // blocks while the server is down.
@@ -213,111 +159,50 @@ func TestFaultRestart(t *testing.T) {
 		t.Skip("restarts a PostgreSQL server")
 	}
 	c := private(t)
-	var procs []*segment.Segment
-	for range 3 {
-		procs = append(procs, newSegment(t, segment.Settings{Stores: []segment.Store{open(t, c.DSN())}, Key: "k", Step: 20000, Timeout: time.Second, Wait: 2 * time.Second}))
-	}
-	load := segtest.Start(procs, 4, 200*time.Microsecond)
-	time.Sleep(500 * time.Millisecond)
 	ctx := context.Background()
-	if err := c.Stop(ctx, "fast"); err != nil {
-		t.Fatal(err)
-	}
-	before := load.Count()
-	time.Sleep(time.Second)
-	during := load.Count() - before
-	if err := c.StartAgain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	after := maxID(t, c.DSN(), "k")
-	// Every process takes a new block from the restarted server.
-	waitFor(t, "blocks from the restarted server", 30*time.Second, func() bool { return maxID(t, c.DSN(), "k") >= after+3*20000 })
-	ids, errs := load.Stop()
-	for _, err := range errs {
-		t.Errorf("Next failed: %v", err)
-	}
-	if during == 0 {
-		t.Error("no ID was issued while the server was down")
-	}
-	t.Logf("%d IDs issued in the second the server was down", during)
-	segtest.CheckUnique(t, "restart", ids)
+	segtest.RestartUnderLoad(t, func() segment.Store { return open(t, c.DSN()) },
+		func() {
+			if err := c.Stop(ctx, "fast"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() {
+			if err := c.StartAgain(ctx); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() int64 { return maxID(t, c.DSN(), "k") })
 }
 
 // TestFaultOneStoreDown runs two processes on two PostgreSQL clusters (odd and even IDs) and
-// stops the first: IDs keep coming from the second, and none repeats.
+// stops the first with an immediate shutdown: IDs keep coming from the second, none repeats.
 func TestFaultOneStoreDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two PostgreSQL servers")
 	}
 	c1, c2 := private(t), private(t)
-	set := func() segment.Settings {
-		return segment.Settings{Stores: []segment.Store{open(t, c1.DSN()), open(t, c2.DSN())}, Key: "k", Step: 500, Timeout: 500 * time.Millisecond}
-	}
-	procs := []*segment.Segment{newSegment(t, set()), newSegment(t, set())}
-	load := segtest.Start(procs, 3, 50*time.Microsecond)
-	time.Sleep(300 * time.Millisecond)
-	if err := c1.Stop(context.Background(), "immediate"); err != nil {
-		t.Fatal(err)
-	}
-	downAt := maxID(t, c2.DSN(), "k")
-	before := load.Count()
-	time.Sleep(1500 * time.Millisecond)
-	during := load.Count() - before
-	ids, errs := load.Stop()
-	for _, err := range errs {
-		t.Errorf("Next failed: %v", err)
-	}
-	if during == 0 || maxID(t, c2.DSN(), "k") <= downAt {
-		t.Errorf("%d IDs while store 1 was down, store 2 went from %d to %d", during, downAt, maxID(t, c2.DSN(), "k"))
-	}
-	var odd, even int
-	for _, v := range ids {
-		if v%2 == 1 {
-			odd++
-		} else {
-			even++
-		}
-	}
-	t.Logf("%d odd IDs (store 1), %d even (store 2), %d while store 1 was down", odd, even, during)
-	segtest.CheckUnique(t, "one store down", ids)
+	segtest.StoreDown(t, func() []segment.Store { return []segment.Store{open(t, c1.DSN()), open(t, c2.DSN())} },
+		func() {
+			if err := c1.Stop(context.Background(), "immediate"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() int64 { return maxID(t, c2.DSN(), "k") })
 }
 
-// TestFaultBackwards lowers max_id by hand under a running process: it must refuse the block
-// that repeats numbers it used, and fail clearly.
+// TestFaultBackwards lowers max_id by hand under a running process.
 func TestFaultBackwards(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	s := newSegment(t, segment.Settings{Stores: []segment.Store{open(t, dsn)}, Key: "k", Step: 100})
-	seen := map[uint64]bool{}
-	take := func(n int) error {
-		for range n {
-			v, err := s.Next()
-			if err != nil {
-				return err
-			}
-			if seen[v] {
-				t.Fatalf("ID %d repeated", v)
-			}
-			seen[v] = true
+	segtest.Backwards(t, open(t, dsn), func() int64 { return maxID(t, dsn, "k") }, func() {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}
-	if err := take(150); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the preloaded block", 10*time.Second, func() bool { return maxID(t, dsn, "k") == 300 })
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), `UPDATE idkit_segments SET max_id = 120 WHERE biz_tag = 'k'`); err != nil {
-		t.Fatal(err)
-	}
-	err = take(300)
-	if !errors.Is(err, segment.ErrBackwards) {
-		t.Fatalf("err = %v, want ErrBackwards", err)
-	}
-	t.Logf("after max_id was lowered: %v", err)
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `UPDATE idkit_segments SET max_id = 120 WHERE biz_tag = 'k'`); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // racyStore takes blocks the wrong way, reading max_id and writing it back in two statements,
@@ -349,7 +234,7 @@ func TestFaultControlCatchesDuplicates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		procs = append(procs, newSegment(t, segment.Settings{Stores: []segment.Store{&racyStore{conn}}, Key: "k", Step: 10}))
+		procs = append(procs, segtest.NewSegment(t, segment.Settings{Stores: []segment.Store{&racyStore{conn}}, Key: "k", Step: 10}))
 	}
 	load := segtest.Start(procs, 2, 0)
 	time.Sleep(500 * time.Millisecond)

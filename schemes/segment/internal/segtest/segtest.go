@@ -3,7 +3,10 @@
 package segtest
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,4 +94,163 @@ func CheckUnique(t testing.TB, what string, ids []uint64) {
 		}
 	}
 	t.Logf("%s: %d IDs, no duplicate", what, len(ids))
+}
+
+// NewSegment returns a Segment closed when the test ends.
+func NewSegment(t testing.TB, set segment.Settings) *segment.Segment {
+	t.Helper()
+	s, err := segment.New(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TakeConcurrent takes blocks of varying steps for key "k" from six goroutines sharing the
+// stores a and b (two connection pools to one database): the blocks must tile the counter from
+// 1 without gap or overlap.
+func TakeConcurrent(t *testing.T, a, b segment.Store) {
+	t.Helper()
+	var mu sync.Mutex
+	var blocks []segment.Block
+	var wg sync.WaitGroup
+	for g := range 6 {
+		st := a
+		if g%2 == 1 {
+			st = b
+		}
+		wg.Go(func() {
+			for i := range 40 {
+				blk, err := st.Take(context.Background(), segment.Request{Key: "k", Step: uint64(1 + (g+i)%7)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				blocks = append(blocks, blk)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(blocks, func(x, y segment.Block) int { return cmp.Compare(x.First, y.First) })
+	next := uint64(1)
+	for _, blk := range blocks {
+		if blk.First != next {
+			t.Fatalf("block %v, want one starting at %d", blk, next)
+		}
+		next = blk.Last + 1
+	}
+}
+
+// Backwards runs one process on st (key "k", step 100), lets it take 150 IDs and preload its
+// third block, then calls lower, which sets the key's max_id to 120 by hand: the process must
+// refuse the block that repeats numbers it used, fail with ErrBackwards and repeat nothing.
+// maxID reads the key's max_id.
+func Backwards(t *testing.T, st segment.Store, maxID func() int64, lower func()) {
+	t.Helper()
+	s := NewSegment(t, segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 100})
+	seen := map[uint64]bool{}
+	take := func(n int) error {
+		for range n {
+			v, err := s.Next()
+			if err != nil {
+				return err
+			}
+			if seen[v] {
+				t.Fatalf("ID %d repeated", v)
+			}
+			seen[v] = true
+		}
+		return nil
+	}
+	if err := take(150); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, "the preloaded block", 10*time.Second, func() bool { return maxID() == 300 })
+	lower()
+	err := take(300)
+	if !errors.Is(err, segment.ErrBackwards) {
+		t.Fatalf("err = %v, want ErrBackwards", err)
+	}
+	t.Logf("after max_id was lowered: %v", err)
+}
+
+// RestartUnderLoad runs 3 processes (Segments, each on its own store from open) × 4 goroutines
+// on key "k" with step 20000, calls stop, waits a second, calls start: no ID may repeat, no Next
+// may fail, IDs must keep coming while the server is down, and every process must take a block
+// from the restarted server. maxID reads the key's max_id.
+func RestartUnderLoad(t *testing.T, open func() segment.Store, stop, start func(), maxID func() int64) {
+	t.Helper()
+	const step = 20000
+	var procs []*segment.Segment
+	for range 3 {
+		procs = append(procs, NewSegment(t, segment.Settings{Stores: []segment.Store{open()}, Key: "k", Step: step, Timeout: time.Second, Wait: 2 * time.Second}))
+	}
+	load := Start(procs, 4, 200*time.Microsecond)
+	time.Sleep(500 * time.Millisecond)
+	stop()
+	before := load.Count()
+	time.Sleep(time.Second)
+	during := load.Count() - before
+	start()
+	after := maxID()
+	WaitFor(t, "blocks from the restarted server", 30*time.Second, func() bool { return maxID() >= after+3*step })
+	ids, errs := load.Stop()
+	for _, err := range errs {
+		t.Errorf("Next failed: %v", err)
+	}
+	if during == 0 {
+		t.Error("no ID was issued while the server was down")
+	}
+	t.Logf("%d IDs issued in the second the server was down", during)
+	CheckUnique(t, "restart", ids)
+}
+
+// StoreDown runs two processes on the stores from open (store 1: odd IDs, store 2: even) × 3
+// goroutines and calls stop, which takes store 1's server away: IDs must keep coming from store
+// 2, and none may repeat. maxID2 reads the key's max_id in store 2.
+func StoreDown(t *testing.T, open func() []segment.Store, stop func(), maxID2 func() int64) {
+	t.Helper()
+	set := func() segment.Settings {
+		return segment.Settings{Stores: open(), Key: "k", Step: 500, Timeout: 500 * time.Millisecond}
+	}
+	procs := []*segment.Segment{NewSegment(t, set()), NewSegment(t, set())}
+	load := Start(procs, 3, 50*time.Microsecond)
+	time.Sleep(300 * time.Millisecond)
+	stop()
+	downAt := maxID2()
+	before := load.Count()
+	time.Sleep(1500 * time.Millisecond)
+	during := load.Count() - before
+	ids, errs := load.Stop()
+	for _, err := range errs {
+		t.Errorf("Next failed: %v", err)
+	}
+	var odd, even int
+	for _, v := range ids {
+		if v%2 == 1 {
+			odd++
+		} else {
+			even++
+		}
+	}
+	if during == 0 || maxID2() <= downAt {
+		t.Errorf("%d IDs while store 1 was down; store 2 went from %d to %d", during, downAt, maxID2())
+	}
+	t.Logf("%d odd IDs (store 1), %d even (store 2), %d while store 1 was down", odd, even, during)
+	CheckUnique(t, "one store down", ids)
+}
+
+// WaitFor polls cond every 10ms and fails t when it is still false after d.
+func WaitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
