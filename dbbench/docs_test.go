@@ -19,7 +19,8 @@ const (
 )
 
 // figuresBlocks are the generated blocks of the guide, each from one committed report.
-var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json"}
+var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json",
+	"docs/report-server-side/report.json", "docs/report-nodes/report.json"}
 
 func figuresBegin(report string) string {
 	return "<!-- BEGIN idbench figures: generated from " + report + " by `go test ./dbbench -run TestChoosingAnIDFigures -update`; do not edit -->\n"

@@ -25,7 +25,8 @@ const (
 	// RowUUIDv7PLpgSQL is a UUIDv7 made by the server: on PostgreSQL 18 and later the
 	// built-in uuidv7(), before it the PL/pgSQL function PostgreSQL 15–17 users write (a
 	// gen_random_uuid() with the Unix ms written over its first 48 bits and the version
-	// bits set). Not monotonic within a millisecond.
+	// bits set, as in the widely copied gist kjmph/5bd772b2c2df145aa645b837da7eca74). Not
+	// monotonic within a millisecond.
 	RowUUIDv7PLpgSQL = "uuidv7-plpgsql"
 	// RowSegment is idkit's segment scheme with its counter in the benchmark's own database
 	// (table idkit_segments in the benchmark schema), step 1000 unless
