@@ -7,4 +7,5 @@ import (
 	_ "github.com/idkit/idkit/schemes/nodeid/pglease"     // postgres://, postgresql://, pg://
 	_ "github.com/idkit/idkit/schemes/segment/mysqlstore" // segment store=mysql://, mariadb://
 	_ "github.com/idkit/idkit/schemes/segment/pgstore"    // segment store=pg://, postgres://
+	_ "github.com/idkit/idkit/schemes/segment/redisstore" // segment store=redis://, rediss://, redis+unix://
 )

@@ -21,6 +21,7 @@ var ErrNoStoreDriver = errors.New("segment: no block store registered for URL sc
 //
 //	import _ "github.com/idkit/idkit/schemes/segment/pgstore"    // store=pg://…, postgres://…
 //	import _ "github.com/idkit/idkit/schemes/segment/mysqlstore" // store=mysql://…, mariadb://…
+//	import _ "github.com/idkit/idkit/schemes/segment/redisstore" // store=redis://…
 type StoreDriver interface {
 	// OpenStore opens the store url names (the whole URL, scheme included). ctx bounds
 	// connecting. The caller closes the store.
@@ -36,6 +37,9 @@ var knownStores = map[string]string{
 	"postgresql": "github.com/idkit/idkit/schemes/segment/pgstore",
 	"mysql":      "github.com/idkit/idkit/schemes/segment/mysqlstore",
 	"mariadb":    "github.com/idkit/idkit/schemes/segment/mysqlstore",
+	"redis":      "github.com/idkit/idkit/schemes/segment/redisstore",
+	"rediss":     "github.com/idkit/idkit/schemes/segment/redisstore",
+	"redis+unix": "github.com/idkit/idkit/schemes/segment/redisstore",
 }
 
 // drivers is the process-wide registry that init functions fill; only RegisterStore writes it.

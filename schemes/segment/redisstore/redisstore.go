@@ -1,0 +1,203 @@
+// Package redisstore keeps segment counters in Redis, for the segment scheme of idkit
+// (store=redis://…, rediss://…, redis+unix:///path/redis.sock). It uses
+// github.com/redis/go-redis/v9. Importing it registers those URL schemes with
+// segment.RegisterStore.
+//
+// Each key is a hash (prefix "idkit:segment:" unless ?prefix= says otherwise) with the fields
+// max_id, step, store_index and store_count; a block is one Lua script around HINCRBY, atomic
+// on the server.
+//
+// A counter that a restart forgets hands out its numbers again, and IDs repeat. Open therefore
+// refuses a Redis that does not log every write to its append-only file before answering
+// (appendonly yes with appendfsync always): without the AOF a restart loses the counter, and
+// with appendfsync everysec a crash loses up to a second of increments. The store URL's
+// unsafe=true accepts such a Redis anyway, for tests and throwaway data.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idkit/idkit/schemes/segment"
+)
+
+// DefaultPrefix is put before every key unless the URL gives prefix=.
+const DefaultPrefix = "idkit:segment:"
+
+// ErrNotDurable reports a Redis that would forget its counter on restart or crash.
+var ErrNotDurable = errors.New("redisstore: Redis does not persist every write")
+
+func init() {
+	for _, s := range []string{"redis", "rediss", "redis+unix"} {
+		segment.RegisterStore(s, driver{})
+	}
+}
+
+type driver struct{}
+
+func (driver) OpenStore(ctx context.Context, url string) (segment.Store, error) {
+	s, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, s)
+}
+
+func (driver) DescribeStore(url string) string {
+	s, err := ParseURL(url)
+	if err != nil {
+		return "Redis store (unreadable URL)"
+	}
+	return "Redis at " + s.Options.Addr + ", prefix " + s.Prefix
+}
+
+// Settings configures Open.
+type Settings struct {
+	// Options are go-redis's connection options.
+	Options *redis.Options
+	// Prefix goes before every key; DefaultPrefix when empty.
+	Prefix string
+	// Unsafe accepts a Redis that does not persist every write (see the package doc).
+	Unsafe bool
+}
+
+// ParseURL reads redis://[user:password@]host:port/db, rediss://… (TLS) or
+// redis+unix:///path/redis.sock?db=N, with the query parameters prefix= and unsafe=true taken
+// out; every other parameter goes to go-redis's ParseURL.
+func ParseURL(raw string) (Settings, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return Settings{}, errors.New("redisstore: store URL: want redis://host:port/db")
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme == "redis+unix" {
+		scheme = "unix"
+	}
+	u, err := url.Parse(scheme + "://" + rest)
+	if err != nil {
+		return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Settings{}, fmt.Errorf("redisstore: store URL query: %w", err)
+	}
+	s := Settings{Prefix: DefaultPrefix}
+	if q.Has("prefix") {
+		s.Prefix = q.Get("prefix")
+	}
+	if q.Has("unsafe") {
+		if s.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
+			return Settings{}, fmt.Errorf("redisstore: store URL: unsafe=%s: want true or false", q.Get("unsafe"))
+		}
+	}
+	q.Del("prefix")
+	q.Del("unsafe")
+	u.RawQuery = q.Encode()
+	if s.Options, err = redis.ParseURL(u.String()); err != nil {
+		return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
+	}
+	return s, nil
+}
+
+// takeScript creates the hash on first use with the store's place, refuses another place, and
+// adds the step to max_id.
+var takeScript = redis.NewScript(`
+local idx = redis.call('HGET', KEYS[1], 'store_index')
+if not idx then
+  redis.call('HSET', KEYS[1], 'store_index', ARGV[2], 'store_count', ARGV[3])
+else
+  local cnt = redis.call('HGET', KEYS[1], 'store_count')
+  if idx ~= ARGV[2] or cnt ~= ARGV[3] then
+    return redis.error_reply('IDKITCLASS ' .. idx .. ' ' .. cnt)
+  end
+end
+local m = redis.call('HINCRBY', KEYS[1], 'max_id', ARGV[1])
+redis.call('HSET', KEYS[1], 'step', ARGV[1])
+return m
+`)
+
+// Store is a segment.Store in Redis. It is safe for concurrent use.
+type Store struct {
+	c      *redis.Client
+	prefix string
+	addr   string
+}
+
+var _ segment.Store = (*Store)(nil)
+
+// Open connects and checks that the server persists every write (appendonly yes,
+// appendfsync always); errors wrap ErrNotDurable otherwise, unless s.Unsafe.
+func Open(ctx context.Context, s Settings) (*Store, error) {
+	if s.Options == nil {
+		return nil, errors.New("redisstore: no connection options")
+	}
+	if s.Prefix == "" {
+		s.Prefix = DefaultPrefix
+	}
+	c := redis.NewClient(s.Options)
+	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr}
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redisstore: connecting to %s: %w", st.addr, err)
+	}
+	if !s.Unsafe {
+		if err := st.checkDurable(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (s *Store) checkDurable(ctx context.Context) error {
+	cfg, err := s.c.ConfigGet(ctx, "append*").Result()
+	if err != nil {
+		return fmt.Errorf("%w: cannot read its configuration at %s (%w); add unsafe=true to the store URL only if you know it persists every write", ErrNotDurable, s.addr, err)
+	}
+	if cfg["appendonly"] != "yes" {
+		return fmt.Errorf("%w: Redis at %s has appendonly %q, so a restart forgets the counters and repeats IDs; set appendonly yes and appendfsync always, or add unsafe=true to the store URL for throwaway data", ErrNotDurable, s.addr, cfg["appendonly"])
+	}
+	if cfg["appendfsync"] != "always" {
+		return fmt.Errorf("%w: Redis at %s has appendfsync %q, so a crash loses the last increments and repeats IDs; set appendfsync always, or add unsafe=true to the store URL", ErrNotDurable, s.addr, cfg["appendfsync"])
+	}
+	return nil
+}
+
+// Take adds req.Step to the key's max_id and returns the numbers in between. Errors wrap
+// segment.ErrClass when the key belongs to another store position and segment.ErrExhausted
+// when max_id would overflow.
+func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, error) {
+	key := s.prefix + req.Key
+	m, err := takeScript.Run(ctx, s.c, []string{key}, req.Step, req.Index, req.Count).Int64()
+	if err != nil {
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "IDKITCLASS"):
+			f := strings.Fields(msg[strings.Index(msg, "IDKITCLASS"):])
+			idx, cnt := "?", "?"
+			if len(f) >= 3 {
+				if n, err := strconv.Atoi(f[1]); err == nil {
+					idx = strconv.Itoa(n + 1)
+				}
+				cnt = f[2]
+			}
+			return segment.Block{}, fmt.Errorf("redisstore: key %q belongs to store %s of %s, asked as store %d of %d: %w", key, idx, cnt, req.Index+1, req.Count, segment.ErrClass)
+		case strings.Contains(msg, "overflow"):
+			return segment.Block{}, fmt.Errorf("redisstore: key %q: max_id + %d overflows: %w", key, req.Step, segment.ErrExhausted)
+		}
+		return segment.Block{}, fmt.Errorf("redisstore: taking %d of key %q at %s: %w", req.Step, key, s.addr, err)
+	}
+	if m < int64(req.Step) {
+		return segment.Block{}, fmt.Errorf("redisstore: key %q: max_id %d after adding %d: %w", key, m, req.Step, segment.ErrBackwards)
+	}
+	return segment.Block{First: uint64(m) - req.Step + 1, Last: uint64(m)}, nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.c.Close() }

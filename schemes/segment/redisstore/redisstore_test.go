@@ -1,0 +1,214 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/schemes/segment"
+	"github.com/idkit/idkit/schemes/segment/internal/segtest"
+	"github.com/idkit/idkit/schemes/segment/redisstore"
+)
+
+// server is a private redis-server in a temporary directory, on a unix socket only.
+type server struct {
+	dir, sock string
+	args      []string
+	cmd       *exec.Cmd
+}
+
+// startRedis starts redis-server with the given persistence settings; it is stopped and its
+// directory removed when the test ends. Without redis-server the test skips (fails under
+// CI=true).
+func startRedis(t *testing.T, persist ...string) *server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		msg := "redisstore: redis-server not found: install it (apt-get install redis-server)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	dir, err := os.MkdirTemp("", "rds-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{dir: dir, sock: filepath.Join(dir, "redis.sock")}
+	s.args = append([]string{"--port", "0", "--unixsocket", s.sock, "--unixsocketperm", "700", "--dir", dir, "--save", ""}, persist...)
+	s.cmd = exec.Command(bin, s.args...)
+	t.Cleanup(func() { s.stop(); os.RemoveAll(dir) })
+	s.start(t)
+	return s
+}
+
+func (s *server) start(t *testing.T) {
+	t.Helper()
+	s.cmd = exec.Command(s.cmd.Path, s.args...)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
+	defer c.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for c.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not answer within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop ends redis-server with SIGKILL: nothing is saved on the way out, as in a crash.
+func (s *server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Wait()
+	s.cmd.Process = nil
+}
+
+func (s *server) url(query string) string {
+	return "redis+unix://" + s.sock + query
+}
+
+var durable = []string{"--appendonly", "yes", "--appendfsync", "always"}
+
+func open(t *testing.T, url string) *redisstore.Store {
+	t.Helper()
+	set, err := redisstore.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := redisstore.Open(context.Background(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func maxID(t *testing.T, s *server) int64 {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
+	defer c.Close()
+	v, err := c.HGet(context.Background(), redisstore.DefaultPrefix+"k", "max_id").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestRefusesNonDurable: a Redis without the append-only file, or with fsync every second, is
+// refused; unsafe=true accepts it.
+func TestRefusesNonDurable(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		persist []string
+	}{
+		{"no aof", []string{"--appendonly", "no"}},
+		{"aof everysec", []string{"--appendonly", "yes", "--appendfsync", "everysec"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startRedis(t, tc.persist...)
+			set, _ := redisstore.ParseURL(s.url(""))
+			_, err := redisstore.Open(context.Background(), set)
+			if !errors.Is(err, redisstore.ErrNotDurable) {
+				t.Fatalf("err = %v, want ErrNotDurable", err)
+			}
+			t.Log(err)
+			open(t, s.url("?unsafe=true"))
+		})
+	}
+}
+
+func TestTake(t *testing.T) {
+	s := startRedis(t, durable...)
+	segtest.TakeConcurrent(t, open(t, s.url("")), open(t, s.url("")))
+	st := open(t, s.url(""))
+	ctx := context.Background()
+	if _, err := st.Take(ctx, segment.Request{Key: "two", Step: 5, Index: 0, Count: 2}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.Take(ctx, segment.Request{Key: "two", Step: 5, Index: 1, Count: 2})
+	if !errors.Is(err, segment.ErrClass) {
+		t.Fatalf("err = %v, want ErrClass", err)
+	}
+	t.Log(err)
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
+	defer c.Close()
+	c.HSet(ctx, redisstore.DefaultPrefix+"two", "max_id", int64(9223372036854775800))
+	if _, err := st.Take(ctx, segment.Request{Key: "two", Step: 10, Count: 2}); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("err = %v, want ErrExhausted", err)
+	}
+}
+
+func TestSpec(t *testing.T) {
+	s := startRedis(t, durable...)
+	g, err := idkit.New("segment:store=" + s.url("") + ",key=orders,step=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.(io.Closer).Close()
+	for want := uint64(1); want <= 25; want++ {
+		id, err := g.Next()
+		if err != nil || id.Uint64() != want {
+			t.Fatalf("ID %v, %v; want %d", id, err, want)
+		}
+	}
+	if _, err := idkit.New("segment:store=redis+unix://" + filepath.Join(s.dir, "nothing.sock") + ",key=k"); err == nil || !strings.Contains(err.Error(), "connecting") {
+		t.Fatalf("no server: %v", err)
+	}
+}
+
+// TestFaultRestart kills a durable Redis (SIGKILL) under load and starts it again: the
+// counter survives in the append-only file and no ID repeats.
+func TestFaultRestart(t *testing.T) {
+	s := startRedis(t, durable...)
+	segtest.RestartUnderLoad(t, func() segment.Store { return open(t, s.url("")) },
+		s.stop, func() { s.start(t) }, func() int64 { return maxID(t, s) })
+}
+
+// TestFaultRestartNonDurable is why Open refuses a Redis without the AOF: with unsafe=true,
+// killing it forgets the counter. The processes that were running refuse the blocks that went
+// back (ErrBackwards); a process started after the restart cannot tell, and repeats IDs.
+func TestFaultRestartNonDurable(t *testing.T) {
+	s := startRedis(t, "--appendonly", "no")
+	set := func() segment.Settings {
+		return segment.Settings{Stores: []segment.Store{open(t, s.url("?unsafe=true"))}, Key: "k", Step: 100, Timeout: time.Second, Wait: 2 * time.Second}
+	}
+	before := segtest.Start([]*segment.Segment{segtest.NewSegment(t, set()), segtest.NewSegment(t, set())}, 2, 50*time.Microsecond)
+	time.Sleep(300 * time.Millisecond)
+	s.stop()
+	s.start(t)
+	time.Sleep(300 * time.Millisecond)
+	ids, errs := before.Stop()
+	backwards := 0
+	for _, err := range errs {
+		if errors.Is(err, segment.ErrBackwards) {
+			backwards++
+		}
+	}
+	after := segtest.Start([]*segment.Segment{segtest.NewSegment(t, set())}, 1, 0)
+	time.Sleep(100 * time.Millisecond)
+	more, errs2 := after.Stop()
+	if len(errs2) > 0 {
+		t.Fatal(errs2[0])
+	}
+	d := segtest.Dups(append(ids, more...))
+	if len(d) == 0 {
+		t.Fatalf("%d IDs and no duplicate after a Redis without persistence restarted", len(ids)+len(more))
+	}
+	t.Logf("unsafe=true, no AOF, killed and restarted: the running processes failed %d Next calls with ErrBackwards; a new process repeated %d IDs", backwards, len(d))
+}
