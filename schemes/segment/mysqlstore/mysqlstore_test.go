@@ -3,9 +3,7 @@ package mysqlstore_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,44 +64,29 @@ func TestTakeConcurrent(t *testing.T) {
 
 func TestTakeErrors(t *testing.T) {
 	dsn, _ := database(t)
-	st := open(t, dsn)
-	ctx := context.Background()
-	if _, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Index: 0, Count: 2}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Index: 1, Count: 2})
-	if !errors.Is(err, segment.ErrClass) {
-		t.Fatalf("err = %v, want ErrClass", err)
-	}
-	t.Log(err)
-	sqlExec(t, dsn, `UPDATE idkit_segments SET max_id = 9223372036854775800 WHERE biz_tag = 'k'`)
-	if _, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Count: 2}); !errors.Is(err, segment.ErrExhausted) {
-		t.Fatalf("err = %v, want ErrExhausted", err)
-	}
+	segtest.TakeErrors(t, open(t, dsn), func(v int64) {
+		sqlExec(t, dsn, `UPDATE idkit_segments SET max_id = ? WHERE biz_tag = 'k'`, v)
+	})
 }
 
-func TestParseURL(t *testing.T) {
-	for _, tc := range []struct{ in, dsn, table, err string }{
-		{"mysql://u:p@h/db", "u:p@tcp(h:3306)/db", "idkit_segments", ""},
-		{"MariaDB://u@h:3307/db?table=seg&timeout=2s", "u@tcp(h:3307)/db?timeout=2s", "seg", ""},
-		{"mysql://root@/db?socket=/tmp/x.sock", "root@unix(/tmp/x.sock)/db", "idkit_segments", ""},
-		{"mysql://u@h/db?table=a;b", "", "", "query"},
-		{"mysql://u@h/db?table=a-b", "", "", "table"},
-		{"mysql://u@/db", "", "", "no host"},
-		{"mysql://u@h/db?timeout=soon", "", "", "parameters"},
-	} {
-		dsn, table, err := mysqlstore.ParseURL(tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseURL(%q) err = %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || dsn != tc.dsn || table != tc.table {
-			t.Errorf("ParseURL(%q) = %q, %q, %v", tc.in, dsn, table, err)
-		}
-	}
+var urlCases = []segtest.URLCase{
+	{In: "mysql://u:p@h/db", Want: "u:p@tcp(h:3306)/db | idkit_segments"},
+	{In: "MariaDB://u@h:3307/db?table=seg&timeout=2s", Want: "u@tcp(h:3307)/db?timeout=2s | seg"},
+	{In: "mysql://root@/db?socket=/tmp/x.sock", Want: "root@unix(/tmp/x.sock)/db | idkit_segments"},
+	{In: "mysql://u@h/db?table=a;b", Err: "query"},
+	{In: "mysql://u@h/db?table=a-b", Err: "table"},
+	{In: "mysql://u@/db", Err: "no host"},
+	{In: "mysql://u@h/db?timeout=soon", Err: "parameters"},
 }
+
+func parseURL(in string) (string, error) {
+	dsn, table, err := mysqlstore.ParseURL(in)
+	return dsn + " | " + table, err
+}
+
+func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
+
+func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
 
 func TestSpec(t *testing.T) {
 	dsn, _ := database(t)

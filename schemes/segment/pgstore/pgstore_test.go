@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/url"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,49 +58,34 @@ func TestTakeConcurrent(t *testing.T) {
 
 func TestTakeErrors(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	st := open(t, dsn)
-	ctx := context.Background()
-	if _, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Index: 0, Count: 2}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Index: 1, Count: 2})
-	if !errors.Is(err, segment.ErrClass) {
-		t.Fatalf("err = %v, want ErrClass", err)
-	}
-	t.Log(err)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `UPDATE idkit_segments SET max_id = 9223372036854775800 WHERE biz_tag = 'k'`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Count: 2}); !errors.Is(err, segment.ErrExhausted) {
-		t.Fatalf("err = %v, want ErrExhausted", err)
-	}
+	segtest.TakeErrors(t, open(t, dsn), func(v int64) {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `UPDATE idkit_segments SET max_id = $1 WHERE biz_tag = 'k'`, v); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
-func TestParseURL(t *testing.T) {
-	for _, tc := range []struct{ in, dsn, table, err string }{
-		{"pg://u:p@h:5/db", "postgres://u:p@h:5/db", "idkit_segments", ""},
-		{"PostgreSQL://h/db?table=s.t&sslmode=disable", "postgresql://h/db?sslmode=disable", "s.t", ""},
-		{"pg://h/db?table=bad-drop", "", "", "table"},
-		{"pg://h/db?namespace=x", "", "", "namespace"},
-		{"pg:h", "", "", "want postgres://"},
-	} {
-		dsn, table, err := pgstore.ParseURL(tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseURL(%q) err = %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || dsn != tc.dsn || table != tc.table {
-			t.Errorf("ParseURL(%q) = %q, %q, %v", tc.in, dsn, table, err)
-		}
-	}
+var urlCases = []segtest.URLCase{
+	{In: "pg://u:p@h:5/db", Want: "postgres://u:p@h:5/db | idkit_segments"},
+	{In: "PostgreSQL://h/db?table=s.t&sslmode=disable", Want: "postgresql://h/db?sslmode=disable | s.t"},
+	{In: "pg://h/db?table=bad-drop", Err: "table"},
+	{In: "pg://h/db?namespace=x", Err: "namespace"},
+	{In: "pg:h", Err: "want postgres://"},
 }
+
+func parseURL(in string) (string, error) {
+	dsn, table, err := pgstore.ParseURL(in)
+	return dsn + " | " + table, err
+}
+
+func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
+
+func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
 
 // TestSpec builds the scheme from a spec, as a program that imports pgstore does.
 func TestSpec(t *testing.T) {

@@ -68,8 +68,8 @@ type Settings struct {
 }
 
 // ParseURL reads redis://[user:password@]host:port/db, rediss://… (TLS) or
-// redis+unix:///path/redis.sock?db=N, with the query parameters prefix= and unsafe=true taken
-// out; every other parameter goes to go-redis's ParseURL.
+// redis+unix:///path/redis.sock?db=N, with the query parameters prefix= (empty: DefaultPrefix)
+// and unsafe=true taken out; every other parameter goes to go-redis's ParseURL.
 func ParseURL(raw string) (Settings, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
@@ -88,8 +88,8 @@ func ParseURL(raw string) (Settings, error) {
 		return Settings{}, fmt.Errorf("redisstore: store URL query: %w", err)
 	}
 	s := Settings{Prefix: DefaultPrefix}
-	if q.Has("prefix") {
-		s.Prefix = q.Get("prefix")
+	if p := q.Get("prefix"); p != "" {
+		s.Prefix = p
 	}
 	if q.Has("unsafe") {
 		if s.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -136,23 +137,39 @@ func TestRefusesNonDurable(t *testing.T) {
 func TestTake(t *testing.T) {
 	s := startRedis(t, durable...)
 	segtest.TakeConcurrent(t, open(t, s.url("")), open(t, s.url("")))
-	st := open(t, s.url(""))
-	ctx := context.Background()
-	if _, err := st.Take(ctx, segment.Request{Key: "two", Step: 5, Index: 0, Count: 2}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := st.Take(ctx, segment.Request{Key: "two", Step: 5, Index: 1, Count: 2})
-	if !errors.Is(err, segment.ErrClass) {
-		t.Fatalf("err = %v, want ErrClass", err)
-	}
-	t.Log(err)
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
-	defer c.Close()
-	c.HSet(ctx, redisstore.DefaultPrefix+"two", "max_id", int64(9223372036854775800))
-	if _, err := st.Take(ctx, segment.Request{Key: "two", Step: 10, Count: 2}); !errors.Is(err, segment.ErrExhausted) {
-		t.Fatalf("err = %v, want ErrExhausted", err)
-	}
 }
+
+func TestTakeErrors(t *testing.T) {
+	s := startRedis(t, durable...)
+	segtest.TakeErrors(t, open(t, s.url("")), func(v int64) {
+		c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
+		defer c.Close()
+		if err := c.HSet(context.Background(), redisstore.DefaultPrefix+"k", "max_id", v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+var urlCases = []segtest.URLCase{
+	{In: "redis://h:6380/2", Want: "tcp h:6380 db 2 prefix idkit:segment: unsafe false"},
+	{In: "Redis+Unix:///tmp/r.sock?db=1&prefix=x:&unsafe=true", Want: "unix /tmp/r.sock db 1 prefix x: unsafe true"},
+	{In: "rediss://u:p@h/0?prefix=", Want: "tcp h:6379 db 0 prefix idkit:segment: unsafe false"},
+	{In: "redis://h/0?unsafe=maybe", Err: "unsafe=maybe"},
+	{In: "redis://h/0?bogus=1", Err: "bogus"},
+	{In: "redis:h", Err: "want redis://"},
+}
+
+func parseURL(in string) (string, error) {
+	s, err := redisstore.ParseURL(in)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s %s db %d prefix %s unsafe %v", s.Options.Network, s.Options.Addr, s.Options.DB, s.Prefix, s.Unsafe), nil
+}
+
+func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
+
+func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
 
 func TestSpec(t *testing.T) {
 	s := startRedis(t, durable...)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -253,4 +254,59 @@ func WaitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TakeErrors checks a store's refusals on key "k": a request for another place in the list of
+// stores fails with ErrClass, and once setMax has put max_id near the top of the int64 range
+// a take fails with ErrExhausted.
+func TakeErrors(t *testing.T, st segment.Store, setMax func(int64)) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Index: 0, Count: 2}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Index: 1, Count: 2})
+	if !errors.Is(err, segment.ErrClass) {
+		t.Fatalf("err = %v, want ErrClass", err)
+	}
+	t.Log(err)
+	setMax(9223372036854775800)
+	if _, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Count: 2}); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("err = %v, want ErrExhausted", err)
+	}
+}
+
+// URLCase is one row of a store's URL parser table: the URL, what the parser should return
+// (joined with " | "), or a part of its error.
+type URLCase struct{ In, Want, Err string }
+
+// ParseURLs runs parse over cases.
+func ParseURLs(t *testing.T, parse func(string) (string, error), cases []URLCase) {
+	t.Helper()
+	for _, tc := range cases {
+		got, err := parse(tc.In)
+		switch {
+		case tc.Err != "" && (err == nil || !strings.Contains(err.Error(), tc.Err)):
+			t.Errorf("parse(%q) err = %v, want %q", tc.In, err, tc.Err)
+		case tc.Err == "" && (err != nil || got != tc.Want):
+			t.Errorf("parse(%q) = %q, %v; want %q", tc.In, got, err, tc.Want)
+		}
+	}
+}
+
+// FuzzURLs fuzzes a store's URL parser seeded with cases: it may refuse any input but must
+// not panic, and what it accepts it must accept again alike.
+func FuzzURLs(f *testing.F, parse func(string) (string, error), cases []URLCase) {
+	for _, tc := range cases {
+		f.Add(tc.In)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		a, err := parse(in)
+		if err != nil {
+			return
+		}
+		if b, err := parse(in); err != nil || a != b {
+			t.Fatalf("parse(%q) gave %q, then %q, %v", in, a, b, err)
+		}
+	})
 }
