@@ -2,13 +2,16 @@ package pgstore_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +35,9 @@ func init() {
 	os.Exit(child(spec, os.Getenv(childOut)))
 }
 
+// childGoroutines is how many goroutines of a writer process take IDs (default 1).
+const childGoroutines = "IDKIT_SEGMENT_CHILD_GOROUTINES"
+
 func child(spec, out string) int {
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -43,29 +49,41 @@ func child(spec, out string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	var b [8]byte
-	for i := 0; ; i++ {
-		id, err := s.Next()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		binary.BigEndian.PutUint64(b[:], id.Uint64())
-		if _, err := f.Write(b[:]); err != nil { // unbuffered: what is in the file was issued
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		if i == 0 {
-			fmt.Println("ready")
-		}
-		time.Sleep(20 * time.Microsecond)
+	g, _ := strconv.Atoi(os.Getenv(childGoroutines))
+	var mu sync.Mutex // one write per ID, unbuffered: what is in the file was issued
+	var once sync.Once
+	fail := make(chan error, 1)
+	for range max(g, 1) {
+		go func() {
+			var b [8]byte
+			for {
+				id, err := s.Next()
+				if err == nil {
+					binary.BigEndian.PutUint64(b[:], id.Uint64())
+					mu.Lock()
+					_, err = f.Write(b[:])
+					mu.Unlock()
+				}
+				if err != nil {
+					select {
+					case fail <- err:
+					default:
+					}
+					return
+				}
+				once.Do(func() { fmt.Println("ready") })
+				time.Sleep(20 * time.Microsecond)
+			}
+		}()
 	}
+	fmt.Fprintln(os.Stderr, "writer:", <-fail)
+	return 1
 }
 
-func startChild(t *testing.T, spec, out string) *exec.Cmd {
+func startChild(t *testing.T, spec, out string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+spec, childOut+"="+out)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+spec, childOut+"="+out), env...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -154,5 +172,65 @@ func TestFaultSIGKILL(t *testing.T) {
 	}
 	segtest.CheckUnique(t, "SIGKILL", all)
 	hi := maxID(t, dsn, "k")
-	t.Logf("%d processes started, %d IDs written, store max_id %d: %d numbers lost with killed blocks and unread buffers", len(files), len(all), hi, hi-int64(len(all)))
+	t.Logf("%d processes started, %d IDs written, store max_id %d: %d numbers lost with the rest of killed and preloaded blocks", len(files), len(all), hi, hi-int64(len(all)))
+}
+
+// TestFaultRestartProcesses restarts the store under load from 3 writer processes × 4
+// goroutines: no writer fails (each exits at its first failed Next), IDs keep coming while the
+// server is down, and no ID repeats across the processes.
+func TestFaultRestartProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a PostgreSQL server and runs writer processes")
+	}
+	c := private(t)
+	u := storeURL(t, c.DSN())
+	spec := "segment:store=" + u + ",key=k,step=20000,timeout=1s,wait=3s"
+	dir := t.TempDir()
+	var files []string
+	var cmds []*exec.Cmd
+	for i := range 3 {
+		f := filepath.Join(dir, fmt.Sprintf("w%d.bin", i))
+		files = append(files, f)
+		cmds = append(cmds, startChild(t, spec, f, childGoroutines+"=4"))
+	}
+	size := func() (n int64) {
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil {
+				n += fi.Size() / 8
+			}
+		}
+		return n
+	}
+	time.Sleep(300 * time.Millisecond)
+	ctx := context.Background()
+	if err := c.Stop(ctx, "fast"); err != nil {
+		t.Fatal(err)
+	}
+	before := size()
+	time.Sleep(time.Second)
+	during := size() - before
+	if err := c.StartAgain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := maxID(t, c.DSN(), "k")
+	segtest.WaitFor(t, "blocks from the restarted server", 30*time.Second, func() bool { return maxID(t, c.DSN(), "k") >= after+3*20000 })
+	for i, cmd := range cmds {
+		if cmd.ProcessState != nil {
+			t.Errorf("writer %d exited: %v", i, cmd.ProcessState)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		if st := cmd.ProcessState; st != nil && st.Exited() {
+			t.Errorf("writer %d exited by itself with %v (a failed Next)", i, st)
+		}
+	}
+	if during == 0 {
+		t.Error("no ID was written while the server was down")
+	}
+	var all []uint64
+	for _, f := range files {
+		all = append(all, readIDs(t, f)...)
+	}
+	t.Logf("%d IDs written in the second the server was down", during)
+	segtest.CheckUnique(t, "restart with writer processes", all)
 }
