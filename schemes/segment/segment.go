@@ -18,7 +18,7 @@
 //     configured step);
 //   - several stores, Flickr's way: store i of n hands out the residue class i+1 modulo n, so
 //     IDs stay unique while any one of them is down, and blocks are taken from whichever
-//     answers;
+//     answers (a store silent for a quarter of the timeout gets another asked beside it);
 //   - a check that a store never goes backwards: a block at or below one this process already
 //     took from the same store (its row edited by hand, a restore from an old backup) is
 //     refused, and that store is not used again by this Segment.
@@ -134,9 +134,8 @@ type Settings struct {
 	// Timeout bounds one store round trip (DefaultTimeout when 0).
 	Timeout time.Duration
 	// Wait bounds how long Next waits for a block when both are dry: when 0, DefaultWait or,
-	// if longer, Timeout for each store plus a second. A store that hangs holds the loader
-	// for Timeout before the next store is asked, so a Wait below Timeout can fail while
-	// another store is up.
+	// if longer, Timeout for each store plus a second. With one store, a Wait below Timeout
+	// can fail while the store is merely slow.
 	Wait time.Duration
 	// Clock is read for the dynamic step; nil means the system clock.
 	Clock Clock
@@ -409,9 +408,12 @@ func (s *Segment) startLoad() {
 	go s.load(s.done)
 }
 
-// load takes one block from the first store that hands out a usable one, trying them in turn
-// and backing off from those that fail, until it succeeds, every store is dead or the Segment
-// is closed.
+// load takes one block from the first store that hands out a usable one, until it succeeds,
+// every store is dead or the Segment is closed. It asks the stores in turn and backs off from
+// those that fail; when a store has not answered within the hedge delay and another store is
+// usable, it asks that one too and keeps the first block that comes back, so a store that
+// hangs costs the hedge delay rather than the whole timeout. A block that comes back after
+// another was kept is dropped (its numbers are lost, never reused).
 func (s *Segment) load(done chan struct{}) {
 	defer s.wg.Done()
 	defer close(done)
@@ -422,7 +424,7 @@ func (s *Segment) load(done chan struct{}) {
 			s.mu.Unlock()
 			return
 		}
-		i, wait, ok := s.pick()
+		i, wait, ok := s.pick(nil)
 		if !ok {
 			s.fatal = s.deadError()
 			s.loading = false
@@ -438,45 +440,114 @@ func (s *Segment) load(done chan struct{}) {
 			continue
 		}
 		step := s.nextStep()
-		st := s.stores[i].st
 		s.mu.Unlock()
 
-		ctx, cancel := context.WithTimeout(s.ctx, s.set.Timeout)
-		b, err := st.Take(ctx, Request{Key: s.set.Key, Step: step, Index: i, Count: len(s.stores)})
-		cancel()
-
-		s.mu.Lock()
-		if err == nil {
-			var p span
-			if p, err = s.accept(i, b); err == nil {
-				s.takenAt = s.clock.Now()
-				s.step = step
-				if s.cur.next > s.cur.last {
-					s.cur = p
-				} else {
-					s.nxt, s.hasNxt = p, true
+		res := make(chan takeResult, len(s.stores)) // buffered: a late answer never blocks
+		asked := make([]bool, len(s.stores))
+		ask := func(i int) {
+			asked[i] = true
+			st := s.stores[i].st
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				ctx, cancel := context.WithTimeout(s.ctx, s.set.Timeout)
+				defer cancel()
+				b, err := st.Take(ctx, Request{Key: s.set.Key, Step: step, Index: i, Count: len(s.stores)})
+				res <- takeResult{i, b, err}
+			}()
+		}
+		ask(i)
+		pending := 1
+		hedge := time.NewTimer(s.hedgeDelay())
+		for pending > 0 {
+			select {
+			case r := <-res:
+				pending--
+				s.mu.Lock()
+				err := r.err
+				if err == nil {
+					var p span
+					if p, err = s.accept(r.i, r.b); err == nil {
+						s.takenAt = s.clock.Now()
+						s.step = step
+						if s.cur.next > s.cur.last {
+							s.cur = p
+						} else {
+							s.nxt, s.hasNxt = p, true
+						}
+						s.loading = false
+						s.mu.Unlock()
+						hedge.Stop()
+						s.drainLate(res, pending)
+						return
+					}
 				}
+				s.failed(r.i, err)
+				s.mu.Unlock()
+			case <-hedge.C:
+				s.mu.Lock()
+				j, wait, ok := s.pick(asked)
+				s.mu.Unlock()
+				if ok && wait == 0 {
+					ask(j)
+					pending++
+				}
+			case <-s.ctx.Done():
+				hedge.Stop()
+				s.mu.Lock()
 				s.loading = false
 				s.mu.Unlock()
 				return
 			}
 		}
-		s.failed(i, err)
-		s.mu.Unlock()
+		hedge.Stop()
 	}
 }
 
+// hedgeDelay is how long a store may take before another is asked too: a quarter of the
+// timeout, between 50 ms and 1 s.
+func (s *Segment) hedgeDelay() time.Duration {
+	return min(max(s.set.Timeout/4, 50*time.Millisecond), time.Second)
+}
+
+// takeResult is one store's answer to a Take.
+type takeResult struct {
+	i   int
+	b   Block
+	err error
+}
+
+// drainLate collects the answers still pending after a block was kept: blocks are dropped,
+// failures still count against their store.
+func (s *Segment) drainLate(res <-chan takeResult, pending int) {
+	if pending == 0 {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for range pending {
+			if r := <-res; r.err != nil {
+				s.mu.Lock()
+				s.failed(r.i, r.err)
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
 // pick chooses the store to ask: the next one in turn that is not backing off, or, when all
-// are, the one whose back-off ends first and how long until then. ok is false when every
-// store is dead. s.mu is held.
-func (s *Segment) pick() (i int, wait time.Duration, ok bool) {
+// are, the one whose back-off ends first and how long until then. Stores marked in skip are
+// not chosen. ok is false when no store is left (every store is dead, or skipped). s.mu is
+// held.
+func (s *Segment) pick(skip []bool) (i int, wait time.Duration, ok bool) {
 	now := time.Now()
 	best := -1
 	n := len(s.stores)
 	for k := range n {
 		j := (s.rr + k) % n
 		st := &s.stores[j]
-		if st.dead != nil {
+		if st.dead != nil || skip != nil && skip[j] {
 			continue
 		}
 		if !now.Before(st.retry) {

@@ -444,3 +444,22 @@ func ExampleSegment() {
 	fmt.Println(a, b, batch)
 	// Output: 1 2 [3 4 5]
 }
+
+// TestHedgeHungStore: with the first store hanging, the second is asked after the hedge delay
+// (a quarter of the timeout), so Next gets a block well within a wait shorter than the timeout.
+func TestHedgeHungStore(t *testing.T) {
+	hung, up := newMem(), newMem()
+	hung.hang.Store(true)
+	s := mustNew(t, segment.Settings{Stores: []segment.Store{hung, up}, Key: "k", Step: 10, Timeout: 2 * time.Second, Wait: time.Second})
+	start := time.Now()
+	for range 30 { // three blocks, each a new load that may try the hung store first
+		v, err := s.Next()
+		if err != nil {
+			t.Fatalf("after %v: %v", time.Since(start), err)
+		}
+		if v%2 != 0 {
+			t.Fatalf("ID %d from the hung store", v)
+		}
+	}
+	t.Logf("30 IDs from the second store in %v with the first hanging (timeout 2s)", time.Since(start))
+}
