@@ -3,11 +3,9 @@ package mysqlstore_test
 import (
 	"context"
 	"database/sql"
-	"io"
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
@@ -90,19 +88,7 @@ func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
 
 func TestSpec(t *testing.T) {
 	dsn, _ := database(t)
-	s, err := idkit.New("segment:store=" + storeURL(t, dsn) + ",key=orders,step=100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.(io.Closer).Close()
-	ids := make([]idkit.ID, 250)
-	if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
-		t.Fatal(err)
-	}
-	if ids[0].Uint64() != 1 || ids[249].Uint64() != 250 {
-		t.Fatalf("IDs from %v to %v", ids[0], ids[249])
-	}
-	t.Log(s.Name())
+	segtest.Spec(t, storeURL(t, dsn))
 }
 
 // TestFaultRestart restarts MariaDB under load from 3 processes × 4 goroutines.

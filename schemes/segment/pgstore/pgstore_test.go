@@ -3,13 +3,11 @@ package pgstore_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/url"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/schemes/segment"
@@ -88,22 +86,7 @@ func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
 func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
 
 // TestSpec builds the scheme from a spec, as a program that imports pgstore does.
-func TestSpec(t *testing.T) {
-	u := storeURL(t, pgtest.Schema(t))
-	s, err := idkit.New("segment:store=" + u + ",key=orders,step=100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.(io.Closer).Close()
-	ids := make([]idkit.ID, 250)
-	if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
-		t.Fatal(err)
-	}
-	if ids[0].Uint64() != 1 || ids[249].Uint64() != 250 {
-		t.Fatalf("IDs from %v to %v", ids[0], ids[249])
-	}
-	t.Log(s.Name())
-}
+func TestSpec(t *testing.T) { segtest.Spec(t, storeURL(t, pgtest.Schema(t))) }
 
 // private starts a PostgreSQL cluster of the test's own, which the test may stop and start.
 func private(t *testing.T) *pglocal.Cluster {

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/schemes/segment"
 )
 
@@ -309,4 +311,23 @@ func FuzzURLs(f *testing.F, parse func(string) (string, error), cases []URLCase)
 			t.Fatalf("parse(%q) gave %q, then %q, %v", in, a, b, err)
 		}
 	})
+}
+
+// Spec builds the segment scheme from a spec naming storeURL, as a program that imports the
+// store's package does, and takes 250 IDs in one batch: they must be 1 to 250.
+func Spec(t *testing.T, storeURL string) {
+	t.Helper()
+	s, err := idkit.New("segment:store=" + storeURL + ",key=orders,step=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.(io.Closer).Close()
+	ids := make([]idkit.ID, 250)
+	if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
+		t.Fatal(err)
+	}
+	if ids[0].Uint64() != 1 || ids[249].Uint64() != 250 {
+		t.Fatalf("IDs from %v to %v", ids[0], ids[249])
+	}
+	t.Log(s.Name())
 }
