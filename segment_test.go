@@ -3,6 +3,7 @@ package idkit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -184,4 +185,26 @@ func FuzzSegmentParse(f *testing.F) {
 			t.Fatalf("Parse(%q) accepted %v but Decode fails: %v", s, id, err)
 		}
 	})
+}
+
+// A segment scheme counts through blocks its store hands out; memseg:// is this file's
+// in-memory store, where a program names pg://…, mysql://… or redis://… and imports the
+// store's package. With two stores, store 1 issues odd IDs and store 2 even ones.
+func ExampleNew_segment() {
+	s, err := idkit.New("segment:store=memseg://example-one,store2=memseg://example-two,key=orders,step=3,buffer=false")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.(io.Closer).Close()
+	for range 4 {
+		id, _ := s.Next()
+		p, _ := s.Decode(id)
+		fmt.Println(id, p.Fields)
+	}
+	// Output:
+	// 1 [{seq 1} {store 1}]
+	// 3 [{seq 3} {store 1}]
+	// 5 [{seq 5} {store 1}]
+	// 2 [{seq 2} {store 2}]
 }
