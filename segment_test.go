@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/idkit/idkit"
@@ -53,13 +54,23 @@ func init() {
 	segment.RegisterStore("memseg", &memSegDriver{stores: map[string]memSegStore{}})
 }
 
+// memSegRuns makes memseg URLs unique per call, so that a test run again (-count) starts
+// from fresh counters.
+var memSegRuns atomic.Int64
+
+// memURL returns a fresh memseg:// URL.
+func memURL(name string) string {
+	return fmt.Sprintf("memseg://%s-%d", name, memSegRuns.Add(1))
+}
+
 func TestSegmentScheme(t *testing.T) {
-	s, err := idkit.New("segment:store=memseg://a,key=orders,step=10")
+	u := memURL("a")
+	s, err := idkit.New("segment:store=" + u + ",key=orders,step=10")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.(io.Closer).Close()
-	if got, want := s.Name(), "segment:store=memseg://a,key=orders,step=10"; got != want {
+	if got, want := s.Name(), "segment:store="+u+",key=orders,step=10"; got != want {
 		t.Errorf("Name() = %q, want %q", got, want)
 	}
 	ids := make([]idkit.ID, 25)
@@ -89,7 +100,7 @@ func TestSegmentScheme(t *testing.T) {
 }
 
 func TestSegmentTwoStores(t *testing.T) {
-	s, err := idkit.New("segment:store=memseg://one,store2=memseg://two,key=k,step=5,dynamic=true,max_step=40,buffer=false")
+	s, err := idkit.New("segment:store=" + memURL("one") + ",store2=" + memURL("two") + ",key=k,step=5,dynamic=true,max_step=40,buffer=false")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +202,7 @@ func FuzzSegmentParse(f *testing.F) {
 // in-memory store, where a program names pg://…, mysql://… or redis://… and imports the
 // store's package. With two stores, store 1 issues odd IDs and store 2 even ones.
 func ExampleNew_segment() {
-	s, err := idkit.New("segment:store=memseg://example-one,store2=memseg://example-two,key=orders,step=3,buffer=false")
+	s, err := idkit.New("segment:store=" + memURL("one") + ",store2=" + memURL("two") + ",key=orders,step=3,buffer=false")
 	if err != nil {
 		fmt.Println(err)
 		return
