@@ -72,13 +72,17 @@ var redactForms = []struct {
 	build func(pw string) string
 	ok    func(pw string) bool // the form can carry pw
 }{
-	{"url", func(pw string) string { return "postgres://" + url.UserPassword("u", pw).String() + "@h:5432/db?sslmode=disable" }, nil},
+	{"url", func(pw string) string {
+		return "postgres://" + url.UserPassword("u", pw).String() + "@h:5432/db?sslmode=disable"
+	}, nil},
 	{"url-raw", func(pw string) string { return "postgresql://app:" + pw + "@db.internal/bench" }, rawOK},
 	{"pg-spec", func(pw string) string {
 		return "snowflake:node=pg://" + url.UserPassword("u", pw).String() + "@h/db?namespace=x,marks=file:m"
 	}, nil},
 	{"mysql-url", func(pw string) string { return "mysql://root:" + url.QueryEscape(pw) + "@127.0.0.1:3306/db" }, nil},
-	{"query", func(pw string) string { return "postgres://u@h/db?password=" + url.QueryEscape(pw) + "&sslmode=disable" }, nil},
+	{"query", func(pw string) string {
+		return "postgres://u@h/db?password=" + url.QueryEscape(pw) + "&sslmode=disable"
+	}, nil},
 	{"mysql", func(pw string) string { return "root:" + pw + "@tcp(127.0.0.1:3306)/db?parseTime=true" }, rawOK},
 	{"libpq", func(pw string) string {
 		return "host=/tmp password='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "' dbname=x"

@@ -23,7 +23,7 @@ type span struct{ start, end int }
 //     user:password@/db;
 //   - the value of every key=value pair whose key is pass, pwd, or ends in password or passwd
 //     (any case: libpq's password= and sslpassword=, a URL query's ?password=, ODBC's Pwd=),
-//     quoted ('it''s', 'a\'b') or not.
+//     quoted ('it”s', 'a\'b') or not.
 //
 // It errs on the side of hiding too much: where it cannot tell where a password ends, it hides
 // up to the next blank (for a URL query value, up to the next '&'). A password that contains
@@ -55,7 +55,9 @@ func String(s string) string {
 	return b.String()
 }
 
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 // tokenEnd returns the index of the first blank in s at or after i, or len(s).
 func tokenEnd(s string, i int) int {
@@ -106,7 +108,7 @@ func secretKey(key string) bool {
 }
 
 // keyValuePasswords adds the value of every credential key=value pair in s. Blanks may surround
-// '=' as libpq allows. A quoted value ends at its closing quote ('' and \' stay inside); an
+// '=' as libpq allows. A quoted value ends at its closing quote (” and \' stay inside); an
 // unquoted one at the next blank, and in a URL query (key after '?' or '&') also at '&' or '#'.
 // An '=' inside a password found before (in spans) is not a key's.
 func keyValuePasswords(s string, spans []span) []span {
