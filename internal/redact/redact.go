@@ -223,3 +223,20 @@ func mysqlAddr(s string) bool {
 	}
 	return j > 0 && j < len(s) && s[j] == '('
 }
+
+// Error returns err with its message passed through String; errors.Is and errors.As still see
+// err through Unwrap. A nil err stays nil.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &redacted{err: err, msg: String(err.Error())}
+}
+
+type redacted struct {
+	err error
+	msg string
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }

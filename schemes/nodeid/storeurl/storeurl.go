@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease"
 	"github.com/idkit/idkit/schemes/nodeid/pglease"
@@ -28,8 +29,14 @@ func Is(s string) bool {
 }
 
 // Open opens the store url names. The context bounds connecting (PostgreSQL connects at once;
-// etcd on first use). The caller closes the store, or hands it to nodeid.Hold.
+// etcd on first use). The caller closes the store, or hands it to nodeid.Hold. Errors never
+// show a password the URL holds.
 func Open(ctx context.Context, url string) (nodeid.Store, error) {
+	s, err := open(ctx, url)
+	return s, redact.Error(err)
+}
+
+func open(ctx context.Context, url string) (nodeid.Store, error) {
 	if !Is(url) {
 		return nil, fmt.Errorf("storeurl: %q is not a lease store URL (want etcd://…, postgres://…, postgresql://… or pg://…)", url)
 	}
@@ -48,12 +55,13 @@ func Open(ctx context.Context, url string) (nodeid.Store, error) {
 }
 
 // Describe names the store url points at for messages: "etcd prefix /idkit/orders at
-// 127.0.0.1:2379" or "PostgreSQL table idkit_node_slots, namespace orders".
+// 127.0.0.1:2379" or "PostgreSQL table idkit_node_slots, namespace orders". A URL it cannot
+// read comes back with its password hidden.
 func Describe(url string) string {
 	if strings.HasPrefix(strings.ToLower(url), "etcd://") {
 		s, err := etcdlease.ParseURL("etcd://" + url[len("etcd://"):])
 		if err != nil {
-			return url
+			return redact.String(url)
 		}
 		p := s.Prefix
 		if p == "" {
@@ -63,7 +71,7 @@ func Describe(url string) string {
 	}
 	s, err := pglease.ParseURL(url)
 	if err != nil {
-		return url
+		return redact.String(url)
 	}
 	t, ns := s.Table, s.Namespace
 	if t == "" {
