@@ -27,7 +27,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench/pglocal"
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -38,7 +40,11 @@ import (
 // line) when the server cannot be reached; ErrConnLost (wrapped) when the
 // connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
 // In every case Run first drops what it created.
+//
+// Nothing Run writes or returns shows a password: the log, the progress bar, the report
+// (Settings.Command, scheme names) and the errors pass through idkit.Redact.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	defer func() { err = redact.Error(err) }() // last, after the cleanup's errors
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -73,7 +79,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}()
 
 	rep = &Report{Settings: Settings{
-		Command:    cfg.Command,
+		Command:    idkit.Redact(cfg.Command),
 		Fillfactor: cfg.Fillfactor,
 		Rows:       cfg.Rows,
 		Mode:       cfg.Mode,
@@ -217,7 +223,7 @@ func baselineRow(rows []row) int {
 
 func logf(cfg Config, format string, args ...any) {
 	if cfg.Log != nil {
-		fmt.Fprintf(cfg.Log, format+"\n", args...)
+		fmt.Fprintln(cfg.Log, idkit.Redact(fmt.Sprintf(format, args...)))
 	}
 }
 

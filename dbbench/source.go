@@ -27,10 +27,10 @@ var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collatio
 
 // row is one scheme to benchmark, resolved.
 type row struct {
-	label string // as asked for
+	label string // as asked for, with any password hidden (idkit.Redact)
 	spec  string // idkit spec, "" for bigserial
 	col   column
-	canon string // canonical spec of the first generator
+	canon string // canonical spec of the first generator, with any password hidden
 }
 
 // value is one generated key, in the form sent to the database.
@@ -67,7 +67,7 @@ func resolveRow(label string) (row, error) {
 	if err != nil {
 		return row{}, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err)
 	}
-	r := row{label: label, spec: label, canon: s.Name()}
+	r := row{label: idkit.Redact(label), spec: label, canon: idkit.Redact(s.Name())}
 	switch id.Bits() {
 	case 64:
 		r.col = colBigint

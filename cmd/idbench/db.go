@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench"
 )
 
@@ -213,11 +214,13 @@ func checkDBFlags(c dbbench.Config) error {
 }
 
 // commandLine renders the command for the report, quoting arguments a shell
-// would split.
+// would split and hiding passwords (idkit.Redact, one argument at a time, so
+// a password with blanks in a key=value DSN is hidden whole).
 func commandLine(prefix string, args []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, a := range args {
+		a = idkit.Redact(a)
 		b.WriteByte(' ')
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
