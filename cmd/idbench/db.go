@@ -20,8 +20,10 @@ B-tree leaf density and fragmentation (pgstattuple), WAL bytes per row and full-
 checkpoints during the load, and point-lookup and range-scan latency afterwards. Each figure
 is the median of --repeat runs after a discarded warm-up.
 
-On PostgreSQL idbench works only inside a schema of its own (idbench_<random>) and drops it
-when done, on error and on Ctrl-C; it never touches an object it did not create.
+On PostgreSQL idbench works inside a schema of its own (idbench_<random>) and drops it when
+done, on error and on Ctrl-C; it drops nothing it did not create. If the database lacks the
+pgstattuple extension, idbench creates it once in schema idbench_ext and leaves it there (an
+extension is database-wide, so another run may be using it); the report says so.
 
 Flags:
   --db ENGINE        pg-local: a private throwaway PostgreSQL cluster started from the
