@@ -477,3 +477,37 @@ func TestPostgresConcurrentRuns(t *testing.T) {
 		t.Errorf("later run: statistics %q, left behind %q; want pgstattuple and nothing", rep.Settings.Statistics, rep.Settings.LeftBehind)
 	}
 }
+
+// TestBit63Schemes loads a layout whose IDs set bit 63 (Discord's, with an epoch more than
+// 2^41 ms ago) on SQLite and PostgreSQL, in every insert mode and from two nodes: it used to fail
+// at the first ID ("does not fit a signed bigint column") after the schemes before it had run.
+// Such IDs go in a column that holds them exactly and in order (numeric(20,0), an 8-byte
+// big-endian BLOB), which the report names, and a note says why.
+func TestBit63Schemes(t *testing.T) {
+	const spec = "snowflake:layout=discord,epoch=1950-01-01T00:00:00Z"
+	engines := []struct {
+		db, col  string
+		pageSize int64
+	}{
+		{dbbench.EngineSQLite, "BLOB(8), big-endian", 4096},
+		{pgtest.DSN(t), "numeric(20,0)", 8192},
+	}
+	for _, e := range engines {
+		for _, mode := range []string{dbbench.ModeCopy, dbbench.ModeBatch} {
+			cfg := small(e.db, "uuidv4", spec)
+			cfg.Mode, cfg.Nodes = mode, 2
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", e.col, mode, err)
+			}
+			r := rep.Results[1]
+			if r.ColumnType != e.col {
+				t.Errorf("%s: column %q, want %q", spec, r.ColumnType, e.col)
+			}
+			checkResult(t, rep, r, 3000, e.pageSize)
+			if !strings.Contains(strings.Join(rep.Notes, " "), "bit 63") {
+				t.Errorf("%s, %s: no note on bit 63: %q", e.col, mode, rep.Notes)
+			}
+		}
+	}
+}

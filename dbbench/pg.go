@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -234,6 +235,8 @@ func (e *pgEngine) columnType(c column) string {
 		return "bigint identity"
 	case colBigint:
 		return "bigint"
+	case colUint64:
+		return "numeric(20,0)"
 	case colUUID:
 		return "uuid"
 	case colTextICU:
@@ -262,6 +265,7 @@ func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, e
 	def := "id " + map[column]string{
 		colIdentity: "bigint GENERATED ALWAYS AS IDENTITY",
 		colBigint:   "bigint NOT NULL",
+		colUint64:   "numeric(20,0) NOT NULL",
 		colUUID:     "uuid NOT NULL",
 		colText:     `text COLLATE "C" NOT NULL`,
 		colTextICU:  `text COLLATE "und-x-icu" NOT NULL`,
@@ -548,12 +552,15 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 }
 
 // pgKey returns the value handed to pgx for a key: int64 for bigint,
-// pgtype.UUID (16 raw bytes) for uuid and the canonical string for text, so
-// that pgx encodes each in binary without a detour through text.
+// pgtype.Numeric for numeric(20,0) (IDs with bit 63 set), pgtype.UUID (16 raw
+// bytes) for uuid and the canonical string for text, so that pgx encodes each
+// in binary without a detour through text.
 func pgKey(c column, v *value) any {
 	switch c {
 	case colIdentity, colBigint:
 		return v.i64
+	case colUint64:
+		return pgtype.Numeric{Int: new(big.Int).SetUint64(v.u64), Valid: true}
 	case colUUID:
 		return pgtype.UUID{Bytes: v.b16, Valid: true}
 	default:
@@ -599,6 +606,10 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 		switch c {
 		case colIdentity, colBigint:
 			var v int64
+			err = rows.Scan(&v)
+			k = v
+		case colUint64:
+			var v pgtype.Numeric
 			err = rows.Scan(&v)
 			k = v
 		case colUUID:

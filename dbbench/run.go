@@ -398,6 +398,11 @@ func notes(rep *Report, rows []row) []string {
 			out = append(out, "CHECKPOINT is not allowed for this user, so loads did not start from a fresh checkpoint; WAL figures include full-page images of pages first touched after the server's last checkpoint.")
 		}
 	}
+	for i, r := range rows {
+		if r.col == colUint64 && i < len(rep.Results) {
+			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.label, rep.Results[i].ColumnType))
+		}
+	}
 	if s.LeftBehind != "" {
 		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+ExtSchema+".")
 	}
