@@ -74,6 +74,7 @@ func DefaultSchemes() []string {
 type Config struct {
 	// DB selects the engine: EngineAuto (""), EnginePGLocal, EngineSQLite,
 	// EnginePGEnv, or a PostgreSQL connection string (URL or key=value).
+	// Its password never appears in the report, the log or an error.
 	DB string
 
 	// Schemes lists the rows to compare, in order: RowBigserial, RowULIDText
@@ -144,7 +145,7 @@ type Config struct {
 	Log io.Writer
 
 	// Command is recorded in the report's settings, so the report says how
-	// it was produced. Optional.
+	// it was produced, with any password hidden (idkit.Redact). Optional.
 	Command string
 }
 

@@ -126,6 +126,8 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	row("sqlite page_size", s.SQLitePageSize)
 	row("sqlite cache_size", s.SQLiteCacheSize)
 	row("statistics", s.Statistics)
+	row("left behind", s.LeftBehind)
+	row("other idbench sessions", s.OtherRuns)
 	if s.Engine != EngineSQLite {
 		row("checkpoint before each load", s.CheckpointBeforeRun)
 	}

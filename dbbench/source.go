@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/idkit/idkit"
 )
@@ -17,6 +18,7 @@ type column int
 const (
 	colIdentity column = iota // bigint identity, filled by the database
 	colBigint                 // 64-bit IDs as int64
+	colUint64                 // 64-bit IDs that set bit 63: numeric(20,0) / 8-byte BLOB
 	colUUID                   // 128-bit IDs as 16 raw bytes
 	colText                   // canonical text, COLLATE "C"
 	colTextICU                // canonical text, COLLATE "und-x-icu" (PostgreSQL)
@@ -27,15 +29,16 @@ var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collatio
 
 // row is one scheme to benchmark, resolved.
 type row struct {
-	label string // as asked for
+	label string // as asked for, with any password hidden (idkit.Redact)
 	spec  string // idkit spec, "" for bigserial
 	col   column
-	canon string // canonical spec of the first generator
+	canon string // canonical spec of the first generator, with any password hidden
 }
 
 // value is one generated key, in the form sent to the database.
 type value struct {
 	i64 int64
+	u64 uint64
 	b16 [16]byte
 	str string
 }
@@ -72,16 +75,30 @@ func resolveRow(label string) (row, error) {
 	if err != nil {
 		return row{}, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err)
 	}
-	r := row{label: label, spec: label, canon: s.Name()}
+	r := row{label: idkit.Redact(label), spec: label, canon: idkit.Redact(s.Name())}
 	switch id.Bits() {
 	case 64:
 		r.col = colBigint
+		if setsBit63(s, id) {
+			r.col = colUint64
+		}
 	case 128:
 		r.col = colUUID
 	default:
 		return row{}, fmt.Errorf("dbbench: scheme %q: IDs of %d bits, want 64 or 128", label, id.Bits())
 	}
 	return r, nil
+}
+
+// setsBit63 reports whether s makes, or within a day will make, 64-bit IDs
+// with bit 63 set, which a signed bigint column cannot hold: a layout that
+// uses all 64 bits (Discord, Instagram) past its Int64Until.
+func setsBit63(s idkit.Scheme, first idkit.ID) bool {
+	if first.Uint64() > math.MaxInt64 {
+		return true
+	}
+	l, ok := s.(idkit.Layouter)
+	return ok && l.Layout().TotalBits() == 64 && time.Until(l.Layout().Int64Until()) < 24*time.Hour
 }
 
 func closeScheme(s idkit.Scheme) {
@@ -184,6 +201,8 @@ func (s *source) next(v *value) error {
 			return fmt.Errorf("dbbench: scheme %s made ID %d, which does not fit a signed bigint column", g.Name(), u)
 		}
 		v.i64 = int64(u)
+	case colUint64:
+		v.u64 = id.Uint64()
 	case colUUID:
 		v.b16 = id.Bytes16()
 	case colText, colTextICU:

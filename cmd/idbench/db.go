@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench"
 )
 
@@ -19,8 +20,10 @@ B-tree leaf density and fragmentation (pgstattuple), WAL bytes per row and full-
 checkpoints during the load, and point-lookup and range-scan latency afterwards. Each figure
 is the median of --repeat runs after a discarded warm-up.
 
-On PostgreSQL idbench works only inside a schema of its own (idbench_<random>) and drops it
-when done, on error and on Ctrl-C; it never touches an object it did not create.
+On PostgreSQL idbench works inside a schema of its own (idbench_<random>) and drops it when
+done, on error and on Ctrl-C; it drops nothing it did not create. If the database lacks the
+pgstattuple extension, idbench creates it once in schema idbench_ext and leaves it there (an
+extension is database-wide, so another run may be using it); the report says so.
 
 Flags:
   --db ENGINE        pg-local: a private throwaway PostgreSQL cluster started from the
@@ -213,11 +216,13 @@ func checkDBFlags(c dbbench.Config) error {
 }
 
 // commandLine renders the command for the report, quoting arguments a shell
-// would split.
+// would split and hiding passwords (idkit.Redact, one argument at a time, so
+// a password with blanks in a key=value DSN is hidden whole).
 func commandLine(prefix string, args []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, a := range args {
+		a = idkit.Redact(a)
 		b.WriteByte(' ')
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")

@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/idkit/idkit"
 )
 
 func main() {
@@ -41,7 +43,7 @@ func report(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "idbench: interrupted")
 		return 1
 	}
-	fmt.Fprintf(stderr, "idbench: %v\n", err)
+	fmt.Fprintf(stderr, "idbench: %s\n", idkit.Redact(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		if ue.cmd != "" {

@@ -513,7 +513,7 @@ func subjects(ctx context.Context, cfg speedConfig) ([]subject, error) {
 // schemeSubject measures s through the idkit.Scheme interface, as users call it.
 func schemeSubject(name string, s idkit.Scheme) subject {
 	sub := subject{
-		res:   speedResult{Name: name, Kind: "scheme", Scheme: s.Name(), Library: libraryFor(s.Name())},
+		res:   speedResult{Name: idkit.Redact(name), Kind: "scheme", Scheme: idkit.Redact(s.Name()), Library: libraryFor(s.Name())},
 		close: func() { closeScheme(s, "speed", io.Discard) },
 	}
 	if l, ok := s.(idkit.Layouter); ok {
