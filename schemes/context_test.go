@@ -72,7 +72,7 @@ func TestSnowflakeNextContextCancel(t *testing.T) {
 			}
 		}},
 		{"lookahead used up", func(s *schemes.SnowflakeSettings) { s.Lookahead = 2 }, func(g *schemes.Snowflake, c *ctxClock) {
-			mustNext(t, g)  // seq 0 of the clock's tick, after the start wait
+			mustNext(t, g) // seq 0 of the clock's tick, after the start wait
 			for range 11 { // the rest of it and two ticks ahead
 				mustNext(t, g)
 			}
