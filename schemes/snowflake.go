@@ -70,6 +70,12 @@ const (
 // A zero field means its default (5 ms and 100 ms); a negative one switches that step off, so
 // DriftPolicy{MaxWait: -1, MaxContinue: -1} fails at once and DriftPolicy{MaxWait: time.Hour,
 // MaxContinue: -1} always waits.
+//
+// A mark that a generator finds at start at most one mark window (plus its lookahead) ahead of
+// its clock is its predecessor's reservation, not a backward step: the generator first waits
+// until the drift is within MaxContinue (or MaxWait, or zero when both are off), so a restart
+// on a clock that did not move never fails whatever the policy. NextContext can cut that wait
+// short.
 type DriftPolicy struct {
 	MaxWait     time.Duration
 	MaxContinue time.Duration
