@@ -2,6 +2,7 @@ package schemes_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -255,5 +256,35 @@ func TestSnowflakeMarkWindowRestart(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSnowflakeMarkFarAhead loads a mark at the last tick of a 50-bit millisecond field,
+// 35,000 years ahead: tick times unit no longer fits an int64 of nanoseconds. The drift must
+// not wrap negative (which made the generator sleep non-positive amounts for ever), and no
+// policy, not even one that waits 292 years, can wait out a mark beyond the clock's range:
+// ErrClockBackward at once.
+func TestSnowflakeMarkFarAhead(t *testing.T) {
+	l := custom(t0.Add(-time.Hour), time.Millisecond, layouts.Time(50), layouts.Seq(13))
+	for _, drift := range []schemes.DriftPolicy{{}, {MaxWait: -1, MaxContinue: -1}, {MaxWait: time.Duration(1<<63 - 1), MaxContinue: -1}} {
+		t.Run(fmt.Sprintf("wait=%v,continue=%v", drift.MaxWait, drift.MaxContinue), func(t *testing.T) {
+			clk := newFakeClock(t0)
+			g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: l, Clock: clk, Drift: drift, Marks: &memMarks{mark: l.TickTime(l.MaxTick())}})
+			done := make(chan error, 1)
+			go func() { _, err := g.Next(); done <- err }()
+			select {
+			case err := <-done:
+				// Even a policy that waits 292 years cannot reach a mark beyond the
+				// clock's range.
+				if !errors.Is(err, schemes.ErrClockBackward) {
+					t.Errorf("err = %v, want ErrClockBackward", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Next did not return within 10 s")
+			}
+			if _, bad := clk.Stats(); bad != 0 {
+				t.Errorf("%d non-positive sleeps", bad)
+			}
+		})
 	}
 }

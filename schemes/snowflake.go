@@ -285,7 +285,13 @@ func (g *Snowflake) nanos() int64 {
 	if g.clock == nil {
 		return g.startNs + int64(time.Since(g.start))
 	}
-	return g.startNs + int64(g.clock.Now().Sub(g.start))
+	// An injected clock may jump centuries ahead (a fake told to sleep out a huge drift):
+	// saturate instead of wrapping to a time before the epoch.
+	d := int64(g.clock.Now().Sub(g.start))
+	if d > math.MaxInt64-g.startNs {
+		return math.MaxInt64
+	}
+	return g.startNs + d
 }
 
 func (g *Snowflake) tickOf(ns int64) int64 {
@@ -429,7 +435,14 @@ func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64
 			return 0, false, nil
 		}
 		// The clock reads behind the last issued tick by more than the lookahead explains.
-		drift := subNs(g.tickNs(last-g.ahead), ns)
+		target := g.tickNs(last - g.ahead)
+		if target == math.MaxInt64 {
+			// Only a loaded mark gets here: no clock reading of this generator (at most
+			// 2^63 ns past the epoch) can reach it, so no policy can wait it out.
+			return 0, false, fmt.Errorf("%w: the last issued time of layout %s, %s, is beyond the generator's clock range (2^63 ns after the epoch)",
+				ErrClockBackward, g.layout.Name, g.layout.TickTime(last).UTC().Format(time.RFC3339))
+		}
+		drift := subNs(target, ns)
 		if last <= g.own {
 			// Behind a mark the predecessor reserved ahead of its clock (not a clock that
 			// stepped back): wait until the drift policy accepts what is left, however
