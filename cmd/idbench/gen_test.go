@@ -171,55 +171,69 @@ func buildIdbench(t *testing.T) string {
 // TestGenProcessSignal runs the real binary on a layout whose tick is an hour, so its first ID
 // waits up to an hour for the next tick (the unit=1m waited ~30 s and then printed the
 // ID with status 0). A SIGINT or SIGTERM during that wait must end it at once with status 1,
-// "interrupted" on stderr and no ID on stdout.
+// "interrupted" on stderr and nothing on stdout. idbench speed, whose measuring loops call
+// the generator the same way, is checked too.
 func TestGenProcessSignal(t *testing.T) {
 	t.Parallel()
 	bin := buildIdbench(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			cmd := exec.Command(bin, "gen", "--scheme", "snowflake:unit=1h", "-n", "1")
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			// Let it start and reach the wait (an hour-long tick ends within this half
-			// second once in 7200 runs; the test then reports an ID printed).
-			select {
-			case err := <-done:
-				t.Fatalf("exited before the signal: %v; stdout %q, stderr %q", err, stdout.String(), stderr.String())
-			case <-time.After(500 * time.Millisecond):
-			}
-			sent := time.Now()
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-				t.Fatalf("still running 10 s after %v", sig)
-			}
-			took := time.Since(sent)
-			t.Logf("exited %v after %v", err, took)
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-				t.Errorf("exit = %v, want status 1", err)
-			}
-			if took > 2*time.Second {
-				t.Errorf("exited %v after %v, want well under a second", took, sig)
-			}
-			if stdout.Len() != 0 {
-				t.Errorf("printed %q after %v", stdout.String(), sig)
-			}
-			if !strings.Contains(stderr.String(), "interrupted") {
-				t.Errorf("stderr = %q, want it to say interrupted", stderr.String())
-			}
-		})
+	cmds := map[string][]string{
+		"gen":   {"gen", "--scheme", "snowflake:unit=1h", "-n", "1"},
+		"speed": {"speed", "--schemes", "snowflake:unit=1h", "--count", "1", "--libs=false"},
+	}
+	for name, args := range cmds {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(name+"/"+sig.String(), func(t *testing.T) {
+				signalDuringWait(t, bin, args, sig)
+			})
+		}
+	}
+}
+
+// signalDuringWait starts bin with args, sends sig once it is waiting, and checks that it
+// exits at once with status 1, says it was interrupted and printed nothing.
+func signalDuringWait(t *testing.T, bin string, args []string, sig syscall.Signal) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Let it start and reach the wait (an hour-long tick ends within this half
+	// second once in 7200 runs; the test then reports an ID printed).
+	select {
+	case err := <-done:
+		t.Fatalf("exited before the signal: %v; stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	case <-time.After(500 * time.Millisecond):
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running 10 s after %v", sig)
+	}
+	took := time.Since(sent)
+	t.Logf("exited %v after %v", err, took)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit = %v, want status 1", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("exited %v after %v, want well under a second", took, sig)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("printed %q after %v", stdout.String(), sig)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr = %q, want it to say interrupted", stderr.String())
 	}
 }
 
