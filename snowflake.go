@@ -325,8 +325,11 @@ type snowflakeScheme struct {
 
 func (s *snowflakeScheme) Name() string { return s.name }
 
-func (s *snowflakeScheme) Next() (ID, error) {
-	v, err := s.g.Next()
+func (s *snowflakeScheme) Next() (ID, error) { return s.NextContext(context.Background()) }
+
+// NextContext is Next whose waits for the clock or a mark end when ctx is done (ContextScheme).
+func (s *snowflakeScheme) NextContext(ctx context.Context) (ID, error) {
+	v, err := s.g.NextContext(ctx)
 	if err != nil {
 		return ID{}, err
 	}
@@ -335,16 +338,24 @@ func (s *snowflakeScheme) Next() (ID, error) {
 
 // NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time.
 func (s *snowflakeScheme) NextBatch(dst []ID) error {
+	return s.NextBatchContext(context.Background(), dst)
+}
+
+// NextBatchContext is NextBatch whose waits end when ctx is done (ContextBatcher).
+func (s *snowflakeScheme) NextBatchContext(ctx context.Context, dst []ID) error {
 	var buf [512]uint64
-	for len(dst) > 0 {
-		chunk := buf[:min(len(dst), len(buf))]
-		if err := s.g.NextN(chunk); err != nil {
+	for done := 0; done < len(dst); {
+		chunk := buf[:min(len(dst)-done, len(buf))]
+		if err := s.g.NextNContext(ctx, chunk); err != nil {
+			if done > 0 {
+				return fmt.Errorf("idkit: %d of %d IDs filled: %w", done, len(dst), err)
+			}
 			return err
 		}
 		for i, v := range chunk {
-			dst[i] = FromUint64(v)
+			dst[done+i] = FromUint64(v)
 		}
-		dst = dst[len(chunk):]
+		done += len(chunk)
 	}
 	return nil
 }

@@ -466,7 +466,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			if pre != nil {
 				return pre.next()
 			}
-			return &local, src.next(&local)
+			return &local, src.nextContext(ctx, &local)
 		}
 		args := func(dst []any, payload int64) ([]any, error) {
 			if c == colIdentity {

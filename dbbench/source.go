@@ -180,8 +180,12 @@ func (s *source) close() {
 	s.gens = nil
 }
 
-// next fills v with the next key.
-func (s *source) next(v *value) error {
+// next fills v with the next key; nextContext is the form whose generator waits end with ctx.
+func (s *source) next(v *value) error { return s.nextContext(context.Background(), v) }
+
+// nextContext fills v with the next key. A generator that waits for its clock (a Snowflake
+// layout with a long tick) stops when ctx is done, so Ctrl-C ends a load at once.
+func (s *source) nextContext(ctx context.Context, v *value) error {
 	if s.col == colIdentity {
 		v.i64 = s.seq.Add(1)
 		return nil
@@ -190,7 +194,7 @@ func (s *source) next(v *value) error {
 	if len(s.gens) > 1 {
 		g = s.gens[(s.n.Add(1)-1)%uint64(len(s.gens))]
 	}
-	id, err := g.Next()
+	id, err := idkit.NextContext(ctx, g)
 	if err != nil {
 		return fmt.Errorf("dbbench: generate ID: %w", err)
 	}
@@ -251,7 +255,7 @@ func newPrefetch(ctx context.Context, src *source, total int) *prefetch {
 			n := min(left, prefetchBlock)
 			b = b[:n]
 			for i := range b {
-				if err := src.next(&b[i]); err != nil {
+				if err := src.nextContext(ctx, &b[i]); err != nil {
 					p.errc <- err
 					return
 				}

@@ -174,7 +174,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		defer conn.Close()
 		var v value
 		args := func(dst []any) ([]any, error) {
-			if err := src.next(&v); err != nil {
+			if err := src.nextContext(ctx, &v); err != nil {
 				return nil, err
 			}
 			switch r.col {
