@@ -137,7 +137,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	look, _, err := sp.Uint("lookahead", 1<<20)
+	look, _, err := sp.Uint("lookahead", schemes.MaxLookahead)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		nb.release()
 		return nil, err
 	}
-	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{
+	g, err := schemes.NewSnowflakeContext(ctx, schemes.SnowflakeSettings{
 		Layout:     l,
 		Node:       nb.node,
 		Lookahead:  int(look),

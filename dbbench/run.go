@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	rows := make([]row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
-		r, err := resolveRow(strings.TrimSpace(s))
+		r, err := resolveRow(ctx, strings.TrimSpace(s))
 		if err != nil {
 			return nil, err
 		}

@@ -44,8 +44,8 @@ type value struct {
 }
 
 // resolveRow works out a row's column type by making one generator and one
-// ID.
-func resolveRow(label string) (row, error) {
+// ID. Both honour ctx: a generator may wait a whole tick for its first ID.
+func resolveRow(ctx context.Context, label string) (row, error) {
 	// Row names are matched without regard to case, as idkit.New matches scheme names.
 	switch l := strings.ToLower(label); l {
 	case RowBigserial, RowULIDText, RowULIDTextICU:
@@ -66,14 +66,14 @@ func resolveRow(label string) (row, error) {
 		}
 		return row{label: label, spec: "ulid", col: col, canon: s.Name()}, nil
 	}
-	s, err := idkit.New(label)
+	s, err := idkit.NewContext(ctx, label)
 	if err != nil {
-		return row{}, fmt.Errorf("dbbench: scheme %q: %w", label, err)
+		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: %w", label, err))
 	}
 	defer closeScheme(s)
-	id, err := s.Next()
+	id, err := idkit.NextContext(ctx, s)
 	if err != nil {
-		return row{}, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err)
+		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
 	}
 	r := row{label: idkit.Redact(label), spec: label, canon: idkit.Redact(s.Name())}
 	switch id.Bits() {
@@ -99,6 +99,14 @@ func setsBit63(s idkit.Scheme, first idkit.ID) bool {
 	}
 	l, ok := s.(idkit.Layouter)
 	return ok && l.Layout().TotalBits() == 64 && time.Until(l.Layout().Int64Until()) < 24*time.Hour
+}
+
+// interrupted wraps err in ErrInterrupted when ctx has ended, as Run documents.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return err
 }
 
 func closeScheme(s idkit.Scheme) {

@@ -179,6 +179,8 @@ func TestGenProcessSignal(t *testing.T) {
 	cmds := map[string][]string{
 		"gen":   {"gen", "--scheme", "snowflake:unit=1h", "-n", "1"},
 		"speed": {"speed", "--schemes", "snowflake:unit=1h", "--count", "1", "--libs=false"},
+		// db makes one ID of each scheme before it loads, to learn its column type.
+		"db": {"db", "--db", "sqlite", "--schemes", "snowflake:unit=1h", "--rows", "1000", "--out", filepath.Join(t.TempDir(), "report")},
 	}
 	for name, args := range cmds {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
