@@ -84,6 +84,7 @@ func commands() []command {
 		{"layouts", "list the 64-bit layout presets: bits, unit, epoch, capacity, run-out date", runLayouts},
 		{"speed", "measure generation cost per scheme beside the wrapped libraries", runSpeed},
 		{"db", "measure the database B-tree cost of each scheme", withoutStdin(runDB)},
+		{"plan", "design a layout for a load: IDs/s per node, nodes, years, bit limits", runPlan},
 		{"nodes", "list the node slots of a lease store (etcd, PostgreSQL) and who holds them", withoutStdin(runNodes)},
 		{"help", "show help for idbench or one of its subcommands", runHelp},
 	}
