@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench"
 )
 
@@ -41,8 +42,9 @@ Flags:
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
-  --nodes K          generators with distinct node IDs whose IDs are interleaved, as K
-                     application servers writing one table (default 1)
+  --nodes K          K simulated application servers writing one table (default 1), each
+                     with its own generator, node ID and clock (offsets with sd 1ms), issuing
+                     100,000/K IDs/s in simulated time; see idbench scale
   --profile P        steady (default): CHECKPOINT before each load, no checkpoint inside it;
                      checkpoints: pg-local with max_wal_size=64MB, checkpoint_timeout=30s
   --repeat N         measured loads per scheme; the report gives the median (default %d)
@@ -219,6 +221,7 @@ func commandLine(prefix string, args []string) string {
 	b.WriteString(prefix)
 	for _, a := range args {
 		b.WriteByte(' ')
+		a = idkit.Redact(a) // a --db connection string may carry a password
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
 		} else {
