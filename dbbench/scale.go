@@ -186,10 +186,10 @@ func writeScaleMarkdown(w io.Writer, s *Scale, cs []chart) error {
 		st := s.Fleet[0].Report.Settings
 		p("## Fleet size\n\n")
 		p("K simulated application servers write one table, each with its own generator, node value and clock. "+
-			"The fleet issues %.0f IDs/s in all (R/K per node, Poisson arrivals in simulated time); each node's clock reads true time "+
+			"The fleet issues %s IDs/s in all (R/K per node, Poisson arrivals in simulated time); each node's clock reads true time "+
 			"plus a fixed offset drawn from a normal distribution with standard deviation %s; rows reach the table in the true order of issue. "+
 			"%s rows per scheme, %s mode, median of %d run(s); %s, shared_buffers %s.\n\n",
-			st.FleetRate, st.ClockSkew, thousands(int64(st.Rows)), st.Mode, st.Repeat, st.ServerVersion, st.SharedBuffers)
+			roundThousands(st.FleetRate), st.ClockSkew, thousands(int64(st.Rows)), st.Mode, st.Repeat, st.ServerVersion, st.SharedBuffers)
 		writeFleetTable(p, s)
 		for _, c := range cs {
 			if strings.HasPrefix(c.file, "fleet-") {
@@ -244,7 +244,7 @@ func writeFleetTable(p func(string, ...any), s *Scale) {
 			if i == 0 {
 				first = res.RowsPerSec
 			}
-			p("| %s | %d | %.0f | %s | %.1f | %.1f | %.2f× |\n", mdEscape(name), r.Nodes, res.RowsPerSec,
+			p("| %s | %d | %s | %s | %.1f | %.1f | %.2f× |\n", mdEscape(name), r.Nodes, roundThousands(res.RowsPerSec),
 				optFloat(res.AvgLeafDensity), res.IndexBytesPerRow, res.WALBytesPerRow, ratio(res.RowsPerSec, first))
 		}
 	}
@@ -266,7 +266,7 @@ func writeSizeTable(p func(string, ...any), s *Scale) {
 					cross = "beyond this size"
 				}
 			}
-			p("| %s | %s | %.0f | %.1f | %.1f | %.1f | %s | %s |\n", mdEscape(name), thousands(res.Rows), res.RowsPerSec,
+			p("| %s | %s | %s | %.1f | %.1f | %.1f | %s | %s |\n", mdEscape(name), thousands(res.Rows), roundThousands(res.RowsPerSec),
 				mb(res.IndexBytes), res.IndexBytesPerRow, res.WALBytesPerRow, optFloat(res.AvgLeafDensity), cross)
 		}
 	}
@@ -283,8 +283,8 @@ func WriteScaleSummary(w io.Writer, s *Scale) error {
 	}
 	if len(s.Fleet) > 0 {
 		st := s.Fleet[0].Report.Settings
-		p("Fleet: %s rows per scheme, %.0f IDs/s across the fleet, node clocks offset with sd %s; %s; %s.\n\n",
-			thousands(int64(st.Rows)), st.FleetRate, st.ClockSkew, st.ServerVersion, st.Started.Format(time.DateOnly))
+		p("Fleet: %s rows per scheme, %s IDs/s across the fleet, node clocks offset with sd %s; %s; %s.\n\n",
+			thousands(int64(st.Rows)), roundThousands(st.FleetRate), st.ClockSkew, st.ServerVersion, st.Started.Format(time.DateOnly))
 		writeFleetTable(p, s)
 		p("\n")
 	}
@@ -300,10 +300,13 @@ func WriteScaleSummary(w io.Writer, s *Scale) error {
 			if !ok1 || !ok2 {
 				continue
 			}
-			p("| %s | %.0f | %.0f | %.2f× | %.1f → %.1f | %.1f → %.1f |\n", mdEscape(name), a.RowsPerSec, z.RowsPerSec,
+			p("| %s | %s | %s | %.2f× | %.1f → %.1f | %.1f → %.1f |\n", mdEscape(name), roundThousands(a.RowsPerSec), roundThousands(z.RowsPerSec),
 				ratio(z.RowsPerSec, a.RowsPerSec), a.IndexBytesPerRow, z.IndexBytesPerRow, a.WALBytesPerRow, z.WALBytesPerRow)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// roundThousands rounds v to a whole number and writes it with thousands separators.
+func roundThousands(v float64) string { return thousands(int64(math.Round(v))) }

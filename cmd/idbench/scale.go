@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -39,11 +41,13 @@ Flags:
   --lookups N        point lookups and range scans after loading (default 100; -1: none)
   --pg-setting K=V   pg-local server setting, repeatable (e.g. shared_buffers=32MB)
   --out DIR          the report directory (required)
+  --from FILE        write the report of a saved scale.json into --out instead of running
   -v                 print each load's throughput on stderr
 
 Examples:
   idbench scale --nodes 1,16,256,1024 --rows 200000 --out docs/report-fleet
   idbench scale --sizes 1000000,10000000 --schemes bigserial,snowflake,ulid,uuidv7,uuidv4 --points 100 --out docs/report-size
+  idbench scale --from docs/report-fleet/scale.json --out docs/report-fleet
 `
 
 // parseCounts reads a comma-separated list of positive integers (thousands separators '_'
@@ -79,6 +83,7 @@ func runScale(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	points := fs.Int("points", def.Points, "")
 	lookups := fs.Int("lookups", 100, "")
 	out := fs.String("out", "", "")
+	from := fs.String("from", "", "")
 	verbose := fs.Bool("v", false, "")
 	settings := map[string]string{}
 	fs.Func("pg-setting", "", func(s string) error {
@@ -95,6 +100,9 @@ func runScale(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	if len(pos) > 0 {
 		return usagef("scale", "scale: unexpected argument %q (scale takes only flags)", pos[0])
+	}
+	if *from != "" {
+		return rerenderScale(stderr, *from, *out)
 	}
 	ks, err := parseCounts("--nodes", *nodes, 1024)
 	if err != nil {
@@ -155,6 +163,26 @@ func runScale(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		return fmt.Errorf("scale: %w", err)
 	}
 	fmt.Fprintf(stderr, "idbench: scale report written to %s (took %s)\n", *out, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// rerenderScale writes the report of a saved scale.json into dir, without running anything.
+func rerenderScale(stderr io.Writer, from, dir string) error {
+	if dir == "" {
+		return usagef("scale", "scale: --from needs --out DIR")
+	}
+	js, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	var s dbbench.Scale
+	if err := json.Unmarshal(js, &s); err != nil {
+		return fmt.Errorf("scale: %s: %w", from, err)
+	}
+	if err := dbbench.WriteScale(dir, &s); err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	fmt.Fprintf(stderr, "idbench: scale report of %s written to %s\n", from, dir)
 	return nil
 }
 
