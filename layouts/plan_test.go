@@ -237,3 +237,13 @@ func ExamplePlan() {
 	// spare to seq  42/10/11   2048000 IDs/s/node  1024 nodes, runs out 2165-05-15
 	// spare to node 42/14/7     128000 IDs/s/node 16384 nodes, runs out 2165-05-15
 }
+
+func TestFieldList(t *testing.T) {
+	t.Parallel()
+	if got := layouts.Twitter.FieldList(); got != "time:41/datacenter:5/worker:5/seq:12" {
+		t.Errorf("Twitter: %q", got)
+	}
+	if got := layouts.Sonyflake.FieldList(); got != "time:39/seq:8/machine:16" {
+		t.Errorf("Sonyflake: %q", got)
+	}
+}

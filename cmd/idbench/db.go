@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -97,15 +98,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	asBench := fs.Bool("benchstat", false, "")
 	out := fs.String("out", "", "")
 	verbose := fs.Bool("v", false, "")
-	settings := map[string]string{}
-	fs.Func("pg-setting", "", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want NAME=VALUE, got %q", s)
-		}
-		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		return nil
-	})
+	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
 	if err != nil {
 		return err
@@ -177,6 +170,21 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stderr, "idbench: report written to %s\n", *out)
 	}
 	return nil
+}
+
+// pgSettingFlag defines the repeatable --pg-setting NAME=VALUE flag on fs and returns the map
+// it fills.
+func pgSettingFlag(fs *flag.FlagSet) map[string]string {
+	settings := map[string]string{}
+	fs.Func("pg-setting", "", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want NAME=VALUE, got %q", s)
+		}
+		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		return nil
+	})
+	return settings
 }
 
 // checkDBFlags rejects flag values that are mistakes on the command line, so

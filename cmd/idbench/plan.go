@@ -185,13 +185,7 @@ func planSpec(l layouts.Layout) string {
 		// time_bits, node_bits and seq_bits reshape the default layout into time/node/seq.
 		fmt.Fprintf(&b, "time_bits=%d,node_bits=%d,seq_bits=%d", l.TimeBits(), l.NodeBits(), l.SeqBits())
 	} else {
-		b.WriteString("fields=")
-		for i, f := range l.Fields {
-			if i > 0 {
-				b.WriteByte('/')
-			}
-			fmt.Fprintf(&b, "%s:%d", f.Name, f.Bits)
-		}
+		b.WriteString("fields=" + l.FieldList())
 	}
 	fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, planEpoch(l.Epoch))
 	return b.String()

@@ -85,15 +85,7 @@ func runScale(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	out := fs.String("out", "", "")
 	from := fs.String("from", "", "")
 	verbose := fs.Bool("v", false, "")
-	settings := map[string]string{}
-	fs.Func("pg-setting", "", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want NAME=VALUE, got %q", s)
-		}
-		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		return nil
-	})
+	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "scale", scaleHelp, stdout, args)
 	if err != nil {
 		return err
