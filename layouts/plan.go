@@ -377,15 +377,21 @@ func (e *NoFitError) Relaxations() []Relax {
 	return out
 }
 
-// Error names, for the unit that comes closest, the bits needed and the bits allowed, and
-// lists the relaxations that would fit.
-func (e *NoFitError) Error() string {
+// Closest returns the Need of the unit tried that needs the fewest bits.
+func (e *NoFitError) Closest() Need {
 	closest := e.Needs[0]
 	for _, n := range e.Needs[1:] {
 		if n.Total() < closest.Total() {
 			closest = n
 		}
 	}
+	return closest
+}
+
+// Error names, for the unit that comes closest, the bits needed and the bits allowed, and
+// lists the relaxations that would fit.
+func (e *NoFitError) Error() string {
+	closest := e.Closest()
 	var b strings.Builder
 	fmt.Fprintf(&b, "layouts: no layout fits: at %v the requirement needs %d bits (%s) and %d are allowed",
 		closest.Unit, closest.Total(), closest.String(), e.Requirement.maxBits())

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -161,7 +162,7 @@ func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string)
 	if err != nil {
 		var nf *layouts.NoFitError
 		if errors.As(err, &nf) {
-			return fmt.Errorf("plan: %w", err)
+			return planNoFit(nf)
 		}
 		return usagef("plan", "plan: %w", err)
 	}
@@ -175,6 +176,56 @@ func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string)
 	}
 	return nil
 }
+
+// planNoFit explains a refusal in the command's own terms: the bits needed at the closest unit
+// and, for each flag that alone would make a layout fit, the value to give it.
+func planNoFit(nf *layouts.NoFitError) error {
+	closest := nf.Closest()
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan: no layout fits: at %v the requirement needs %d bits (%s) and %d are allowed",
+		closest.Unit, closest.Total(), closest, maxBitsOf(nf.Requirement))
+	if closest.Time > 62 {
+		b.WriteString(", and a time field holds at most 62")
+	}
+	rs := nf.Relaxations()
+	if len(rs) == 0 {
+		return &planNoFitError{msg: b.String()}
+	}
+	b.WriteString("; relax one requirement:")
+	for i, x := range rs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v := strconv.FormatFloat(x.Value, 'f', -1, 64)
+		switch x.Name {
+		case "max-bits":
+			fmt.Fprintf(&b, " --max-bits %s or more", v)
+		case "nodes":
+			fmt.Fprintf(&b, " --nodes %s or fewer", v)
+		case "rate":
+			fmt.Fprintf(&b, " --rate %s or less", v)
+		case "years":
+			fmt.Fprintf(&b, " --years %s or fewer", v)
+		case "shard-bits":
+			fmt.Fprintf(&b, " --shard-bits %s or fewer", v)
+		default:
+			fmt.Fprintf(&b, " %s %s", x.Name, v)
+		}
+		if nf.Requirement.Unit == 0 {
+			fmt.Fprintf(&b, " at --unit %v", x.Unit)
+		}
+		if x.Name == "max-bits" && maxBitsOf(nf.Requirement) <= 53 {
+			b.WriteString(" (IDs above 2^53 lose precision in JavaScript numbers)")
+		}
+	}
+	return &planNoFitError{msg: b.String()}
+}
+
+// planNoFitError is plan's refusal; it matches layouts.ErrNoFit.
+type planNoFitError struct{ msg string }
+
+func (e *planNoFitError) Error() string { return e.msg }
+func (e *planNoFitError) Unwrap() error { return layouts.ErrNoFit }
 
 // planSpec returns the idkit spec of a designed layout, without a node value.
 func planSpec(l layouts.Layout) string {

@@ -198,3 +198,16 @@ func TestPlanDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPlanRefusalMatchesErrNoFit(t *testing.T) {
+	t.Parallel()
+	r := idbench(t, "", "plan", "--rate", "100000", "--nodes", "1024", "--years", "70", "--js")
+	if !errors.Is(r.err, layouts.ErrNoFit) || r.code != 1 {
+		t.Fatalf("err %v, exit %d; want ErrNoFit and 1", r.err, r.code)
+	}
+	for _, flag := range []string{"--max-bits 58 or more", "--nodes 32 or fewer", "--rate 3200 or less", "--years 2.72 or fewer"} {
+		if !strings.Contains(r.err.Error(), flag) {
+			t.Errorf("refusal %q does not offer %q", r.err, flag)
+		}
+	}
+}
