@@ -24,7 +24,7 @@ const (
 var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json"}
 
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
-var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-size/scale.json"}
+var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
 
 func figuresBegin(report string) string {
 	return "<!-- BEGIN idbench figures: generated from " + report + " by `go test ./dbbench -run TestChoosingAnIDFigures -update`; do not edit -->\n"
