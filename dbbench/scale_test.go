@@ -54,18 +54,7 @@ func TestRunScaleSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"fleet-rows-per-sec.svg", "fleet-leaf-density.svg", "size-throughput.svg"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte("<svg")) {
-			t.Errorf("%s is not an SVG", f)
-		}
-		if !strings.Contains(string(md), "("+f+")") {
-			t.Errorf("scale.md does not show %s", f)
-		}
-	}
+	checkCharts(t, dir, string(md), "fleet-rows-per-sec.svg", "fleet-leaf-density.svg", "size-throughput.svg")
 	var back dbbench.Scale
 	js, err := os.ReadFile(filepath.Join(dir, dbbench.ScaleJSON))
 	if err != nil {
@@ -100,5 +89,22 @@ func TestRunScaleErrors(t *testing.T) {
 	_, err := dbbench.RunScale(context.Background(), cfg, []int{16}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "holds 8 nodes, fewer than --nodes 16") {
 		t.Errorf("16 nodes on 3 node bits: err %v", err)
+	}
+}
+
+// checkCharts checks that each file in dir is an SVG and that the Markdown md shows it.
+func checkCharts(t *testing.T, dir, md string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("%s is not an SVG", f)
+		}
+		if !strings.Contains(md, "("+f+")") {
+			t.Errorf("the report does not show %s", f)
+		}
 	}
 }
