@@ -236,13 +236,7 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 	if p, err := layouts.Preset(l.Name); err == nil && sameLayout(p, l) {
 		b.WriteString("layout=" + p.Name)
 	} else {
-		b.WriteString("fields=")
-		for i, f := range l.Fields {
-			if i > 0 {
-				b.WriteByte('/')
-			}
-			fmt.Fprintf(&b, "%s:%d", f.Name, f.Bits)
-		}
+		b.WriteString("fields=" + l.FieldList())
 		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	}
 	nf := l.NodeFields()

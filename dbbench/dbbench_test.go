@@ -383,18 +383,7 @@ func TestOutputs(t *testing.T) {
 	if !strings.Contains(string(md), "`idbench db --db sqlite`") {
 		t.Errorf("report does not state its command")
 	}
-	for _, f := range []string{"throughput.svg", "index-bytes-per-row.svg", "wal-bytes-per-row.svg", "leaf-density.svg"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte("<svg")) {
-			t.Errorf("%s is not an SVG", f)
-		}
-		if !strings.Contains(string(md), "("+f+")") {
-			t.Errorf("report does not show %s", f)
-		}
-	}
+	checkCharts(t, dir, string(md), "throughput.svg", "index-bytes-per-row.svg", "wal-bytes-per-row.svg", "leaf-density.svg")
 }
 
 // TestNodesAnyCase runs --nodes with scheme and row names in other cases: every generator must

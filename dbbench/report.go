@@ -52,11 +52,16 @@ type Settings struct {
 	Mode       string `json:"mode"`
 	Clients    int    `json:"clients"`
 	Nodes      int    `json:"nodes"`
-	Profile    string `json:"profile"`
-	Repeat     int    `json:"repeat"`
-	WarmupRows int    `json:"warmup_rows"`
-	Lookups    int    `json:"lookups"`
-	RangeN     int    `json:"range_n"`
+	// FleetRate (IDs/s across the fleet) and ClockSkew (standard deviation of
+	// the node clock offsets) describe the simulated fleet; zero when one
+	// generator ran on the real clock.
+	FleetRate  float64  `json:"fleet_rate,omitempty"`
+	ClockSkew  Duration `json:"clock_skew,omitempty"`
+	Profile    string   `json:"profile"`
+	Repeat     int      `json:"repeat"`
+	WarmupRows int      `json:"warmup_rows"`
+	Lookups    int      `json:"lookups"`
+	RangeN     int      `json:"range_n"`
 
 	GoVersion  string `json:"go_version"`
 	GOOS       string `json:"goos"`

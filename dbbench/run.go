@@ -63,6 +63,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if _, err := nodeSpec(r.spec, 0, cfg.Nodes); err != nil {
 			return nil, err
 		}
+		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && r.col != colIdentity {
+			if _, err := fleetMaker(r, cfg.Nodes); err != nil {
+				return nil, err
+			}
+		}
 		if r.col == colTextICU && cfg.DB == EngineSQLite {
 			return nil, errICUSQLite
 		}
@@ -90,6 +95,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		Mode:       cfg.Mode,
 		Clients:    cfg.Clients,
 		Nodes:      cfg.Nodes,
+		FleetRate:  cfg.fleet().rate,
 		Profile:    cfg.Profile,
 		Repeat:     cfg.Repeat,
 		WarmupRows: cfg.WarmupRows,
@@ -102,6 +108,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Started:    start.UTC().Truncate(time.Second),
 	}}
+	if rep.Settings.FleetRate > 0 {
+		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
+	}
 	eng.settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
 
@@ -187,6 +196,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 
 	for i, r := range rows {
 		rep.Results = append(rep.Results, summarize(r, eng.columnType(r.col), results[i]))
+	}
+	if rep.Settings.FleetRate > 0 {
+		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
 	}
 	eng.settings(&rep.Settings) // statistics may have become unavailable
 	if len(base) > 0 {

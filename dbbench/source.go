@@ -32,7 +32,8 @@ type row struct {
 	label string // as asked for, with any password hidden (idkit.Redact)
 	spec  string // idkit spec, "" for bigserial
 	col   column
-	canon string // canonical spec of the first generator, with any password hidden
+	canon string        // canonical spec of the first generator, with any password hidden
+	fleet fleetSettings // the simulated fleet, when Config.Nodes > 1 or Config.FleetRate > 0
 }
 
 // value is one generated key, in the form sent to the database.
@@ -150,19 +151,28 @@ func nodeSpec(spec string, i, k int) (string, error) {
 	return strings.TrimSpace(spec) + sep + key + "=" + strconv.Itoa(i), nil
 }
 
-// source generates the keys of one load: nodes generators whose IDs are
-// interleaved round-robin, in the order rows are asked for. It is safe for
-// concurrent use.
+// source generates the keys of one load: one generator, or a simulated fleet
+// of nodes whose IDs interleave as their clocks order them (see fleet). It is
+// safe for concurrent use.
 type source struct {
-	col  column
-	gens []idkit.Scheme
-	n    atomic.Uint64
-	seq  atomic.Int64 // for colIdentity on engines without sequences
+	col   column
+	fleet *fleet // the simulated fleet, or nil for gens
+	gens  []idkit.Scheme
+	n     atomic.Uint64
+	seq   atomic.Int64 // for colIdentity on engines without sequences
 }
 
 func newSource(r row, nodes int) (*source, error) {
 	s := &source{col: r.col}
 	if r.col == colIdentity {
+		return s, nil
+	}
+	if r.fleet.rate > 0 {
+		f, err := newFleet(r, nodes, r.fleet)
+		if err != nil {
+			return nil, err
+		}
+		s.fleet = f
 		return s, nil
 	}
 	for i := 0; i < nodes; i++ {
@@ -197,6 +207,9 @@ func (s *source) nextContext(ctx context.Context, v *value) error {
 	if s.col == colIdentity {
 		v.i64 = s.seq.Add(1)
 		return nil
+	}
+	if s.fleet != nil {
+		return s.fleet.next(v)
 	}
 	g := s.gens[0]
 	if len(s.gens) > 1 {

@@ -175,6 +175,19 @@ func (l Layout) bitString() string {
 // Bits returns the widths in layout order, node parts joined by '+', e.g. "41/5+5/12".
 func (l Layout) Bits() string { return l.bitString() }
 
+// FieldList returns the fields as name:bits from the most significant down, joined by '/':
+// "time:41/datacenter:5/worker:5/seq:12", the form idkit's fields= setting reads.
+func (l Layout) FieldList() string {
+	var b strings.Builder
+	for i, f := range l.Fields {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		fmt.Fprintf(&b, "%s:%d", f.Name, f.Bits)
+	}
+	return b.String()
+}
+
 // TotalBits returns the sum of the field widths.
 func (l Layout) TotalBits() uint {
 	var n uint

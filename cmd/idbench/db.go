@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -44,8 +45,9 @@ Flags:
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
-  --nodes K          generators with distinct node IDs whose IDs are interleaved, as K
-                     application servers writing one table (default 1)
+  --nodes K          K simulated application servers writing one table (default 1), each
+                     with its own generator, node ID and clock (offsets with sd 1ms), issuing
+                     100,000/K IDs/s in simulated time; see idbench scale
   --profile P        steady (default): CHECKPOINT before each load, no checkpoint inside it;
                      checkpoints: pg-local with max_wal_size=64MB, checkpoint_timeout=30s
   --repeat N         measured loads per scheme; the report gives the median (default %d)
@@ -98,15 +100,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	asBench := fs.Bool("benchstat", false, "")
 	out := fs.String("out", "", "")
 	verbose := fs.Bool("v", false, "")
-	settings := map[string]string{}
-	fs.Func("pg-setting", "", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want NAME=VALUE, got %q", s)
-		}
-		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		return nil
-	})
+	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
 	if err != nil {
 		return err
@@ -180,6 +174,21 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
+// pgSettingFlag defines the repeatable --pg-setting NAME=VALUE flag on fs and returns the map
+// it fills.
+func pgSettingFlag(fs *flag.FlagSet) map[string]string {
+	settings := map[string]string{}
+	fs.Func("pg-setting", "", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want NAME=VALUE, got %q", s)
+		}
+		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		return nil
+	})
+	return settings
+}
+
 // checkDBFlags rejects flag values that are mistakes on the command line, so
 // they exit with status 2 before anything starts.
 func checkDBFlags(c dbbench.Config) error {
@@ -224,6 +233,7 @@ func commandLine(prefix string, args []string) string {
 	for _, a := range args {
 		a = idkit.Redact(a)
 		b.WriteByte(' ')
+		a = idkit.Redact(a) // a --db connection string may carry a password
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
 		} else {
