@@ -72,6 +72,28 @@ func from16(b [16]byte, f Format) ID {
 // Format returns the ID's text format.
 func (id ID) Format() Format { return id.f }
 
+// As returns id in format f. A 128-bit ID converts between FormatULID and FormatUUID with its
+// 16 bytes unchanged; a 64-bit ID is FormatDecimal only. The zero ID stays the zero ID.
+//
+// It restores the kind a 128-bit ID loses in 16 bytes: MarshalBinary, a uuid or bytea column
+// (Value and Scan), or any store of raw bytes gives back a UUID, so a ULID read from one is
+// id.As(FormatULID). Gob keeps the kind by itself (see GobEncode).
+//
+// Errors wrap ErrSyntax: f of another width than id (a 64-bit ID cannot become a ULID), or
+// FormatNone or an unknown format for a non-zero ID.
+func (id ID) As(f Format) (ID, error) {
+	switch {
+	case id.IsZero():
+		return id, nil
+	case f == id.f:
+		return id, nil
+	case id.Bits() == 128 && (f == FormatULID || f == FormatUUID):
+		id.f = f
+		return id, nil
+	}
+	return ID{}, fmt.Errorf("%w: a %d-bit %s cannot be a %s", ErrSyntax, id.Bits(), id.f, f)
+}
+
 // Bits returns 64 or 128, or 0 for the zero ID.
 func (id ID) Bits() int {
 	switch id.f {

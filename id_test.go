@@ -3,6 +3,7 @@ package idkit_test
 import (
 	"bytes"
 	"database/sql/driver"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -383,6 +384,240 @@ func FuzzScan(f *testing.F) {
 			if err := back.Scan(v); err != nil || back != id {
 				t.Fatalf("Scan(%#v) = %#v; Scan(Value()) = %#v, %v", src, id, back, err)
 			}
+		}
+	})
+}
+
+// TestErrorMessages: each bad JSON or database value gets a message that names its problem,
+// not a catch-all.
+func TestErrorMessages(t *testing.T) {
+	jsonTests := []struct{ in, want string }{
+		{`-1`, "negative"},
+		{`-0`, "negative"},
+		{`1.5`, "not an integer"},
+		{`1e3`, "not an integer"},
+		{`18446744073709551616`, "does not fit in 64 bits"},
+		{`true`, "a boolean"},
+		{`{"id":1}`, "an object"},
+		{`[1]`, "an array"},
+		{``, "empty"},
+		{`x`, "not valid JSON"},
+		{`"x"`, `"x"`},
+	}
+	for _, tt := range jsonTests {
+		var id idkit.ID
+		err := id.UnmarshalJSON([]byte(tt.in))
+		if !errors.Is(err, idkit.ErrSyntax) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("UnmarshalJSON(%s) = %v; want ErrSyntax saying %q", tt.in, err, tt.want)
+		}
+	}
+	scan := []struct {
+		in   any
+		want string
+	}{
+		{int64(-1), "negative database value -1; IDs are unsigned"},
+		{1.8446744073709552e19, "lost precision"},
+		{float64(42), "floating-point"},
+		{float32(1.5), "lost precision"},
+		{true, "cannot scan a bool"},
+		{nil, "NullID"},
+	}
+	for _, tt := range scan {
+		var id idkit.ID
+		err := id.Scan(tt.in)
+		if !errors.Is(err, idkit.ErrSyntax) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Scan(%#v) = %v; want ErrSyntax saying %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// roundTripIDs has one ID of every format, the zero ID, and a 64-bit ID with bit 63 set.
+func roundTripIDs(t *testing.T) []idkit.ID {
+	t.Helper()
+	var ids []idkit.ID
+	for _, s := range []string{"1541815603606036480", "18446744073709551615", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"} {
+		id, err := idkit.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return append(ids, idkit.ID{})
+}
+
+// TestRoundTripsKeepKind sends every format through text, JSON, gob, binary and SQL (Value and
+// Scan) into a fresh ID. Text, JSON and gob keep the format, so the ID comes back ==; binary
+// and SQL keep the 16 bytes of a 128-bit ID but not its kind (a ULID comes back as a UUID),
+// and As restores it.
+func TestRoundTripsKeepKind(t *testing.T) {
+	type rec struct {
+		ID   idkit.ID
+		Note string
+	}
+	ways := []struct {
+		name      string
+		keepsKind bool
+		trip      func(idkit.ID) (idkit.ID, error)
+	}{
+		{"text", true, func(id idkit.ID) (got idkit.ID, err error) {
+			b, err := id.MarshalText()
+			if err == nil {
+				err = got.UnmarshalText(b)
+			}
+			return got, err
+		}},
+		{"json", true, func(id idkit.ID) (idkit.ID, error) {
+			b, err := json.Marshal(rec{ID: id})
+			var got rec
+			if err == nil {
+				err = json.Unmarshal(b, &got)
+			}
+			return got.ID, err
+		}},
+		{"gob", true, func(id idkit.ID) (idkit.ID, error) {
+			var buf bytes.Buffer
+			err := gob.NewEncoder(&buf).Encode(rec{ID: id, Note: "x"})
+			var got rec
+			if err == nil {
+				err = gob.NewDecoder(&buf).Decode(&got)
+			}
+			return got.ID, err
+		}},
+		{"binary", false, func(id idkit.ID) (got idkit.ID, err error) {
+			b, err := id.MarshalBinary()
+			if err == nil {
+				err = got.UnmarshalBinary(b)
+			}
+			return got, err
+		}},
+		{"sql", false, func(id idkit.ID) (got idkit.ID, err error) {
+			v, err := id.Value()
+			if err != nil {
+				return got, err
+			}
+			if v == nil {
+				var n idkit.NullID
+				err = n.Scan(v)
+				return n.ID, err
+			}
+			err = got.Scan(v)
+			return got, err
+		}},
+	}
+	for _, way := range ways {
+		for _, id := range roundTripIDs(t) {
+			got, err := way.trip(id)
+			if err != nil {
+				t.Errorf("%s: %v (%v): %v", way.name, id, id.Format(), err)
+				continue
+			}
+			if way.keepsKind || id.Format() != idkit.FormatULID {
+				if got != id {
+					t.Errorf("%s: %v (%v) came back as %v (%v)", way.name, id, id.Format(), got, got.Format())
+				}
+				continue
+			}
+			if got.Format() != idkit.FormatUUID || got.Bytes16() != id.Bytes16() {
+				t.Errorf("%s: ULID %v came back as %v (%v), want the UUID with its bytes", way.name, id, got, got.Format())
+			}
+			if back, err := got.As(idkit.FormatULID); err != nil || back != id {
+				t.Errorf("%s: As(FormatULID) = %v, %v; want %v", way.name, back, err, id)
+			}
+		}
+	}
+}
+
+func TestAs(t *testing.T) {
+	ids := roundTripIDs(t)
+	dec, ulid, uuid, zero := ids[0], ids[2], ids[3], ids[4]
+	ok := []struct {
+		id   idkit.ID
+		f    idkit.Format
+		want idkit.Format
+	}{
+		{dec, idkit.FormatDecimal, idkit.FormatDecimal},
+		{ulid, idkit.FormatUUID, idkit.FormatUUID},
+		{uuid, idkit.FormatULID, idkit.FormatULID},
+		{ulid, idkit.FormatULID, idkit.FormatULID},
+		{zero, idkit.FormatULID, idkit.FormatNone},
+	}
+	for _, tt := range ok {
+		got, err := tt.id.As(tt.f)
+		if err != nil || got.Format() != tt.want || got.Bytes16() != tt.id.Bytes16() {
+			t.Errorf("%v.As(%v) = %v (%v), %v", tt.id, tt.f, got, got.Format(), err)
+		}
+	}
+	bad := []struct {
+		id idkit.ID
+		f  idkit.Format
+	}{{dec, idkit.FormatULID}, {uuid, idkit.FormatDecimal}, {ulid, idkit.FormatNone}, {dec, idkit.Format(9)}}
+	for _, tt := range bad {
+		if got, err := tt.id.As(tt.f); !errors.Is(err, idkit.ErrSyntax) {
+			t.Errorf("%v.As(%v) = %v, %v; want ErrSyntax", tt.id, tt.f, got, err)
+		}
+	}
+}
+
+// TestGobDecode reads the bytes GobEncode writes and the bare bytes of MarshalBinary, and
+// refuses the rest with a message.
+func TestGobDecode(t *testing.T) {
+	for _, id := range roundTripIDs(t) {
+		b, err := id.GobEncode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got idkit.ID
+		if err := got.GobDecode(b); err != nil || got != id {
+			t.Errorf("GobDecode(GobEncode(%v)) = %v, %v", id, got, err)
+		}
+		raw, _ := id.MarshalBinary()
+		if err := got.GobDecode(raw); err != nil || got.Bytes16() != id.Bytes16() {
+			t.Errorf("GobDecode(MarshalBinary(%v)) = %v, %v", id, got, err)
+		}
+	}
+	bad := []struct {
+		in   []byte
+		want string
+	}{
+		{[]byte{1, 2, 3}, "3 bytes"},
+		{append([]byte{byte(idkit.FormatULID)}, make([]byte, 8)...), "format byte 2"},
+		{append([]byte{byte(idkit.FormatDecimal)}, make([]byte, 16)...), "format byte 1"},
+		{append([]byte{0}, make([]byte, 16)...), "format byte 0"},
+	}
+	for _, tt := range bad {
+		var id idkit.ID
+		if err := id.GobDecode(tt.in); !errors.Is(err, idkit.ErrSyntax) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("GobDecode(%x) = %v; want ErrSyntax saying %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// FuzzGobDecode: GobDecode never panics; what it accepts encodes and decodes back unchanged.
+func FuzzGobDecode(f *testing.F) {
+	for _, id := range []string{"1541815603606036480", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"} {
+		v, _ := idkit.Parse(id)
+		b, _ := v.GobEncode()
+		f.Add(b)
+		raw, _ := v.MarshalBinary()
+		f.Add(raw)
+	}
+	f.Add([]byte{})
+	f.Add([]byte{9, 1, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var id idkit.ID
+		if err := id.GobDecode(b); err != nil {
+			if !errors.Is(err, idkit.ErrSyntax) {
+				t.Fatalf("GobDecode(%x): %v does not wrap ErrSyntax", b, err)
+			}
+			return
+		}
+		enc, err := id.GobEncode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back idkit.ID
+		if err := back.GobDecode(enc); err != nil || back != id {
+			t.Fatalf("GobDecode(%x) = %v; GobEncode then GobDecode = %v, %v", b, id, back, err)
 		}
 	})
 }

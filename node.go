@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
@@ -164,7 +165,7 @@ func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, 
 		if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
 			return nodeBinding{}, sp.Wrapf(err, "claiming a node of layout %s", l.Name)
 		}
-		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(url), redactedError{err})
+		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(url), redact.Error(err))
 	}
 	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close}
 	mv, ok := sp.Lookup("marks")

@@ -200,3 +200,36 @@ func TestNodePostgres(t *testing.T) {
 		return u.String()
 	})
 }
+
+// TestStoreURLNoPassword opens bad or unreachable store URLs that carry a password through the
+// registered stores and checks that neither the error nor DescribeStore repeats it.
+func TestStoreURLNoPassword(t *testing.T) {
+	const pw = "hunter2"
+	urls := []string{
+		"postgres://u:hunter2@h:x/db",                           // net/url quotes the URL in its error
+		"pg://u:hunter2@h/db?namespace=x&table=bad-name",        // bad table
+		"postgresql://u:hunter2@h/db?namespace=",                // empty namespace
+		"pg://u:hunter2@h/db#frag",                              // fragment
+		"postgres://u:hunter2@h/db?sslmode=bogus",               // pgx refuses the DSN
+		"postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", // nothing listens on port 1
+		"etcd://u:hunter2@127.0.0.1:2379/p",                     // etcd URLs take no user
+		"etcd://127.0.0.1:x/p?password=hunter2",                 // query
+		"mysql://u:hunter2@h/db",                                // no store registered
+	}
+	for _, u := range urls {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		s, err := nodeid.OpenStore(ctx, u)
+		cancel()
+		if err == nil {
+			s.Close()
+			t.Errorf("OpenStore(%q) succeeded, want an error", u)
+			continue
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("OpenStore(%q) error shows the password: %v", u, err)
+		}
+		if d := nodeid.DescribeStore(u); strings.Contains(d, pw) {
+			t.Errorf("DescribeStore(%q) = %q shows the password", u, d)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes/segment"
 )
 
@@ -103,7 +104,7 @@ func buildSegment(ctx context.Context, sp *Settings) (Scheme, error) {
 			if errors.Is(err, segment.ErrNoStoreDriver) {
 				return nil, sp.Wrapf(err, "store %d", i+1)
 			}
-			return nil, fmt.Errorf("idkit: %s: opening %s: %w", quote(sp.String()), segment.DescribeStore(u), redactedError{err})
+			return nil, fmt.Errorf("idkit: %s: opening %s: %w", quote(sp.String()), segment.DescribeStore(u), redact.Error(err))
 		}
 		ss.set.Stores = append(ss.set.Stores, st)
 	}

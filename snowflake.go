@@ -137,7 +137,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	look, _, err := sp.Uint("lookahead", 1<<20)
+	look, _, err := sp.Uint("lookahead", schemes.MaxLookahead)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		nb.release()
 		return nil, err
 	}
-	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{
+	g, err := schemes.NewSnowflakeContext(ctx, schemes.SnowflakeSettings{
 		Layout:     l,
 		Node:       nb.node,
 		Lookahead:  int(look),
@@ -236,13 +236,7 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 	if p, err := layouts.Preset(l.Name); err == nil && sameLayout(p, l) {
 		b.WriteString("layout=" + p.Name)
 	} else {
-		b.WriteString("fields=")
-		for i, f := range l.Fields {
-			if i > 0 {
-				b.WriteByte('/')
-			}
-			fmt.Fprintf(&b, "%s:%d", f.Name, f.Bits)
-		}
+		b.WriteString("fields=" + l.FieldList())
 		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	}
 	nf := l.NodeFields()
@@ -325,8 +319,11 @@ type snowflakeScheme struct {
 
 func (s *snowflakeScheme) Name() string { return s.name }
 
-func (s *snowflakeScheme) Next() (ID, error) {
-	v, err := s.g.Next()
+func (s *snowflakeScheme) Next() (ID, error) { return s.NextContext(context.Background()) }
+
+// NextContext is Next whose waits for the clock or a mark end when ctx is done (ContextScheme).
+func (s *snowflakeScheme) NextContext(ctx context.Context) (ID, error) {
+	v, err := s.g.NextContext(ctx)
 	if err != nil {
 		return ID{}, err
 	}
@@ -335,16 +332,24 @@ func (s *snowflakeScheme) Next() (ID, error) {
 
 // NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time.
 func (s *snowflakeScheme) NextBatch(dst []ID) error {
+	return s.NextBatchContext(context.Background(), dst)
+}
+
+// NextBatchContext is NextBatch whose waits end when ctx is done (ContextBatcher).
+func (s *snowflakeScheme) NextBatchContext(ctx context.Context, dst []ID) error {
 	var buf [512]uint64
-	for len(dst) > 0 {
-		chunk := buf[:min(len(dst), len(buf))]
-		if err := s.g.NextN(chunk); err != nil {
+	for done := 0; done < len(dst); {
+		chunk := buf[:min(len(dst)-done, len(buf))]
+		if err := s.g.NextNContext(ctx, chunk); err != nil {
+			if done > 0 {
+				return fmt.Errorf("idkit: %d of %d IDs filled: %w", done, len(dst), err)
+			}
 			return err
 		}
 		for i, v := range chunk {
-			dst[i] = FromUint64(v)
+			dst[done+i] = FromUint64(v)
 		}
-		dst = dst[len(chunk):]
+		done += len(chunk)
 	}
 	return nil
 }

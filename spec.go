@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idkit/idkit/internal/redact"
 )
 
 // Settings is a parsed spec string, "name:key=value,key=value", as a scheme's BuildFunc or
@@ -100,14 +102,8 @@ func (sp *Settings) Errorf(format string, args ...any) error {
 
 // Wrapf is Errorf for an underlying error, which stays matchable with errors.Is.
 func (sp *Settings) Wrapf(err error, format string, args ...any) error {
-	return fmt.Errorf("%w %s: %s: %w", ErrSpec, quote(Redact(sp.raw)), Redact(fmt.Sprintf(format, args...)), redactedError{err})
+	return fmt.Errorf("%w %s: %s: %w", ErrSpec, quote(Redact(sp.raw)), Redact(fmt.Sprintf(format, args...)), redact.Error(err))
 }
-
-// redactedError shows an error's text with credentials redacted, and unwraps to it.
-type redactedError struct{ err error }
-
-func (e redactedError) Error() string { return Redact(e.err.Error()) }
-func (e redactedError) Unwrap() error { return e.err }
 
 // Lookup returns a setting's value and marks it used.
 func (sp *Settings) Lookup(key string) (string, bool) {

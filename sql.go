@@ -16,9 +16,25 @@ var (
 )
 
 // Value implements driver.Valuer: a 64-bit ID that fits is an int64 (for a bigint column);
-// one with the top bit set, which only 64-bit layouts such as discord produce, is its decimal
-// text (for a numeric column), since database/sql rejects uint64 values above 2^63-1. A
-// 128-bit ID is its 16 bytes (for a uuid or bytea column). The zero ID is NULL.
+// one with the top bit set, which only 64-bit layouts that use all 64 bits produce (discord or
+// instagram with an old epoch, or after 2084), is its decimal text, since database/sql rejects
+// uint64 values above 2^63-1. A 128-bit ID is its 16 bytes (for a uuid or bytea column). The
+// zero ID is NULL.
+//
+// Where a 64-bit ID with bit 63 set can occur, give its column a type that holds it exactly:
+//
+//	PostgreSQL       numeric(20,0): exact and in numeric order. A bigint column refuses the
+//	                 decimal text with "out of range".
+//	MySQL, MariaDB   BIGINT UNSIGNED: exact and in order; the server converts the text.
+//	SQLite           TEXT (or BLOB, or ANY in a STRICT table): the text is kept exactly, but a
+//	                 column of INTEGER or NUMERIC affinity (INTEGER, BIGINT, INT8, NUMERIC, …)
+//	                 turns text above 2^63-1 into a REAL and loses the low bits, and Scan then
+//	                 refuses it. TEXT sorts by text, which is numeric order only among IDs of
+//	                 the same number of digits; for ordered, compact keys store
+//	                 MarshalBinary's 8 big-endian bytes in a BLOB and read them back with
+//	                 UnmarshalBinary.
+//
+// IDs below 2^63 fit every signed 64-bit integer column (bigint, BIGINT, INTEGER).
 func (id ID) Value() (driver.Value, error) {
 	switch id.Bits() {
 	case 64:
@@ -35,20 +51,32 @@ func (id ID) Value() (driver.Value, error) {
 
 // Scan implements sql.Scanner. It accepts an int64 (bigint), a uint64, 16 bytes (uuid or
 // bytea; 16 ASCII digits count as text), or text in any canonical form, which covers uuid
-// columns that drivers return as text and numeric columns. A receiver holding a ULID keeps the ULID format for 128-bit
-// values; otherwise they become UUIDs. NULL is an error; scan into NullID where NULL is
-// allowed.
+// columns that drivers return as text and numeric columns. NULL is an error; scan into NullID
+// where NULL is allowed.
+//
+// 16 bytes do not say whether they are a ULID or a UUID: a receiver holding a ULID keeps the
+// ULID format, otherwise they become a UUID. To read ULIDs from a uuid or bytea column, scan
+// into an ID set to any ULID first, or convert afterwards with As(FormatULID).
+//
+// A floating-point value is refused (wrapping ErrSyntax): a double holds integers exactly only
+// up to 2^53, so the column has lost, or can lose, the ID's low bits. SQLite does this to a
+// bit-63 ID's decimal text in an INTEGER or NUMERIC column; see Value for the column types
+// that keep such IDs.
 func (id *ID) Scan(src any) error {
 	switch v := src.(type) {
 	case nil:
 		return fmt.Errorf("%w: NULL (scan into idkit.NullID to allow it)", ErrSyntax)
 	case int64:
 		if v < 0 {
-			return fmt.Errorf("%w: negative database value %d", ErrSyntax, v)
+			return fmt.Errorf("%w: negative database value %d; IDs are unsigned", ErrSyntax, v)
 		}
 		*id = FromUint64(uint64(v))
 	case uint64:
 		*id = FromUint64(v)
+	case float64:
+		return scanFloat(v)
+	case float32:
+		return scanFloat(float64(v))
 	case []byte:
 		// 16 bytes are a uuid or bytea value, unless they are all ASCII digits: then they are
 		// a 16-digit ID as text, as drivers return bigint and numeric columns (MySQL's text
@@ -61,9 +89,18 @@ func (id *ID) Scan(src any) error {
 	case string:
 		return id.scanText(v)
 	default:
-		return fmt.Errorf("%w: cannot scan a %T", ErrSyntax, src)
+		return fmt.Errorf("%w: cannot scan a %T; want an integer, 16 bytes or text", ErrSyntax, src)
 	}
 	return nil
+}
+
+// scanFloat is the error for a floating-point database value.
+func scanFloat(v float64) error {
+	const use = "store 64-bit IDs in bigint (numeric(20,0) where bit 63 can be set) in PostgreSQL, BIGINT UNSIGNED in MySQL, and TEXT or BLOB in SQLite, whose INTEGER and NUMERIC columns turn text above 2^63-1 into REAL"
+	if v >= 1<<53 || v <= -(1<<53) || v != math.Trunc(v) {
+		return fmt.Errorf("%w: the database returned the floating-point number %g: the column lost precision (a double holds integers exactly only up to 2^53); %s", ErrSyntax, v, use)
+	}
+	return fmt.Errorf("%w: the database returned the floating-point number %g: a floating-point column loses the low bits of IDs above 2^53; %s", ErrSyntax, v, use)
 }
 
 func allDigits(b []byte) bool {

@@ -27,17 +27,11 @@ type chart struct {
 func charts(rep *Report) ([]chart, error) {
 	var out []chart
 	add := func(file, title string, w, h vg.Length, paint func(draw.Canvas)) error {
-		c := vgsvg.New(w, h)
-		// gonum lays text out with Liberation Serif's metrics; a viewer without that font (or
-		// the metric-compatible Times New Roman) substitutes a wider one, so leave slack
-		// around the plot for labels that come out wider than measured.
-		paint(draw.Crop(draw.New(c), chartSlack, -chartSlack/2, 0, 0))
-		var b bytes.Buffer
-		if _, err := c.WriteTo(&b); err != nil {
-			return fmt.Errorf("dbbench: draw %s: %w", file, err)
+		c, err := renderChart(file, title, w, h, paint)
+		if err == nil {
+			out = append(out, c)
 		}
-		out = append(out, chart{file: file, title: title, svg: b.Bytes()})
-		return nil
+		return err
 	}
 
 	p, legend, err := throughputChart(rep)
@@ -102,6 +96,31 @@ func charts(rep *Report) ([]chart, error) {
 	return out, nil
 }
 
+// renderChart draws one figure as SVG.
+func renderChart(file, title string, w, h vg.Length, paint func(draw.Canvas)) (chart, error) {
+	c := vgsvg.New(w, h)
+	// gonum lays text out with Liberation Serif's metrics; a viewer without that font (or
+	// the metric-compatible Times New Roman) substitutes a wider one, so leave slack
+	// around the plot for labels that come out wider than measured.
+	paint(draw.Crop(draw.New(c), chartSlack, -chartSlack/2, 0, 0))
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return chart{}, fmt.Errorf("dbbench: draw %s: %w", file, err)
+	}
+	return chart{file: file, title: title, svg: b.Bytes()}, nil
+}
+
+// styleSeries gives series i of a chart its colour, dashes and point shape.
+func styleSeries(l *plotter.Line, pts *plotter.Scatter, i int) {
+	clr := palette[i%len(palette)]
+	l.Color = clr
+	l.Dashes = plotutil.Dashes(i)
+	l.Width = vg.Points(1.5)
+	pts.Color = clr
+	pts.Shape = plotutil.Shape(i)
+	pts.Radius = vg.Points(2)
+}
+
 // palette holds ten colours that stay apart (Tableau 10), so that up to ten rows never share
 // one; dashes and point shapes tell rows apart in print as well.
 var palette = []color.RGBA{
@@ -148,13 +167,7 @@ func throughputChart(rep *Report) (*plot.Plot, plot.Legend, error) {
 		if err != nil {
 			return nil, legend, fmt.Errorf("dbbench: throughput chart: %w", err)
 		}
-		clr := palette[i%len(palette)]
-		l.Color = clr
-		l.Dashes = plotutil.Dashes(i)
-		l.Width = vg.Points(1.5)
-		pts.Color = clr
-		pts.Shape = plotutil.Shape(i)
-		pts.Radius = vg.Points(2)
+		styleSeries(l, pts, i)
 		p.Add(l, pts)
 		legend.Add(r.Scheme, l, pts)
 	}

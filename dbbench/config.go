@@ -3,7 +3,9 @@ package dbbench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 )
 
 // Engine names accepted in Config.DB besides connection strings.
@@ -74,6 +76,7 @@ func DefaultSchemes() []string {
 type Config struct {
 	// DB selects the engine: EngineAuto (""), EnginePGLocal, EngineSQLite,
 	// EnginePGEnv, or a PostgreSQL connection string (URL or key=value).
+	// Its password never appears in the report, the log or an error.
 	DB string
 
 	// Schemes lists the rows to compare, in order: RowBigserial, RowULIDText
@@ -97,10 +100,25 @@ type Config struct {
 	// Zero means 1.
 	Clients int
 
-	// Nodes is the number of generators, with distinct node IDs for
-	// Snowflake-family specs, whose IDs are interleaved as K application
-	// servers writing one table would produce them. Zero means 1.
+	// Nodes is the number of simulated application servers writing one
+	// table, each with its own generator, node value (Snowflake family) and
+	// clock; their IDs interleave as their clocks order them (see FleetRate
+	// and ClockSkew). Zero means 1.
 	Nodes int
+
+	// FleetRate is the rate, in IDs per second across all nodes, of the
+	// simulated fleet: each node issues FleetRate/Nodes IDs per second as a
+	// Poisson process in simulated time, and rows reach the table in the order
+	// of issue. Zero means DefaultFleetRate when Nodes > 1 and, with one node,
+	// no simulation: the generator runs on the real clock as fast as the
+	// database takes rows. Set it to simulate one node as well, so that K = 1
+	// compares with larger fleets.
+	FleetRate float64
+
+	// ClockSkew is the standard deviation of the simulated nodes' clock
+	// offsets (normal, fixed per node). Zero means DefaultClockSkew; negative
+	// means clocks in perfect agreement.
+	ClockSkew time.Duration
 
 	// Profile is ProfileSteady (default) or ProfileCheckpoints.
 	Profile string
@@ -144,7 +162,7 @@ type Config struct {
 	Log io.Writer
 
 	// Command is recorded in the report's settings, so the report says how
-	// it was produced. Optional.
+	// it was produced, with any password hidden (idkit.Redact). Optional.
 	Command string
 }
 
@@ -225,6 +243,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("dbbench: clients must be at most 256, got %d", c.Clients)
 	case c.Nodes < 1 || c.Nodes > 1024:
 		return c, fmt.Errorf("dbbench: nodes must be between 1 and 1024, got %d", c.Nodes)
+	case c.FleetRate < 0 || math.IsNaN(c.FleetRate) || math.IsInf(c.FleetRate, 0):
+		return c, fmt.Errorf("dbbench: fleet rate must be a positive number of IDs per second, got %v", c.FleetRate)
 	case c.Repeat < 1:
 		return c, fmt.Errorf("dbbench: repeat must be at least 1, got %d", c.Repeat)
 	case c.Fillfactor < 10 || c.Fillfactor > 100:
@@ -256,6 +276,21 @@ func (c Config) withDefaults() (Config, error) {
 		seen[s] = true
 	}
 	return c, nil
+}
+
+// fleet returns the simulation settings of c (rate 0: no simulation).
+func (c Config) fleet() fleetSettings {
+	fs := fleetSettings{rate: c.FleetRate, skew: c.ClockSkew, seed: 1}
+	if fs.rate == 0 && c.Nodes > 1 {
+		fs.rate = DefaultFleetRate
+	}
+	switch {
+	case fs.skew == 0:
+		fs.skew = DefaultClockSkew
+	case fs.skew < 0:
+		fs.skew = 0
+	}
+	return fs
 }
 
 // batchFor returns the effective batch size for an engine. A COPY (or a

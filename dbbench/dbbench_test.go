@@ -33,7 +33,8 @@ func small(db string, schemes ...string) dbbench.Config {
 }
 
 // objects counts what exists in the database outside the system catalogs,
-// to check that a run leaves nothing behind.
+// to check that a run leaves nothing behind but the documented exception:
+// pgstattuple in dbbench.ExtSchema, which is not counted.
 func objects(t *testing.T, dsn string) (schemas, relations, extensions int) {
 	t.Helper()
 	ctx := context.Background()
@@ -43,9 +44,10 @@ func objects(t *testing.T, dsn string) (schemas, relations, extensions int) {
 	}
 	defer conn.Close(ctx)
 	err = conn.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'idbench\_%'),
+		(SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'idbench\_%' AND nspname <> $1),
 		(SELECT count(*) FROM pg_class),
-		(SELECT count(*) FROM pg_extension)`).Scan(&schemas, &relations, &extensions)
+		(SELECT count(*) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+			WHERE NOT (x.extname = 'pgstattuple' AND n.nspname = $1))`, dbbench.ExtSchema).Scan(&schemas, &relations, &extensions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,18 +384,7 @@ func TestOutputs(t *testing.T) {
 	if !strings.Contains(string(md), "`idbench db --db sqlite`") {
 		t.Errorf("report does not state its command")
 	}
-	for _, f := range []string{"throughput.svg", "index-bytes-per-row.svg", "wal-bytes-per-row.svg", "leaf-density.svg"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte("<svg")) {
-			t.Errorf("%s is not an SVG", f)
-		}
-		if !strings.Contains(string(md), "("+f+")") {
-			t.Errorf("report does not show %s", f)
-		}
-	}
+	checkCharts(t, dir, string(md), "throughput.svg", "index-bytes-per-row.svg", "wal-bytes-per-row.svg", "leaf-density.svg")
 }
 
 // TestNodesAnyCase runs --nodes with scheme and row names in other cases: every generator must
@@ -410,6 +401,121 @@ func TestNodesAnyCase(t *testing.T) {
 	for _, r := range rep.Results {
 		if r.Rows != int64(cfg.Rows) {
 			t.Errorf("row %s: %d rows, want %d", r.Scheme, r.Rows, cfg.Rows)
+		}
+	}
+}
+
+// TestPostgresConcurrentRuns runs two benchmarks at once against one database that has no
+// pgstattuple: the runs must not break each other (one used to create the extension inside
+// its own schema and drop it, with the schema, under the other), both must report leaf
+// statistics for every scheme, exactly one of them creates the extension, and what is left
+// afterwards is that extension in dbbench.ExtSchema and nothing else.
+func TestPostgresConcurrentRuns(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	// The short run ends, and drops its schema, while the long one still measures.
+	cfgs := []dbbench.Config{small(dsn, "snowflake"), small(dsn, "uuidv4", "ulid", "uuidv7", "snowflake", "ulid-text")}
+	reps := make([]*dbbench.Report, len(cfgs))
+	errs := make([]error, len(cfgs))
+	done := make(chan int)
+	for i := range cfgs {
+		go func() {
+			reps[i], errs[i] = dbbench.Run(ctx, cfgs[i])
+			done <- i
+		}()
+	}
+	for range cfgs {
+		<-done
+	}
+	created := 0
+	for i, rep := range reps {
+		if errs[i] != nil {
+			t.Fatalf("run %d: %v", i, errs[i])
+		}
+		if rep.Settings.Statistics != "pgstattuple" {
+			t.Errorf("run %d: statistics %q, want pgstattuple", i, rep.Settings.Statistics)
+		}
+		for _, r := range rep.Results {
+			checkResult(t, rep, r, 3000, 8192)
+			if r.AvgLeafDensity == nil || r.LeafFragmentation == nil {
+				t.Errorf("run %d, %s: leaf statistics missing", i, r.Scheme)
+			}
+		}
+		if rep.Settings.LeftBehind != "" {
+			created++
+			if !strings.Contains(strings.Join(rep.Notes, " "), "DROP EXTENSION pgstattuple") {
+				t.Errorf("run %d left %q but its notes do not say how to remove it: %q", i, rep.Settings.LeftBehind, rep.Notes)
+			}
+		}
+	}
+	if reps[0].Settings.OtherRuns == 0 && reps[1].Settings.OtherRuns == 0 {
+		t.Errorf("neither run noticed the other (other_idbench_sessions 0 in both)")
+	}
+	if created != 1 {
+		t.Errorf("%d runs say they created pgstattuple, want exactly 1", created)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left []string
+	rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'idbench%' ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != dbbench.ExtSchema {
+		t.Errorf("schemas left: %q, want only %s", left, dbbench.ExtSchema)
+	}
+	var nsp string
+	if err := conn.QueryRow(ctx, `SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+		WHERE x.extname = 'pgstattuple'`).Scan(&nsp); err != nil || nsp != dbbench.ExtSchema {
+		t.Errorf("pgstattuple in schema %q (%v), want %s", nsp, err, dbbench.ExtSchema)
+	}
+
+	// A later run finds the extension and leaves nothing.
+	rep, err := dbbench.Run(ctx, small(dsn, "uuidv7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Settings.Statistics != "pgstattuple" || rep.Settings.LeftBehind != "" {
+		t.Errorf("later run: statistics %q, left behind %q; want pgstattuple and nothing", rep.Settings.Statistics, rep.Settings.LeftBehind)
+	}
+}
+
+// TestBit63Schemes loads a layout whose IDs set bit 63 (Discord's, with an epoch more than
+// 2^41 ms ago) on SQLite and PostgreSQL, in every insert mode and from two nodes: it used to fail
+// at the first ID ("does not fit a signed bigint column") after the schemes before it had run.
+// Such IDs go in a column that holds them exactly and in order (numeric(20,0), an 8-byte
+// big-endian BLOB), which the report names, and a note says why.
+func TestBit63Schemes(t *testing.T) {
+	const spec = "snowflake:layout=discord,epoch=1950-01-01T00:00:00Z"
+	engines := []struct {
+		db, col  string
+		pageSize int64
+	}{
+		{dbbench.EngineSQLite, "BLOB(8), big-endian", 4096},
+		{pgtest.DSN(t), "numeric(20,0)", 8192},
+	}
+	for _, e := range engines {
+		for _, mode := range []string{dbbench.ModeCopy, dbbench.ModeBatch} {
+			cfg := small(e.db, "uuidv4", spec)
+			cfg.Mode, cfg.Nodes = mode, 2
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", e.col, mode, err)
+			}
+			r := rep.Results[1]
+			if r.ColumnType != e.col {
+				t.Errorf("%s: column %q, want %q", spec, r.ColumnType, e.col)
+			}
+			checkResult(t, rep, r, 3000, e.pageSize)
+			if !strings.Contains(strings.Join(rep.Notes, " "), "bit 63") {
+				t.Errorf("%s, %s: no note on bit 63: %q", e.col, mode, rep.Notes)
+			}
 		}
 	}
 }

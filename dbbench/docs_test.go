@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -22,6 +24,9 @@ const (
 var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json",
 	"docs/report-server-side/report.json", "docs/report-nodes/report.json"}
 
+// scaleBlocks are the generated blocks of the guide that quote a committed scale report.
+var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
+
 func figuresBegin(report string) string {
 	return "<!-- BEGIN idbench figures: generated from " + report + " by `go test ./dbbench -run TestChoosingAnIDFigures -update`; do not edit -->\n"
 }
@@ -36,46 +41,75 @@ func TestChoosingAnIDFigures(t *testing.T) {
 	}
 	text := string(doc)
 	changed := false
+	var blocks []figuresBlock
 	for _, report := range figuresBlocks {
-		js, err := os.ReadFile("../" + report)
+		blocks = append(blocks, figuresBlock{report, func(js []byte, w io.Writer) error {
+			var rep dbbench.Report
+			if err := json.Unmarshal(js, &rep); err != nil {
+				return err
+			}
+			return dbbench.WriteSummary(w, &rep)
+		}})
+	}
+	for _, report := range scaleBlocks {
+		blocks = append(blocks, figuresBlock{report, func(js []byte, w io.Writer) error {
+			var s dbbench.Scale
+			if err := json.Unmarshal(js, &s); err != nil {
+				return err
+			}
+			return dbbench.WriteScaleSummary(w, &s)
+		}})
+	}
+	for _, blk := range blocks {
+		c, err := blk.check(&text)
 		if err != nil {
-			t.Fatalf("the guide quotes a report that is not committed: %v", err)
+			t.Error(err)
 		}
-		var rep dbbench.Report
-		if err := json.Unmarshal(js, &rep); err != nil {
-			t.Fatal(err)
-		}
-		var want bytes.Buffer
-		if err := dbbench.WriteSummary(&want, &rep); err != nil {
-			t.Fatal(err)
-		}
-		begin := figuresBegin(report)
-		i := strings.Index(text, begin)
-		if i < 0 {
-			t.Errorf("%s lacks the figures block of %s", choosingDoc, report)
-			continue
-		}
-		j := strings.Index(text[i:], figuresEnd)
-		if j < 0 {
-			t.Errorf("%s: the figures block of %s has no end marker", choosingDoc, report)
-			continue
-		}
-		j += i
-		got := text[i+len(begin) : j]
-		if got == "\n"+want.String()+"\n" {
-			continue
-		}
-		if *update {
-			text = text[:i+len(begin)] + "\n" + want.String() + "\n" + text[j:]
-			changed = true
-			continue
-		}
-		t.Errorf("figures in %s differ from %s (run go test ./dbbench -run TestChoosingAnIDFigures -update):\n--- got\n%s\n--- want\n%s",
-			choosingDoc, report, got, want.String())
+		changed = changed || c
 	}
 	if changed {
 		if err := os.WriteFile(choosingDoc, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// figuresBlock is one generated block of the guide: the committed report it quotes and the
+// summary writer that renders it.
+type figuresBlock struct {
+	report  string
+	summary func(js []byte, w io.Writer) error
+}
+
+// check compares the block in *text with the summary of its report, rewriting it under
+// -update (and then reporting a change).
+func (b figuresBlock) check(text *string) (changed bool, err error) {
+	js, err := os.ReadFile("../" + b.report)
+	if err != nil {
+		return false, fmt.Errorf("the guide quotes a report that is not committed: %w", err)
+	}
+	var want bytes.Buffer
+	if err := b.summary(js, &want); err != nil {
+		return false, fmt.Errorf("%s: %w", b.report, err)
+	}
+	begin := figuresBegin(b.report)
+	i := strings.Index(*text, begin)
+	if i < 0 {
+		return false, fmt.Errorf("%s lacks the figures block of %s", choosingDoc, b.report)
+	}
+	j := strings.Index((*text)[i:], figuresEnd)
+	if j < 0 {
+		return false, fmt.Errorf("%s: the figures block of %s has no end marker", choosingDoc, b.report)
+	}
+	j += i
+	got := (*text)[i+len(begin) : j]
+	if got == "\n"+want.String()+"\n" {
+		return false, nil
+	}
+	if *update {
+		*text = (*text)[:i+len(begin)] + "\n" + want.String() + "\n" + (*text)[j:]
+		return true, nil
+	}
+	return false, fmt.Errorf("figures in %s differ from %s (run go test ./dbbench -run TestChoosingAnIDFigures -update):\n--- got\n%s\n--- want\n%s",
+		choosingDoc, b.report, got, want.String())
 }

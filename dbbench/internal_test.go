@@ -40,6 +40,25 @@ func TestKeysEncodeBinary(t *testing.T) {
 	}
 }
 
+// TestBit63KeyEncodesBinary: an ID with bit 63 set goes to numeric(20,0) in
+// binary and comes back exact.
+func TestBit63KeyEncodesBinary(t *testing.T) {
+	m := pgtype.NewMap()
+	v := &value{u64: 1<<64 - 1}
+	got := pgKey(colUint64, v)
+	buf, err := m.Encode(pgtype.NumericOID, pgtype.BinaryFormatCode, got, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n pgtype.Numeric
+	if err := m.Scan(pgtype.NumericOID, pgtype.BinaryFormatCode, buf, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !n.Valid || n.Exp != 0 || !n.Int.IsUint64() || n.Int.Uint64() != v.u64 {
+		t.Errorf("numeric %+v, want %d", n, v.u64)
+	}
+}
+
 func TestNodeSpec(t *testing.T) {
 	tests := []struct {
 		spec    string

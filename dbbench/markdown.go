@@ -72,6 +72,11 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 		"(batch %d, %d client(s)), with IDs from %d generator(s) made while loading. "+
 		"Each figure is the median of %d runs after a discarded %d-row warm-up.\n\n",
 		s.Rows, s.Mode, s.Batch, s.Clients, s.Nodes, s.Repeat, s.WarmupRows)
+	if s.FleetRate > 0 {
+		p("The %d generator(s) are a simulated fleet: each node issues %.0f IDs/s as a Poisson process in simulated time "+
+			"with its own clock, offset by a normal draw with standard deviation %s, and rows reach the table in the order of issue.\n\n",
+			s.Nodes, s.FleetRate/float64(max(s.Nodes, 1)), s.ClockSkew)
+	}
 
 	p("## Results\n\n")
 	p("| scheme | column | rows/s | index MB | index B/row | table MB | WAL B/row | full-page images | checkpoints | leaf density %% | leaf fragmentation %% | lookup p50 µs | range scan p50 µs |\n")
@@ -126,6 +131,8 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	row("sqlite page_size", s.SQLitePageSize)
 	row("sqlite cache_size", s.SQLiteCacheSize)
 	row("statistics", s.Statistics)
+	row("left behind", s.LeftBehind)
+	row("other idbench sessions", s.OtherRuns)
 	if s.Engine != EngineSQLite {
 		row("checkpoint before each load", s.CheckpointBeforeRun)
 	}
@@ -136,6 +143,10 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	row("batch", s.Batch)
 	row("clients", s.Clients)
 	row("nodes", s.Nodes)
+	if s.FleetRate > 0 {
+		row("fleet rate, IDs/s", fmt.Sprintf("%.0f", s.FleetRate))
+		row("clock skew (sd)", s.ClockSkew)
+	}
 	row("repeat", s.Repeat)
 	row("warm-up rows", s.WarmupRows)
 	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))

@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ type pgEngine struct {
 
 	statsFn       string // qualified pgstatindex, "" when unavailable
 	statsWhy      string
+	statsCreated  bool // this run created pgstattuple in ExtSchema
 	canCheckpoint bool
 	walStats      bool   // pg_stat_wal.wal_fpi exists
 	flushStats    bool   // pg_stat_force_next_flush exists
@@ -38,6 +40,18 @@ type pgEngine struct {
 
 // appName marks idbench's sessions in pg_stat_activity.
 const appName = "idbench"
+
+// ExtSchema is the schema in which a run creates the pgstattuple extension
+// when the database does not have it yet. An extension is database-wide:
+// created in a run's own schema, it would vanish with that schema under
+// every other run using it, so it lives here instead and idbench never drops
+// it, nor this schema. Remove both when no run is active with
+// DROP EXTENSION pgstattuple; DROP SCHEMA idbench_ext.
+const ExtSchema = "idbench_ext"
+
+// extLockKey is the transaction-level advisory lock (pg_advisory_xact_lock)
+// that serialises concurrent runs installing pgstattuple: "idbstat" in ASCII.
+const extLockKey int64 = 0x6964627374617400
 
 // openPG connects to the server at dsn and creates the benchmark schema.
 func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error) {
@@ -87,28 +101,16 @@ func (e *pgEngine) probe(ctx context.Context) error {
 		s.ServerVersion = v
 	}
 
-	// pgstattuple: use an installed copy, else install it inside our own
-	// schema (dropped with it), else report it unavailable.
-	var nsp string
-	err = e.admin.QueryRow(ctx, `SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
-		WHERE x.extname = 'pgstattuple'`).Scan(&nsp)
-	switch {
-	case err == nil:
-		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
-	case err == pgx.ErrNoRows:
-		if _, err := e.admin.Exec(ctx, "CREATE EXTENSION pgstattuple WITH SCHEMA "+e.schema); err != nil {
-			if ctx.Err() != nil || connLost(err) {
-				return fail(ctx, "create extension pgstattuple", err)
-			}
-			e.statsWhy = "cannot create extension pgstattuple: " + oneLine(err.Error())
-		} else {
-			e.statsFn = pgx.Identifier{e.schema, "pgstatindex"}.Sanitize()
-		}
-	default:
-		return fail(ctx, "look for pgstattuple", err)
+	// pgstattuple: use an installed copy, else install it once in a schema
+	// of its own that no run drops (see ensureStats).
+	if err := e.ensureStats(ctx); err != nil {
+		return err
 	}
 	if e.statsFn != "" {
 		s.Statistics = "pgstattuple"
+		if e.statsCreated && e.kind != EnginePGLocal { // a pg-local cluster goes whole
+			s.LeftBehind = "extension pgstattuple in schema " + ExtSchema + " (database-wide, other sessions may rely on it)"
+		}
 	} else {
 		s.Statistics = "unavailable: " + e.statsWhy
 	}
@@ -142,6 +144,63 @@ func (e *pgEngine) probe(ctx context.Context) error {
 	return nil
 }
 
+// ensureStats finds pgstatindex: in an installed pgstattuple, wherever it
+// is, or else in one this run creates in ExtSchema. Creating is serialised
+// with an advisory lock, so that two runs starting together do not both try,
+// and done in a transaction, so that a failure leaves nothing. When the
+// extension cannot be created (no privilege, not installed on the server),
+// the statistics are reported unavailable with the reason.
+func (e *pgEngine) ensureStats(ctx context.Context) error {
+	const find = `SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+		WHERE x.extname = 'pgstattuple'`
+	var nsp string
+	err := e.admin.QueryRow(ctx, find).Scan(&nsp)
+	if err == nil {
+		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
+		return nil
+	}
+	if err != pgx.ErrNoRows {
+		return fail(ctx, "look for pgstattuple", err)
+	}
+	err = pgx.BeginFunc(ctx, e.admin, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", extLockKey); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, find).Scan(&nsp) // another run may have been first
+		if err == nil || err != pgx.ErrNoRows {
+			return err
+		}
+		nsp = ExtSchema
+		for _, q := range []string{
+			"CREATE SCHEMA IF NOT EXISTS " + ExtSchema,
+			"CREATE EXTENSION pgstattuple WITH SCHEMA " + ExtSchema,
+			"GRANT USAGE ON SCHEMA " + ExtSchema + " TO PUBLIC",
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		e.statsCreated = true
+		return nil
+	})
+	switch {
+	case err == nil:
+		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
+		return nil
+	case ctx.Err() != nil || connLost(err):
+		e.statsCreated = false
+		return fail(ctx, "create extension pgstattuple", err)
+	}
+	e.statsCreated = false
+	// A session other than idbench may have created it meanwhile.
+	if e.admin.QueryRow(ctx, find).Scan(&nsp) == nil {
+		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
+		return nil
+	}
+	e.statsWhy = "cannot create extension pgstattuple: " + oneLine(err.Error())
+	return nil
+}
+
 func (e *pgEngine) settings(s *Settings) {
 	v := e.set
 	v.Fillfactor, v.Rows, v.Mode = s.Fillfactor, s.Rows, s.Mode
@@ -162,6 +221,8 @@ func mergeSettings(s, e Settings) Settings {
 	s.WALCompression = e.WALCompression
 	s.Statistics = e.Statistics
 	s.CheckpointBeforeRun = e.CheckpointBeforeRun
+	s.LeftBehind = e.LeftBehind
+	s.OtherRuns = e.OtherRuns
 	s.SQLitePageSize = e.SQLitePageSize
 	s.SQLiteCacheSize = e.SQLiteCacheSize
 	return s
@@ -175,6 +236,8 @@ func (e *pgEngine) columnType(c column) string {
 		return "bigint identity"
 	case colBigint:
 		return "bigint"
+	case colUint64:
+		return "numeric(20,0)"
 	case colUUID:
 		return "uuid"
 	case colTextICU:
@@ -207,6 +270,7 @@ func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, e
 	def := "id " + map[column]string{
 		colIdentity: "bigint GENERATED ALWAYS AS IDENTITY",
 		colBigint:   "bigint NOT NULL",
+		colUint64:   "numeric(20,0) NOT NULL",
 		colUUID:     "uuid NOT NULL",
 		colText:     `text COLLATE "C" NOT NULL`,
 		colTextICU:  `text COLLATE "und-x-icu" NOT NULL`,
@@ -245,6 +309,17 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	if err := e.admin.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&s.lsn); err != nil {
 		return s, fail(ctx, "read WAL position", err)
 	}
+	// Other idbench runs on the server share its WAL and checkpoint counters.
+	pids := []uint32{e.admin.PgConn().PID()}
+	for _, c := range e.loaders {
+		pids = append(pids, c.PgConn().PID())
+	}
+	var others int
+	if err := e.admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND pid <> ALL($2::int4[])",
+		appName, pids).Scan(&others); err != nil {
+		return s, fail(ctx, "read pg_stat_activity", err)
+	}
+	e.set.OtherRuns = max(e.set.OtherRuns, others)
 	if e.walStats {
 		if err := e.admin.QueryRow(ctx, "SELECT wal_fpi FROM pg_stat_wal").Scan(&s.fpi); err != nil {
 			return s, fail(ctx, "read pg_stat_wal", err)
@@ -402,7 +477,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			if pre != nil {
 				return pre.next()
 			}
-			return &local, src.next(&local)
+			return &local, src.nextContext(ctx, &local)
 		}
 		args := func(dst []any, payload int64) ([]any, error) {
 			if c.serverMade() {
@@ -488,12 +563,15 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 }
 
 // pgKey returns the value handed to pgx for a key: int64 for bigint,
-// pgtype.UUID (16 raw bytes) for uuid and the canonical string for text, so
-// that pgx encodes each in binary without a detour through text.
+// pgtype.Numeric for numeric(20,0) (IDs with bit 63 set), pgtype.UUID (16 raw
+// bytes) for uuid and the canonical string for text, so that pgx encodes each
+// in binary without a detour through text.
 func pgKey(c column, v *value) any {
 	switch c {
 	case colIdentity, colBigint:
 		return v.i64
+	case colUint64:
+		return pgtype.Numeric{Int: new(big.Int).SetUint64(v.u64), Valid: true}
 	case colUUID:
 		return pgtype.UUID{Bytes: v.b16, Valid: true}
 	default:
@@ -539,6 +617,10 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 		switch c {
 		case colIdentity, colBigint, colServerBigint:
 			var v int64
+			err = rows.Scan(&v)
+			k = v
+		case colUint64:
+			var v pgtype.Numeric
 			err = rows.Scan(&v)
 			k = v
 		case colUUID, colServerUUID:

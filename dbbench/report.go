@@ -29,6 +29,16 @@ type Settings struct {
 	// Statistics says where leaf density and fragmentation come from:
 	// "pgstattuple", "dbstat" or "unavailable: <reason>".
 	Statistics string `json:"statistics"`
+	// LeftBehind names what the run created in the database and did not
+	// drop, because other sessions may come to rely on it: the pgstattuple
+	// extension in schema ExtSchema, when the run had to create it. Empty
+	// when the run dropped everything it created.
+	LeftBehind string `json:"left_behind,omitempty"`
+	// OtherRuns is the largest number of other idbench sessions
+	// (application_name idbench) seen on the server at the start or end of a
+	// measured load: their WAL, full-page images and checkpoints are counted
+	// in this run's server-wide figures.
+	OtherRuns int `json:"other_idbench_sessions,omitempty"`
 	// CheckpointBeforeRun is true when a CHECKPOINT ran before each measured
 	// load (steady profile, sufficient privileges).
 	CheckpointBeforeRun bool `json:"checkpoint_before_run"`
@@ -42,11 +52,16 @@ type Settings struct {
 	Mode       string `json:"mode"`
 	Clients    int    `json:"clients"`
 	Nodes      int    `json:"nodes"`
-	Profile    string `json:"profile"`
-	Repeat     int    `json:"repeat"`
-	WarmupRows int    `json:"warmup_rows"`
-	Lookups    int    `json:"lookups"`
-	RangeN     int    `json:"range_n"`
+	// FleetRate (IDs/s across the fleet) and ClockSkew (standard deviation of
+	// the node clock offsets) describe the simulated fleet; zero when one
+	// generator ran on the real clock.
+	FleetRate  float64  `json:"fleet_rate,omitempty"`
+	ClockSkew  Duration `json:"clock_skew,omitempty"`
+	Profile    string   `json:"profile"`
+	Repeat     int      `json:"repeat"`
+	WarmupRows int      `json:"warmup_rows"`
+	Lookups    int      `json:"lookups"`
+	RangeN     int      `json:"range_n"`
 
 	GoVersion  string `json:"go_version"`
 	GOOS       string `json:"goos"`

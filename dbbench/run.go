@@ -6,9 +6,14 @@
 // Run loads a table (id PRIMARY KEY, payload bigint) per scheme on one of
 // three engines: an existing PostgreSQL server, a private throwaway cluster
 // started from the installed server binaries (package pglocal), or an
-// embedded SQLite database. On PostgreSQL it works only inside a schema of
-// its own, idbench_<random>, which it drops when done, on error and when its
-// context is cancelled; it never touches an object it did not create.
+// embedded SQLite database. On PostgreSQL it works inside a schema of its
+// own, idbench_<random>, which it drops when done, on error and when its
+// context is cancelled; it drops nothing it did not create. The one object
+// it may leave: when the database lacks the pgstattuple extension, a run
+// creates it in schema ExtSchema (idbench_ext; concurrent runs serialise on
+// an advisory lock) and no run drops it, since an extension is database-wide
+// and another run or session may be using it. Settings.LeftBehind and the
+// report's notes say so.
 //
 // Keys go over the wire in binary: int64 for bigint columns, 16 raw bytes
 // for uuid columns, and the canonical text for the ulid-text row. They are
@@ -27,7 +32,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench/pglocal"
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -38,19 +45,30 @@ import (
 // line) when the server cannot be reached; ErrConnLost (wrapped) when the
 // connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
 // In every case Run first drops what it created.
+//
+// Nothing Run writes or returns shows a password: the log, the progress bar, the report
+// (Settings.Command, scheme names) and the errors pass through idkit.Redact.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	defer func() { err = redact.Error(err) }() // last, after the cleanup's errors
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	rows := make([]row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
-		r, err := resolveRow(strings.TrimSpace(s))
+		r, err := resolveRow(ctx, strings.TrimSpace(s))
 		if err != nil {
 			return nil, err
 		}
 		if _, err := nodeSpec(r.spec, 0, cfg.Nodes); err != nil {
 			return nil, err
+		}
+		// The segment row's spec names its store only once the engine is open (serverside.go).
+		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && !r.col.serverMade() && r.storeStep == 0 {
+			var closers []func()
+			if _, err := fleetMaker(r, cfg.Nodes, &closers); err != nil {
+				return nil, err
+			}
 		}
 		if r.col == colTextICU && cfg.DB == EngineSQLite {
 			return nil, errICUSQLite
@@ -76,12 +94,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}()
 
 	rep = &Report{Settings: Settings{
-		Command:    cfg.Command,
+		Command:    idkit.Redact(cfg.Command),
 		Fillfactor: cfg.Fillfactor,
 		Rows:       cfg.Rows,
 		Mode:       cfg.Mode,
 		Clients:    cfg.Clients,
 		Nodes:      cfg.Nodes,
+		FleetRate:  cfg.fleet().rate,
 		Profile:    cfg.Profile,
 		Repeat:     cfg.Repeat,
 		WarmupRows: cfg.WarmupRows,
@@ -94,6 +113,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Started:    start.UTC().Truncate(time.Second),
 	}}
+	if rep.Settings.FleetRate > 0 {
+		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
+	}
 	eng.settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
 
@@ -194,6 +216,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		res.Failure = failed[i]
 		rep.Results = append(rep.Results, res)
 	}
+	if rep.Settings.FleetRate > 0 {
+		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
+	}
 	eng.settings(&rep.Settings) // statistics may have become unavailable
 	if len(base) > 0 {
 		b := &Baseline{Rows: base[0].rows}
@@ -239,7 +264,7 @@ func baselineRow(rows []row) int {
 
 func logf(cfg Config, format string, args ...any) {
 	if cfg.Log != nil {
-		fmt.Fprintf(cfg.Log, format+"\n", args...)
+		fmt.Fprintln(cfg.Log, idkit.Redact(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -408,6 +433,17 @@ func notes(rep *Report, rows []row) []string {
 		if !s.CheckpointBeforeRun {
 			out = append(out, "CHECKPOINT is not allowed for this user, so loads did not start from a fresh checkpoint; WAL figures include full-page images of pages first touched after the server's last checkpoint.")
 		}
+	}
+	for i, r := range rows {
+		if r.col == colUint64 && i < len(rep.Results) {
+			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.label, rep.Results[i].ColumnType))
+		}
+	}
+	if s.LeftBehind != "" {
+		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+ExtSchema+".")
+	}
+	if s.OtherRuns > 0 {
+		out = append(out, fmt.Sprintf("Up to %d other idbench session(s) were connected to the server during measured loads: WAL bytes, full-page images and checkpoints are server-wide and include their work, and CHECKPOINTs of one run land in the loads of another. Run one benchmark at a time for figures to compare.", s.OtherRuns))
 	}
 	if s.Engine == EnginePGEnv {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")

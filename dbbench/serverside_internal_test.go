@@ -32,7 +32,7 @@ func openTestPG(t *testing.T) *pgEngine {
 func TestInstagramFunctionDecodes(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, err := resolveRow("instagram-plpgsql:shard=7")
+	r, err := resolveRow(context.Background(), "instagram-plpgsql:shard=7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestInstagramFunctionDecodes(t *testing.T) {
 func TestInstagramFunctionWraps(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(RowInstagramPLpgSQL)
+	r, _ := resolveRow(context.Background(), RowInstagramPLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestInstagramFunctionWraps(t *testing.T) {
 func TestUUIDv7FunctionDecodes(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(RowUUIDv7PLpgSQL)
+	r, _ := resolveRow(context.Background(), RowUUIDv7PLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestResolveServerRow(t *testing.T) {
 func TestInstagramWrapIsAFinding(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(RowInstagramPLpgSQL)
+	r, _ := resolveRow(context.Background(), RowInstagramPLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}

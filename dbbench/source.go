@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/idkit/idkit"
 )
@@ -17,6 +18,7 @@ type column int
 const (
 	colIdentity column = iota // bigint identity, filled by the database
 	colBigint                 // 64-bit IDs as int64
+	colUint64                 // 64-bit IDs that set bit 63: numeric(20,0) / 8-byte BLOB
 	colUUID                   // 128-bit IDs as 16 raw bytes
 	colText                   // canonical text, COLLATE "C"
 	colTextICU                // canonical text, COLLATE "und-x-icu" (PostgreSQL)
@@ -27,10 +29,11 @@ var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collatio
 
 // row is one scheme to benchmark, resolved.
 type row struct {
-	label string // as asked for
+	label string // as asked for, with any password hidden (idkit.Redact)
 	spec  string // idkit spec, "" for bigserial
 	col   column
-	canon string // canonical spec of the first generator
+	canon string        // canonical spec of the first generator, with any password hidden
+	fleet fleetSettings // the simulated fleet, when Config.Nodes > 1 or Config.FleetRate > 0
 
 	shard     int    // instagram-plpgsql: the shard of next_id()
 	storeStep uint64 // segment: the step, with the store in the benchmark database
@@ -39,13 +42,14 @@ type row struct {
 // value is one generated key, in the form sent to the database.
 type value struct {
 	i64 int64
+	u64 uint64
 	b16 [16]byte
 	str string
 }
 
 // resolveRow works out a row's column type by making one generator and one
-// ID.
-func resolveRow(label string) (row, error) {
+// ID. Both honour ctx: a generator may wait a whole tick for its first ID.
+func resolveRow(ctx context.Context, label string) (row, error) {
 	if r, ok, err := resolveServerRow(label); ok {
 		return r, err
 	}
@@ -69,25 +73,47 @@ func resolveRow(label string) (row, error) {
 		}
 		return row{label: label, spec: "ulid", col: col, canon: s.Name()}, nil
 	}
-	s, err := idkit.New(label)
+	s, err := idkit.NewContext(ctx, label)
 	if err != nil {
-		return row{}, fmt.Errorf("dbbench: scheme %q: %w", label, err)
+		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: %w", label, err))
 	}
 	defer closeScheme(s)
-	id, err := s.Next()
+	id, err := idkit.NextContext(ctx, s)
 	if err != nil {
-		return row{}, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err)
+		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
 	}
-	r := row{label: label, spec: label, canon: s.Name()}
+	r := row{label: idkit.Redact(label), spec: label, canon: idkit.Redact(s.Name())}
 	switch id.Bits() {
 	case 64:
 		r.col = colBigint
+		if setsBit63(s, id) {
+			r.col = colUint64
+		}
 	case 128:
 		r.col = colUUID
 	default:
 		return row{}, fmt.Errorf("dbbench: scheme %q: IDs of %d bits, want 64 or 128", label, id.Bits())
 	}
 	return r, nil
+}
+
+// setsBit63 reports whether s makes, or within a day will make, 64-bit IDs
+// with bit 63 set, which a signed bigint column cannot hold: a layout that
+// uses all 64 bits (Discord, Instagram) past its Int64Until.
+func setsBit63(s idkit.Scheme, first idkit.ID) bool {
+	if first.Uint64() > math.MaxInt64 {
+		return true
+	}
+	l, ok := s.(idkit.Layouter)
+	return ok && l.Layout().TotalBits() == 64 && time.Until(l.Layout().Int64Until()) < 24*time.Hour
+}
+
+// interrupted wraps err in ErrInterrupted when ctx has ended, as Run documents.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return err
 }
 
 func closeScheme(s idkit.Scheme) {
@@ -131,19 +157,28 @@ func nodeSpec(spec string, i, k int) (string, error) {
 	return strings.TrimSpace(spec) + sep + key + "=" + strconv.Itoa(i), nil
 }
 
-// source generates the keys of one load: nodes generators whose IDs are
-// interleaved round-robin, in the order rows are asked for. It is safe for
-// concurrent use.
+// source generates the keys of one load: one generator, or a simulated fleet
+// of nodes whose IDs interleave as their clocks order them (see fleet). It is
+// safe for concurrent use.
 type source struct {
-	col  column
-	gens []idkit.Scheme
-	n    atomic.Uint64
-	seq  atomic.Int64 // for colIdentity on engines without sequences
+	col   column
+	fleet *fleet // the simulated fleet, or nil for gens
+	gens  []idkit.Scheme
+	n     atomic.Uint64
+	seq   atomic.Int64 // for colIdentity on engines without sequences
 }
 
 func newSource(r row, nodes int) (*source, error) {
 	s := &source{col: r.col}
 	if r.col.serverMade() {
+		return s, nil
+	}
+	if r.fleet.rate > 0 {
+		f, err := newFleet(r, nodes, r.fleet)
+		if err != nil {
+			return nil, err
+		}
+		s.fleet = f
 		return s, nil
 	}
 	for i := 0; i < nodes; i++ {
@@ -163,23 +198,33 @@ func newSource(r row, nodes int) (*source, error) {
 }
 
 func (s *source) close() {
+	if s.fleet != nil {
+		s.fleet.close()
+	}
 	for _, g := range s.gens {
 		closeScheme(g)
 	}
 	s.gens = nil
 }
 
-// next fills v with the next key.
-func (s *source) next(v *value) error {
+// next fills v with the next key; nextContext is the form whose generator waits end with ctx.
+func (s *source) next(v *value) error { return s.nextContext(context.Background(), v) }
+
+// nextContext fills v with the next key. A generator that waits for its clock (a Snowflake
+// layout with a long tick) stops when ctx is done, so Ctrl-C ends a load at once.
+func (s *source) nextContext(ctx context.Context, v *value) error {
 	if s.col == colIdentity {
 		v.i64 = s.seq.Add(1)
 		return nil
+	}
+	if s.fleet != nil {
+		return s.fleet.next(v)
 	}
 	g := s.gens[0]
 	if len(s.gens) > 1 {
 		g = s.gens[(s.n.Add(1)-1)%uint64(len(s.gens))]
 	}
-	id, err := g.Next()
+	id, err := idkit.NextContext(ctx, g)
 	if err != nil {
 		return fmt.Errorf("dbbench: generate ID: %w", err)
 	}
@@ -190,6 +235,8 @@ func (s *source) next(v *value) error {
 			return fmt.Errorf("dbbench: scheme %s made ID %d, which does not fit a signed bigint column", g.Name(), u)
 		}
 		v.i64 = int64(u)
+	case colUint64:
+		v.u64 = id.Uint64()
 	case colUUID:
 		v.b16 = id.Bytes16()
 	case colText, colTextICU:
@@ -238,7 +285,7 @@ func newPrefetch(ctx context.Context, src *source, total int) *prefetch {
 			n := min(left, prefetchBlock)
 			b = b[:n]
 			for i := range b {
-				if err := src.next(&b[i]); err != nil {
+				if err := src.nextContext(ctx, &b[i]); err != nil {
 					p.errc <- err
 					return
 				}

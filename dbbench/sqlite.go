@@ -3,6 +3,7 @@ package dbbench
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -84,6 +85,8 @@ func (e *sqliteEngine) columnType(c column) string {
 		return "BIGINT (sequence)"
 	case colBigint:
 		return "BIGINT"
+	case colUint64:
+		return "BLOB(8), big-endian"
 	case colUUID:
 		return "BLOB(16)"
 	default:
@@ -130,7 +133,10 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 	if r.col == colTextICU {
 		return m, errICUSQLite
 	}
-	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUUID: "BLOB", colText: "TEXT"}[r.col]
+	// An ID with bit 63 set does not fit SQLite's signed INTEGER, and its
+	// decimal text would become a lossy REAL in a BIGINT column: it goes in
+	// as 8 big-endian bytes, whose BLOB order is the IDs' order.
+	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUint64: "BLOB", colUUID: "BLOB", colText: "TEXT"}[r.col]
 	// BIGINT, not INTEGER: "INTEGER PRIMARY KEY" would make id the rowid and
 	// leave no separate index to measure.
 	if _, err := e.db.ExecContext(ctx, "CREATE TABLE "+tbl+" (id "+typ+" NOT NULL PRIMARY KEY, payload INTEGER NOT NULL)"); err != nil {
@@ -168,12 +174,14 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		defer conn.Close()
 		var v value
 		args := func(dst []any) ([]any, error) {
-			if err := src.next(&v); err != nil {
+			if err := src.nextContext(ctx, &v); err != nil {
 				return nil, err
 			}
 			switch r.col {
 			case colIdentity, colBigint:
 				return append(dst, v.i64), nil
+			case colUint64:
+				return append(dst, binary.BigEndian.AppendUint64(make([]byte, 0, 8), v.u64)), nil
 			case colUUID:
 				b := v.b16
 				return append(dst, b[:]), nil

@@ -25,10 +25,18 @@ import (
 	"time"
 )
 
+// MaxUnit is the longest time unit (tick) a layout may have. A generator's first ID waits for
+// the tick after the one it started in, and a generator that ran out of sequence numbers waits
+// for the next tick, so the unit bounds those waits: an hour is already far coarser than any
+// published layout (Baidu's second is the coarsest preset). The shortest unit is one
+// nanosecond, the resolution of time.Duration and of the clock.
+const MaxUnit = time.Hour
+
 // Errors returned by Layout methods. They are wrapped with context; match them with errors.Is.
 var (
 	// ErrInvalid reports a layout that cannot describe an ID: a missing time or sequence
-	// field, a zero-width field, a duplicate name, a non-positive unit or more than 64 bits.
+	// field, a sequence field above the time field, a zero-width field, a duplicate name, a
+	// unit outside 1ns to MaxUnit or more than 64 bits.
 	ErrInvalid = errors.New("layouts: invalid layout")
 	// ErrRange reports a field value that does not fit its field.
 	ErrRange = errors.New("layouts: value out of range")
@@ -92,9 +100,16 @@ type Layout struct {
 
 // Validate reports whether l describes a usable ID. Its error wraps ErrInvalid and names the
 // offending part.
+//
+// The time field must sit above the sequence field: the sequence restarts at zero on every
+// tick, so with the sequence above the time an ID of a later tick would sort below the IDs of
+// the tick before, and a generator's IDs would not increase. Node fields may sit anywhere: a
+// generator's node is constant, so they do not change its order (Sonyflake puts the sequence
+// above its machine field).
 func (l Layout) Validate() error {
 	var total uint
 	var nTime, nSeq int
+	var seqName string
 	seen := make(map[string]bool, len(l.Fields))
 	for i, f := range l.Fields {
 		if f.Bits == 0 || f.Bits > 64 {
@@ -110,8 +125,12 @@ func (l Layout) Validate() error {
 		switch f.Kind {
 		case KindTime:
 			nTime++
+			if seqName != "" {
+				return fmt.Errorf("%w: sequence field %q sits above the time field %q; it must sit below, or IDs of a later tick sort below those of the tick before", ErrInvalid, seqName, f.Name)
+			}
 		case KindSeq:
 			nSeq++
+			seqName = f.Name
 		case KindNode:
 		default:
 			return fmt.Errorf("%w: field %q has unknown kind %d", ErrInvalid, f.Name, f.Kind)
@@ -127,6 +146,8 @@ func (l Layout) Validate() error {
 		return fmt.Errorf("%w: fields total %d bits (%s), more than 64", ErrInvalid, total, l.bitString())
 	case l.Unit <= 0:
 		return fmt.Errorf("%w: time unit %v must be positive", ErrInvalid, l.Unit)
+	case l.Unit > MaxUnit:
+		return fmt.Errorf("%w: time unit %v is longer than %v (a generator may wait a whole unit for its next tick)", ErrInvalid, l.Unit, MaxUnit)
 	case l.TimeBits() > 62:
 		return fmt.Errorf("%w: time field of %d bits, at most 62 are supported", ErrInvalid, l.TimeBits())
 	}
@@ -153,6 +174,19 @@ func (l Layout) bitString() string {
 
 // Bits returns the widths in layout order, node parts joined by '+', e.g. "41/5+5/12".
 func (l Layout) Bits() string { return l.bitString() }
+
+// FieldList returns the fields as name:bits from the most significant down, joined by '/':
+// "time:41/datacenter:5/worker:5/seq:12", the form idkit's fields= setting reads.
+func (l Layout) FieldList() string {
+	var b strings.Builder
+	for i, f := range l.Fields {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		fmt.Fprintf(&b, "%s:%d", f.Name, f.Bits)
+	}
+	return b.String()
+}
 
 // TotalBits returns the sum of the field widths.
 func (l Layout) TotalBits() uint {

@@ -151,6 +151,10 @@ func TestValidate(t *testing.T) {
 		{"zero unit", layouts.Layout{Fields: []layouts.Field{layouts.Time(41), layouts.Seq(12)}}, "unit 0s"},
 		{"negative unit", layouts.Layout{Fields: []layouts.Field{layouts.Time(41), layouts.Seq(12)}, Unit: -ms}, "unit -1ms"},
 		{"63 time bits", l(layouts.Time(63), layouts.Seq(1)), "at most 62"},
+		{"unit over an hour", layouts.Layout{Fields: []layouts.Field{layouts.Time(41), layouts.Seq(12)}, Unit: time.Hour + time.Nanosecond}, "unit 1h0m0.000000001s is longer than 1h0m0s"},
+		{"huge unit", layouts.Layout{Fields: []layouts.Field{layouts.Time(41), layouts.Seq(12)}, Unit: 1000000 * time.Hour}, "longer than 1h0m0s"},
+		{"seq above time", l(layouts.Seq(2), layouts.Time(41), layouts.Node("w", 10)), `sequence field "seq" sits above the time field "time"`},
+		{"seq above node above time", l(layouts.Seq(2), layouts.Node("w", 10), layouts.Time(41)), `sequence field "seq" sits above the time field`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,8 +164,16 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
-	if err := l(layouts.Time(62), layouts.Seq(2)).Validate(); err != nil {
-		t.Errorf("62 time bits: %v", err)
+	for _, ok := range []layouts.Layout{
+		l(layouts.Time(62), layouts.Seq(2)),
+		{Name: "hour", Fields: []layouts.Field{layouts.Time(20), layouts.Seq(10)}, Unit: layouts.MaxUnit},
+		{Name: "ns", Fields: []layouts.Field{layouts.Time(62), layouts.Seq(2)}, Unit: time.Nanosecond},
+		l(layouts.Node("w", 10), layouts.Time(41), layouts.Seq(12)),
+		l(layouts.Time(39), layouts.Seq(8), layouts.Node("machine", 16)),
+	} {
+		if err := ok.Validate(); err != nil {
+			t.Errorf("%s: %v", ok.Bits(), err)
+		}
 	}
 }
 
@@ -172,6 +184,12 @@ func randomLayout(r *rand.Rand) layouts.Layout {
 		fs = append(fs, layouts.Node(fmt.Sprintf("n%d", i), uint(1+r.IntN(4))))
 	}
 	r.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+	// Validate wants the time field above the sequence field; node fields go anywhere.
+	ti := slices.IndexFunc(fs, func(f layouts.Field) bool { return f.Kind == layouts.KindTime })
+	si := slices.IndexFunc(fs, func(f layouts.Field) bool { return f.Kind == layouts.KindSeq })
+	if si < ti {
+		fs[ti], fs[si] = fs[si], fs[ti]
+	}
 	return layouts.Layout{Name: "random", Fields: fs, Unit: time.Duration(1 + r.IntN(1e9)), Epoch: time.Unix(r.Int64N(2e9), 0)}
 }
 
@@ -378,10 +396,11 @@ func TestTickFarFromEpoch(t *testing.T) {
 	}
 }
 
-// TestHugeUnit: a layout whose tick is worth more than a Duration's range of a product must
-// still report its run-out date exactly and at once (a loop of chunks would take 2^40 steps).
+// TestHugeUnit: a layout whose time field is worth more than a Duration's range of a product
+// must still report its run-out date exactly and at once (a loop of chunks would take 2^62
+// steps). 2^62 ticks of the longest unit are far beyond a Duration.
 func TestHugeUnit(t *testing.T) {
-	l := layouts.Layout{Name: "eons", Fields: []layouts.Field{layouts.Time(40), layouts.Seq(8)}, Unit: 2_000_000 * time.Hour, Epoch: time.Unix(0, 0).UTC()}
+	l := layouts.Layout{Name: "eons", Fields: []layouts.Field{layouts.Time(62), layouts.Seq(2)}, Unit: layouts.MaxUnit, Epoch: time.Unix(0, 0).UTC()}
 	if err := l.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +408,7 @@ func TestHugeUnit(t *testing.T) {
 	go func() { done <- l.RunsOut() }()
 	select {
 	case got := <-done:
-		// 2^40 ticks of 2e6 h is far past time.Time's range: it saturates in the future.
+		// 2^62 hours is far past time.Time's range: it saturates in the future.
 		if !got.After(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("RunsOut = %v, want a far-future instant", got)
 		}

@@ -74,6 +74,77 @@ func TestULIDMonotonic(t *testing.T) {
 	}
 }
 
+// scripted is an entropy source that returns its bytes, then 0x01 bytes (not zeros: the
+// library's increment draw rejects zero and would read for ever).
+type scripted struct{ b []byte }
+
+func (s *scripted) Read(p []byte) (int, error) {
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = 1
+	}
+	return len(p), nil
+}
+
+// TestULIDOverflow starts one millisecond's random part near the top of its 80 bits (entropy
+// 2^80-3, then increments of 0x01010102) so that the next ID overflows with
+// ulid.ErrMonotonicOverflow, then the next millisecond's too, and does the same with an entropy source of zeros (the library
+// re-reads a zero state instead of counting up from it). Whatever happens, every ID a generator returns is above the one before; the
+// timestamp runs at most one millisecond ahead of the clock; errors wrap
+// ulid.ErrMonotonicOverflow until the clock moves on.
+func TestULIDOverflow(t *testing.T) {
+	// The first ID's random part, one increment (which overflows it), and the random part
+	// the generator draws for the next millisecond, which overflows on its first increment
+	// too.
+	top := bytes.Repeat([]byte{0xff}, 24)
+	top[9] = 0xfd
+	copy(top[10:], []byte{1, 1, 1, 1})
+	for _, tt := range []struct {
+		name    string
+		entropy io.Reader
+	}{
+		{"near the top", &scripted{b: top}},
+		{"zeros", zeros{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock(t0)
+			g, err := schemes.NewULID(schemes.ULIDSettings{Entropy: tt.entropy, Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prev [16]byte
+			issued, failed := 0, 0
+			for i := range 40 {
+				if i%10 == 9 {
+					clk.Step(time.Millisecond)
+				}
+				b, err := g.Next()
+				if err != nil {
+					if !errors.Is(err, ulid.ErrMonotonicOverflow) {
+						t.Fatalf("call %d: %v, want ulid.ErrMonotonicOverflow", i, err)
+					}
+					failed++
+					continue
+				}
+				issued++
+				if bytes.Compare(b[:], prev[:]) <= 0 {
+					t.Fatalf("call %d: %s not above %s", i, ulid.ULID(b), ulid.ULID(prev))
+				}
+				prev = b
+				if ahead := int64(ulid.ULID(b).Time()) - clk.Now().UnixMilli(); ahead > 1 {
+					t.Fatalf("call %d: %s is %d ms ahead of the clock, want at most 1", i, ulid.ULID(b), ahead)
+				}
+			}
+			// Each of the four clock milliseconds gives at least one ID; the rest fail
+			// until the clock moves.
+			if issued < 4 || failed == 0 {
+				t.Errorf("%d IDs and %d overflow errors in 40 calls over 4 ms", issued, failed)
+			}
+		})
+	}
+}
+
 func TestULIDEntropyError(t *testing.T) {
 	for _, mono := range []bool{true, false} {
 		g, _ := schemes.NewULID(schemes.ULIDSettings{Entropy: failing{}, NonMonotonic: !mono})

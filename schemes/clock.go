@@ -9,9 +9,20 @@ import (
 // Clock nil) reads the monotonic clock anchored at the generator's start, so a wall-clock step
 // while the process runs cannot reissue a timestamp. Tests inject a fake whose Now they step
 // backwards and forwards; its Sleep must advance it (or wait for another goroutine to).
+//
+// A generator's NextContext can only end a wait early if the clock lets it: a Clock that also
+// implements ContextSleeper is slept through SleepContext; one that does not is asked for the
+// whole Sleep and the context is checked before and after it.
 type Clock interface {
 	Now() time.Time
 	Sleep(time.Duration)
+}
+
+// ContextSleeper is an optional interface of a Clock whose waits can be cut short.
+// SleepContext waits like Sleep but returns early with ctx.Err() once ctx is done, and nil
+// after a full wait. Generators use it for every wait made on behalf of a NextContext call.
+type ContextSleeper interface {
+	SleepContext(ctx context.Context, d time.Duration) error
 }
 
 // Fence tells a generator whether it may still issue IDs for its node. Err returns nil while

@@ -1,6 +1,8 @@
 package schemes_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,4 +39,23 @@ func ExampleSnowflake_NextN() {
 	fmt.Println(ids)
 	// Output:
 	// [114087061094465536 114087061094465537 114087061094465538 114087061094465539]
+}
+
+func ExampleSnowflake_NextContext() {
+	// A one-hour tick: the first ID waits for the next hour. The context ends the wait.
+	l := layouts.Layout{
+		Name:   "hourly",
+		Fields: []layouts.Field{layouts.Time(30), layouts.Seq(12)},
+		Unit:   time.Hour,
+		Epoch:  time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err = g.NextContext(ctx)
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	// Output: true
 }

@@ -2,6 +2,7 @@ package schemes_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -188,5 +189,102 @@ func TestSnowflakeFence(t *testing.T) {
 	}
 	if err := g.NextN(make([]uint64, 3)); !errors.Is(err, schemes.ErrFenced) {
 		t.Errorf("NextN = %v, want ErrFenced", err)
+	}
+}
+
+// TestSnowflakeMarkWindowRestart restarts a generator on a clock that did not move, against a
+// mark its predecessor saved one window ahead (the mark_window=1s with the default
+// drift policy failed with "clock moved backwards … 965ms behind"). A mark within the window
+// (plus the lookahead) is waited out, with any drift policy, and the first ID is above it; a
+// mark further ahead is a clock that stepped back and still goes through the policy.
+func TestSnowflakeMarkWindowRestart(t *testing.T) {
+	strict := schemes.DriftPolicy{MaxWait: -1, MaxContinue: -1}
+	tests := []struct {
+		name   string
+		window time.Duration
+		look   int
+		drift  schemes.DriftPolicy
+		ahead  time.Duration // mark minus clock at restart
+		fail   bool
+	}{
+		{"window=1s/default policy", time.Second, 0, schemes.DriftPolicy{}, time.Second, false},
+		{"window=1s/continue off", time.Second, 0, schemes.DriftPolicy{MaxContinue: -1}, time.Second, false},
+		{"window=1s/wait and continue off", time.Second, 0, strict, time.Second, false},
+		{"window=1s/half used", time.Second, 0, schemes.DriftPolicy{}, 400 * time.Millisecond, false},
+		{"window=1h/default policy", time.Hour, 0, schemes.DriftPolicy{}, time.Hour, false},
+		{"window=1s/lookahead=200", time.Second, 200, schemes.DriftPolicy{}, time.Second + 200*time.Millisecond, false},
+		{"window=1s/default window mark", time.Second, 0, schemes.DriftPolicy{}, schemes.DefaultMarkWindow, false},
+		{"window=1s/mark beyond the window", time.Second, 0, schemes.DriftPolicy{}, 3 * time.Second, true},
+		{"window=1s/beyond, continue off", time.Second, 0, schemes.DriftPolicy{MaxContinue: -1}, 1500 * time.Millisecond, true},
+		{"default window/mark 1s ahead", 0, 0, schemes.DriftPolicy{}, time.Second, true},
+	}
+	for _, tt := range tests {
+		for _, batch := range []bool{false, true} {
+			t.Run(tt.name+map[bool]string{false: "/Next", true: "/NextN"}[batch], func(t *testing.T) {
+				clk := newFakeClock(t0)
+				mark := t0.Add(tt.ahead)
+				marks := &memMarks{mark: mark}
+				g := mustSnowflake(t, schemes.SnowflakeSettings{Clock: clk, Marks: marks, MarkWindow: tt.window, Lookahead: tt.look, Drift: tt.drift})
+				var id uint64
+				var err error
+				if batch {
+					buf := make([]uint64, 5000)
+					err = g.NextN(buf)
+					id = buf[0]
+				} else {
+					id, err = g.Next()
+				}
+				slept, bad := clk.Stats()
+				if bad != 0 {
+					t.Errorf("%d non-positive sleeps", bad)
+				}
+				if tt.fail {
+					if !errors.Is(err, schemes.ErrClockBackward) {
+						t.Fatalf("err = %v, want ErrClockBackward for a mark %v ahead", err, tt.ahead)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("restart against a mark %v ahead (window %v): %v", tt.ahead, tt.window, err)
+				}
+				if tm := layouts.Twitter.Decompose(id).Time; !tm.After(mark) {
+					t.Errorf("first ID at %v, not above the mark %v", tm, mark)
+				}
+				// The batch of 5000 spans two ticks of 4096 IDs: it may wait for the second.
+				if slept > tt.ahead+2*time.Millisecond {
+					t.Errorf("slept %v, more than the mark's %v lead", slept, tt.ahead)
+				}
+			})
+		}
+	}
+}
+
+// TestSnowflakeMarkFarAhead loads a mark at the last tick of a 50-bit millisecond field,
+// 35,000 years ahead: tick times unit no longer fits an int64 of nanoseconds. The drift must
+// not wrap negative (which made the generator sleep non-positive amounts for ever), and no
+// policy, not even one that waits 292 years, can wait out a mark beyond the clock's range:
+// ErrClockBackward at once.
+func TestSnowflakeMarkFarAhead(t *testing.T) {
+	l := custom(t0.Add(-time.Hour), time.Millisecond, layouts.Time(50), layouts.Seq(13))
+	for _, drift := range []schemes.DriftPolicy{{}, {MaxWait: -1, MaxContinue: -1}, {MaxWait: time.Duration(1<<63 - 1), MaxContinue: -1}} {
+		t.Run(fmt.Sprintf("wait=%v,continue=%v", drift.MaxWait, drift.MaxContinue), func(t *testing.T) {
+			clk := newFakeClock(t0)
+			g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: l, Clock: clk, Drift: drift, Marks: &memMarks{mark: l.TickTime(l.MaxTick())}})
+			done := make(chan error, 1)
+			go func() { _, err := g.Next(); done <- err }()
+			select {
+			case err := <-done:
+				// Even a policy that waits 292 years cannot reach a mark beyond the
+				// clock's range.
+				if !errors.Is(err, schemes.ErrClockBackward) {
+					t.Errorf("err = %v, want ErrClockBackward", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Next did not return within 10 s")
+			}
+			if _, bad := clk.Stats(); bad != 0 {
+				t.Errorf("%d non-positive sleeps", bad)
+			}
+		})
 	}
 }

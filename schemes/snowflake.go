@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -44,6 +45,18 @@ const (
 	defaultMarkTimeout = 5 * time.Second
 )
 
+// Bounds on SnowflakeSettings, checked by NewSnowflake.
+const (
+	// MaxLookahead is the largest SnowflakeSettings.Lookahead, in ticks, the same bound the
+	// idkit spec's lookahead= has. A restarted generator waits out its predecessor's whole
+	// lookahead, so a larger value would mostly buy long start-up waits.
+	MaxLookahead = 1 << 20
+	// MaxMarkWindow is the largest SnowflakeSettings.MarkWindow. A generator restarted on
+	// its predecessor's mark may wait up to one window before it issues, so the window bounds
+	// that wait.
+	MaxMarkWindow = time.Hour
+)
+
 // DriftPolicy says what a generator does when its clock reads behind the time of the last ID it
 // issued: after a restart against a persisted mark, or when an injected clock steps back.
 // (With the system clock a running generator cannot see a backward step, because it reads the
@@ -57,6 +70,12 @@ const (
 // A zero field means its default (5 ms and 100 ms); a negative one switches that step off, so
 // DriftPolicy{MaxWait: -1, MaxContinue: -1} fails at once and DriftPolicy{MaxWait: time.Hour,
 // MaxContinue: -1} always waits.
+//
+// A mark that a generator finds at start at most one mark window (plus its lookahead) ahead of
+// its clock is its predecessor's reservation, not a backward step: the generator first waits
+// until the drift is within MaxContinue (or MaxWait, or zero when both are off), so a restart
+// on a clock that did not move never fails whatever the policy. NextContext can cut that wait
+// short.
 type DriftPolicy struct {
 	MaxWait     time.Duration
 	MaxContinue time.Duration
@@ -83,7 +102,8 @@ type SnowflakeSettings struct {
 	// Clock is the time source; nil means the system's monotonic clock.
 	Clock Clock
 	// Lookahead lets the ID's time run up to this many ticks ahead of the clock when a burst
-	// exhausts the sequence, instead of waiting for the next tick. Zero waits at once.
+	// exhausts the sequence, instead of waiting for the next tick. Zero waits at once; at most
+	// MaxLookahead.
 	Lookahead int
 	// Drift is the policy for a clock that reads behind the last issued time.
 	Drift DriftPolicy
@@ -95,7 +115,10 @@ type SnowflakeSettings struct {
 	// MarkWindow is how far ahead of the issued time a saved mark reaches. A new mark is saved
 	// in the background once half the window is used and synchronously when all of it is, so
 	// the store sees about two writes per window while IDs flow and none while idle. Zero
-	// means DefaultMarkWindow, which keeps a fast restart within the default MaxContinue.
+	// means DefaultMarkWindow, which keeps a fast restart within the default MaxContinue; at
+	// most MaxMarkWindow. A generator that finds a mark at most one window (plus its
+	// lookahead) ahead of its clock at start takes it for its predecessor's reservation and
+	// waits until the clock is close enough for the drift policy to accept it.
 	MarkWindow time.Duration
 }
 
@@ -133,16 +156,26 @@ type Snowflake struct {
 	fence    Fence
 	marks    MarkStore
 	window   int64 // mark window in ticks
+	own      int64 // a loaded mark within the window: waited out, not subject to the drift policy; -1: none
 	layout   layouts.Layout
 	node     uint64
 }
 
 // NewSnowflake returns a generator for s. It returns an error wrapping ErrSettings for an
-// invalid layout, a node outside the layout's node fields or a negative lookahead;
-// ErrTimeOverflow when the clock is before the epoch or past the layout's time range (the
-// Baidu preset's 28-bit seconds ran out in 2024); and ErrMark when a MarkStore cannot be read.
-// A mark far ahead of the clock is not an error here: Next applies the drift policy to it.
+// invalid layout, a node outside the layout's node fields, a lookahead outside 0 to
+// MaxLookahead or a mark window above MaxMarkWindow; ErrTimeOverflow when the clock is before
+// the epoch or past the layout's time range (the Baidu preset's 28-bit seconds ran out in
+// 2024); and ErrMark when a MarkStore cannot be read. A mark far ahead of the clock is not an
+// error here: Next applies the drift policy to it. It is NewSnowflakeContext with
+// context.Background().
 func NewSnowflake(s SnowflakeSettings) (*Snowflake, error) {
+	return NewSnowflakeContext(context.Background(), s)
+}
+
+// NewSnowflakeContext is NewSnowflake with a context for loading the mark from s.Marks (the
+// only step that may wait); its errors are NewSnowflake's, and a cancelled ctx makes the load
+// fail with ErrMark wrapping ctx.Err().
+func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, error) {
 	l := s.Layout
 	if len(l.Fields) == 0 {
 		l = layouts.Twitter
@@ -151,8 +184,11 @@ func NewSnowflake(s SnowflakeSettings) (*Snowflake, error) {
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
-	if s.Lookahead < 0 {
-		return nil, fmt.Errorf("%w: lookahead %d is negative", ErrSettings, s.Lookahead)
+	if s.Lookahead < 0 || s.Lookahead > MaxLookahead {
+		return nil, fmt.Errorf("%w: lookahead %d outside 0 to %d ticks", ErrSettings, s.Lookahead, MaxLookahead)
+	}
+	if s.MarkWindow > MaxMarkWindow {
+		return nil, fmt.Errorf("%w: mark window %v is longer than %v (a restarted generator may wait one window)", ErrSettings, s.MarkWindow, MaxMarkWindow)
 	}
 	nodeBits := l.NodeBits()
 	if nodeBits < 64 && s.Node>>nodeBits != 0 {
@@ -174,6 +210,7 @@ func NewSnowflake(s SnowflakeSettings) (*Snowflake, error) {
 		marks:    s.Marks,
 		layout:   l,
 		node:     s.Node,
+		own:      -1,
 	}
 	g.seqMask = 1<<g.seqBits - 1
 	g.tShift, _ = l.KindShift(layouts.KindTime)
@@ -198,23 +235,33 @@ func NewSnowflake(s SnowflakeSettings) (*Snowflake, error) {
 		return nil, fmt.Errorf("%w: layout %s ran out of time on %s", ErrTimeOverflow, l.Name, l.RunsOut().UTC().Format(time.RFC3339))
 	}
 	// Pretend the tick we start in (plus the lookahead a predecessor may have used) is used
-	// up, so the first ID waits for the next tick.
-	last := startTick + g.ahead
+	// up, so the first ID waits for the next tick. Near the end of the time field the
+	// predecessor can have used every tick up to the last one, never more: clamp, because a
+	// tick above maxTick shifted into the packed word would wrap to a low tick (and reissue).
+	last := min(startTick+g.ahead, g.maxTick)
 	if g.marks != nil {
 		window := s.MarkWindow
 		if window <= 0 {
 			window = DefaultMarkWindow
 		}
 		g.window = max(1, int64(window)/g.unitNs)
-		ctx, cancel := context.WithTimeout(context.Background(), defaultMarkTimeout)
-		mark, err := g.marks.LoadMark(ctx)
+		lctx, cancel := context.WithTimeout(ctx, defaultMarkTimeout)
+		mark, err := g.marks.LoadMark(lctx)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%w: load: %w", ErrMark, err)
 		}
 		if !mark.IsZero() {
-			// The mark is inclusive: IDs at its tick may exist, so start above it.
-			last = max(last, l.Tick(mark))
+			// The mark is inclusive: IDs at its tick may exist, so start above it. A mark
+			// past the time field (the store may hold anything) means every tick is used.
+			mt := min(l.Tick(mark), g.maxTick)
+			if mt > last && mt-startTick <= g.window+g.ahead {
+				// The predecessor reserved up to one window (plus the lookahead it may
+				// have run) ahead of its clock: with a clock that did not step back the
+				// mark is this close, and waiting it out is the expected restart.
+				g.own = mt
+			}
+			last = max(last, mt)
 		}
 		g.hard.Store(last) // nothing is reserved yet: the first ID saves a mark
 		g.soft.Store(last)
@@ -238,7 +285,13 @@ func (g *Snowflake) nanos() int64 {
 	if g.clock == nil {
 		return g.startNs + int64(time.Since(g.start))
 	}
-	return g.startNs + int64(g.clock.Now().Sub(g.start))
+	// An injected clock may jump centuries ahead (a fake told to sleep out a huge drift):
+	// saturate instead of wrapping to a time before the epoch.
+	d := int64(g.clock.Now().Sub(g.start))
+	if d > math.MaxInt64-g.startNs {
+		return math.MaxInt64
+	}
+	return g.startNs + d
 }
 
 func (g *Snowflake) tickOf(ns int64) int64 {
@@ -256,7 +309,13 @@ func (g *Snowflake) compose(packed uint64) uint64 {
 // Next returns a new ID. It waits when the sequence of the current tick is used up (or runs
 // ahead within the lookahead), and applies the drift policy when the clock reads behind the
 // last ID. It returns errors wrapping ErrFenced, ErrClockBackward, ErrTimeOverflow or ErrMark.
-func (g *Snowflake) Next() (uint64, error) {
+// It is NextContext with context.Background(): its waits cannot be cut short.
+func (g *Snowflake) Next() (uint64, error) { return g.NextContext(context.Background()) }
+
+// NextContext is Next whose waits (for the next tick, for a clock behind the last ID or a
+// predecessor's mark, for a mark save) end early when ctx is done, with an error wrapping
+// ctx.Err(). An ID available at once is issued without looking at ctx.
+func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	if g.fence != nil {
 		if err := g.fence.Err(); err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrFenced, err)
@@ -279,7 +338,7 @@ func (g *Snowflake) Next() (uint64, error) {
 		default:
 			var ok bool
 			var err error
-			next, ok, err = g.slow(old, ns, now)
+			next, ok, err = g.slow(ctx, old, ns, now)
 			if err != nil {
 				return 0, err
 			}
@@ -288,7 +347,7 @@ func (g *Snowflake) Next() (uint64, error) {
 			}
 		}
 		if tick := int64(next >> g.seqBits); tick > g.soft.Load() {
-			if err := g.reserve(tick); err != nil {
+			if err := g.reserve(ctx, tick); err != nil {
 				return 0, err
 			}
 		}
@@ -301,7 +360,12 @@ func (g *Snowflake) Next() (uint64, error) {
 // NextN fills dst with new IDs, reserving as many as the current tick has left with one
 // compare-and-swap, so a batch costs about one clock read per tick it spans. The IDs are
 // consecutive in issue order. On error, dst may be partly filled; the error says how many.
-func (g *Snowflake) NextN(dst []uint64) error {
+// It is NextNContext with context.Background().
+func (g *Snowflake) NextN(dst []uint64) error { return g.NextNContext(context.Background(), dst) }
+
+// NextNContext is NextN whose waits end early when ctx is done, with an error wrapping
+// ctx.Err() that says how many IDs of dst were filled.
+func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 	if g.fence != nil {
 		if err := g.fence.Err(); err != nil {
 			return fmt.Errorf("%w: %w", ErrFenced, err)
@@ -325,7 +389,7 @@ func (g *Snowflake) NextN(dst []uint64) error {
 		default:
 			var ok bool
 			var err error
-			first, ok, err = g.slow(old, ns, now)
+			first, ok, err = g.slow(ctx, old, ns, now)
 			if err != nil {
 				return fmt.Errorf("%w (after %d of %d IDs)", err, total-len(dst), total)
 			}
@@ -336,7 +400,7 @@ func (g *Snowflake) NextN(dst []uint64) error {
 		n := min(uint64(len(dst)), g.seqMask-first&g.seqMask+1)
 		end := first + n - 1
 		if tick := int64(first >> g.seqBits); tick > g.soft.Load() {
-			if err := g.reserve(tick); err != nil {
+			if err := g.reserve(ctx, tick); err != nil {
 				return fmt.Errorf("%w (after %d of %d IDs)", err, total-len(dst), total)
 			}
 		}
@@ -357,8 +421,9 @@ func (g *Snowflake) NextN(dst []uint64) error {
 
 // slow decides what to issue when the clock has not moved past the last tick and the fast
 // cases do not apply: the sequence is used up, or the clock reads behind. It returns the next
-// packed word and true, or false after waiting (the caller reads the clock again).
-func (g *Snowflake) slow(old uint64, ns, now int64) (uint64, bool, error) {
+// packed word and true, or false after waiting (the caller reads the clock again). Every wait
+// ends early when ctx is done.
+func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64, bool, error) {
 	last := int64(old >> g.seqBits)
 	exhausted := old&g.seqMask == g.seqMask
 	if now < last-g.ahead {
@@ -370,17 +435,39 @@ func (g *Snowflake) slow(old uint64, ns, now int64) (uint64, bool, error) {
 			return 0, false, nil
 		}
 		// The clock reads behind the last issued tick by more than the lookahead explains.
-		drift := (last-g.ahead)*g.unitNs - ns
+		target := g.tickNs(last - g.ahead)
+		if target == math.MaxInt64 {
+			// Only a loaded mark gets here: no clock reading of this generator (at most
+			// 2^63 ns past the epoch) can reach it, so no policy can wait it out.
+			return 0, false, fmt.Errorf("%w: the last issued time of layout %s, %s, is beyond the generator's clock range (2^63 ns after the epoch)",
+				ErrClockBackward, g.layout.Name, g.layout.TickTime(last).UTC().Format(time.RFC3339))
+		}
+		drift := subNs(target, ns)
+		if last <= g.own {
+			// Behind a mark the predecessor reserved ahead of its clock (not a clock that
+			// stepped back): wait until the drift policy accepts what is left, however
+			// strict it is. The wait is bounded by the mark window.
+			if accept := max(g.maxWait, g.maxCont, 0); drift > accept {
+				if err := g.sleep(ctx, drift-accept); err != nil {
+					return 0, false, err
+				}
+				return 0, false, nil
+			}
+		}
 		switch {
 		case g.maxWait >= 0 && drift <= g.maxWait:
-			g.sleep(drift)
+			if err := g.sleep(ctx, drift); err != nil {
+				return 0, false, err
+			}
 			return 0, false, nil
 		case g.maxCont >= 0 && drift <= g.maxCont:
 			if !exhausted {
 				return old + 1, true, nil
 			}
-			if over := (last+1-g.ahead)*g.unitNs - ns - g.maxCont; over > 0 {
-				g.sleep(over)
+			if over := subNs(g.tickNs(last+1-g.ahead), ns) - g.maxCont; over > 0 {
+				if err := g.sleep(ctx, over); err != nil {
+					return 0, false, err
+				}
 				return 0, false, nil
 			}
 			return g.nextTick(last)
@@ -396,8 +483,29 @@ func (g *Snowflake) slow(old uint64, ns, now int64) (uint64, bool, error) {
 	if last+1 <= now+g.ahead {
 		return g.nextTick(last)
 	}
-	g.sleep((last+1-g.ahead)*g.unitNs - ns)
+	if err := g.sleep(ctx, subNs(g.tickNs(last+1-g.ahead), ns)); err != nil {
+		return 0, false, err
+	}
 	return 0, false, nil
+}
+
+// tickNs returns the nanoseconds since the epoch at which tick starts, saturating at
+// math.MaxInt64: a loaded mark may be any tick of the time field, and 2^62 ticks of an hour
+// are far past an int64 of nanoseconds.
+func (g *Snowflake) tickNs(tick int64) int64 {
+	if tick > math.MaxInt64/g.unitNs {
+		return math.MaxInt64
+	}
+	return tick * g.unitNs
+}
+
+// subNs returns a-b for a >= 0, saturating at math.MaxInt64 (b is negative for a clock that
+// reads before the epoch).
+func subNs(a, b int64) int64 {
+	if b < 0 && a > math.MaxInt64+b {
+		return math.MaxInt64
+	}
+	return a - b
 }
 
 // nextTick returns the packed word for sequence 0 of the tick after last. The check cannot be
@@ -422,26 +530,61 @@ func policyString(ns int64) string {
 	return time.Duration(ns).String()
 }
 
-// sleep waits about d. With the system clock, waits under 2 ms spin (yielding the processor
-// between clock reads): a millisecond-tick layout loses its capacity if every tick boundary
-// costs a timer's wake-up latency. Longer waits sleep all but the last millisecond.
-func (g *Snowflake) sleep(d int64) {
+// sleep waits about d, or until ctx is done, when it returns an error wrapping ctx.Err().
+// With the system clock, waits under 2 ms spin (yielding the processor between clock reads):
+// a millisecond-tick layout loses its capacity if every tick boundary costs a timer's wake-up
+// latency. Longer waits sleep all but the last millisecond. An injected clock sleeps through
+// SleepContext when it has one (see ContextSleeper), else through Sleep with ctx checked
+// before and after.
+func (g *Snowflake) sleep(ctx context.Context, d int64) error {
 	if g.clock != nil {
+		if cs, ok := g.clock.(ContextSleeper); ok {
+			if err := cs.SleepContext(ctx, time.Duration(d)); err != nil {
+				return interrupted(d, err)
+			}
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return interrupted(d, err)
+		}
 		g.clock.Sleep(time.Duration(d))
-		return
+		if err := ctx.Err(); err != nil {
+			return interrupted(d, err)
+		}
+		return nil
 	}
 	if d > int64(2*time.Millisecond) {
-		time.Sleep(time.Duration(d) - time.Millisecond)
-		return
+		done := ctx.Done()
+		if done == nil { // context.Background(): no timer needed
+			time.Sleep(time.Duration(d) - time.Millisecond)
+			return nil
+		}
+		t := time.NewTimer(time.Duration(d) - time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-done:
+			return interrupted(d, ctx.Err())
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return interrupted(d, err)
 	}
 	runtime.Gosched()
+	return nil
+}
+
+// interrupted is the error for a wait of d ns cut short by err, a context's error.
+func interrupted(d int64, err error) error {
+	return fmt.Errorf("schemes: snowflake: stopped waiting %v for the clock: %w", time.Duration(d), err)
 }
 
 // reserve runs when a tick passes the soft limit: it checks the time field's range and keeps a
 // saved high-water mark ahead of the tick about to be issued. Within the saved window it only
-// starts a background save; past it, it saves synchronously, because an ID must never be
-// issued above a mark that is not durable yet.
-func (g *Snowflake) reserve(tick int64) error {
+// starts a background save; past it, it saves synchronously under ctx, because an ID must
+// never be issued above a mark that is not durable yet.
+func (g *Snowflake) reserve(ctx context.Context, tick int64) error {
 	if tick > g.maxTick {
 		return g.overflow()
 	}
@@ -455,8 +598,9 @@ func (g *Snowflake) reserve(tick int64) error {
 				g.markMu.Lock()
 				defer g.markMu.Unlock()
 				// A failure here is retried synchronously when the window is used up, and
-				// reported then.
-				_ = g.saveLocked(tick)
+				// reported then. The save outlives the caller that started it, so it does
+				// not use the caller's context.
+				_ = g.saveLocked(context.Background(), tick)
 			}()
 		}
 		return nil
@@ -466,16 +610,16 @@ func (g *Snowflake) reserve(tick int64) error {
 	if tick <= g.hard.Load() {
 		return nil
 	}
-	return g.saveLocked(tick)
+	return g.saveLocked(ctx, tick)
 }
 
 // saveLocked saves a mark one window past tick, then raises the limits. markMu must be held.
-func (g *Snowflake) saveLocked(tick int64) error {
+func (g *Snowflake) saveLocked(ctx context.Context, tick int64) error {
 	upto := min(tick+g.window, g.maxTick)
 	if upto <= g.hard.Load() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultMarkTimeout)
+	ctx, cancel := context.WithTimeout(ctx, defaultMarkTimeout)
 	defer cancel()
 	if err := g.marks.SaveMark(ctx, g.layout.TickTime(upto)); err != nil {
 		return fmt.Errorf("%w: save: %w", ErrMark, err)

@@ -3,6 +3,7 @@ package schemes_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -55,6 +56,12 @@ func TestNewSnowflakeErrors(t *testing.T) {
 		{"node out of range", schemes.SnowflakeSettings{Node: 1024}, schemes.ErrSettings, "node 1024"},
 		{"node without node bits", schemes.SnowflakeSettings{Layout: layouts.Mastodon, Node: 1}, schemes.ErrSettings, "node 1"},
 		{"negative lookahead", schemes.SnowflakeSettings{Lookahead: -1}, schemes.ErrSettings, "lookahead -1"},
+		{"lookahead over the bound", schemes.SnowflakeSettings{Lookahead: schemes.MaxLookahead + 1}, schemes.ErrSettings, "lookahead 1048577 outside 0 to 1048576"},
+		{"lookahead overflowing the tick", schemes.SnowflakeSettings{Lookahead: math.MaxInt, Clock: clk}, schemes.ErrSettings, "lookahead"},
+		{"mark window over the bound", schemes.SnowflakeSettings{Marks: &memMarks{}, MarkWindow: 2 * time.Hour}, schemes.ErrSettings, "mark window 2h0m0s is longer than 1h0m0s"},
+		{"unit over an hour", schemes.SnowflakeSettings{Layout: custom(t0.AddDate(-1, 0, 0), 2*time.Hour, layouts.Time(30), layouts.Seq(12))}, schemes.ErrSettings, "unit 2h0m0s is longer than 1h0m0s"},
+		{"unit of a century", schemes.SnowflakeSettings{Layout: custom(t0.AddDate(-1, 0, 0), 1000000*time.Hour, layouts.Time(30), layouts.Seq(12))}, schemes.ErrSettings, "longer than 1h0m0s"},
+		{"seq above time", schemes.SnowflakeSettings{Layout: custom(t0, time.Millisecond, layouts.Seq(2), layouts.Time(41), layouts.Node("w", 10))}, schemes.ErrSettings, "sits above the time field"},
 		{"clock before epoch", schemes.SnowflakeSettings{Layout: custom(t0.Add(time.Hour), time.Millisecond, layouts.Time(41), layouts.Seq(12)), Clock: clk}, schemes.ErrTimeOverflow, "before the epoch"},
 		{"time field used up", schemes.SnowflakeSettings{Layout: custom(t0.Add(-time.Second), time.Millisecond, layouts.Time(8), layouts.Seq(12)), Clock: clk}, schemes.ErrTimeOverflow, "ran out"},
 		{"epoch over 146 years back", schemes.SnowflakeSettings{Layout: custom(t0.AddDate(-300, 0, 0), time.Millisecond, layouts.Time(46), layouts.Node("n", 6), layouts.Seq(12)), Clock: clk}, schemes.ErrSettings, "1725-03-01"},
@@ -489,4 +496,121 @@ func firstDuplicate(ids []uint64) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// TestSnowflakeFieldOrders runs the core over every order of time, sequence and node fields.
+// Orders with the sequence above the time field are refused (a later tick's sequence 0 would
+// sort below the tick before); every other order keeps the promises: Next and NextN issue
+// strictly increasing IDs with the generator's node, across many ticks and with batches that
+// straddle them.
+func TestSnowflakeFieldOrders(t *testing.T) {
+	tm, sq, nd := layouts.Time(30), layouts.Seq(3), layouts.Node("n", 5)
+	orders := [][]layouts.Field{
+		{tm, sq}, {sq, tm},
+		{tm, nd, sq}, {tm, sq, nd}, {nd, tm, sq},
+		{sq, tm, nd}, {sq, nd, tm}, {nd, sq, tm},
+	}
+	for _, fs := range orders {
+		l := custom(t0.Add(-time.Hour), time.Millisecond, fs...)
+		names := strings.Join(l.FieldNames(), "/")
+		t.Run(names, func(t *testing.T) {
+			node := uint64(0)
+			if l.NodeBits() > 0 {
+				node = 21
+			}
+			clk := newFakeClock(t0)
+			g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Node: node, Clock: clk})
+			si := slices.IndexFunc(fs, func(f layouts.Field) bool { return f.Kind == layouts.KindSeq })
+			ti := slices.IndexFunc(fs, func(f layouts.Field) bool { return f.Kind == layouts.KindTime })
+			if si < ti {
+				if !errors.Is(err, schemes.ErrSettings) || !strings.Contains(err.Error(), "sits above the time field") {
+					t.Fatalf("NewSnowflake = %v; want ErrSettings saying the sequence sits above the time field", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prev uint64
+			check := func(what string, id uint64) {
+				t.Helper()
+				if id <= prev {
+					t.Fatalf("%s: %d not above %d", what, id, prev)
+				}
+				if p := l.Decompose(id); p.Node != node {
+					t.Fatalf("%s: node %d, want %d", what, p.Node, node)
+				}
+				prev = id
+			}
+			for i := range 50 { // 8 per tick: crosses ticks
+				check(fmt.Sprintf("Next %d", i), mustNext(t, g))
+			}
+			for _, n := range []int{1, 3, 8, 13, 40} {
+				buf := make([]uint64, n)
+				if err := g.NextN(buf); err != nil {
+					t.Fatal(err)
+				}
+				for i, id := range buf {
+					check(fmt.Sprintf("NextN(%d)[%d]", n, i), id)
+				}
+				check("Next after a batch", mustNext(t, g))
+			}
+		})
+	}
+}
+
+// TestSnowflakeEndOfTimeLookahead restarts a generator near the end of a time field that fills
+// the word with the sequence (8+56 bits), with a lookahead that reaches past the last tick.
+// Its start guard (start tick plus lookahead) and a mark past the field must not wrap to a low
+// tick: the successor must fail with ErrTimeOverflow rather than reissue its predecessor's IDs.
+func TestSnowflakeEndOfTimeLookahead(t *testing.T) {
+	// Tick 253 of 255 (and 0.4 ms into it) at t0.
+	l := custom(t0.Add(-253*time.Millisecond-400*time.Microsecond), time.Millisecond, layouts.Time(8), layouts.Seq(56))
+	for _, tt := range []struct {
+		name  string
+		look  int
+		marks schemes.MarkStore
+	}{
+		{"lookahead=3", 3, nil},
+		{"lookahead=100", 100, nil},
+		{"mark far past the field", 0, &memMarks{mark: t0.AddDate(100, 0, 0)}},
+		{"mark at the last tick", 0, &memMarks{mark: l.TickTime(255)}},
+	} {
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/batch=%v", tt.name, batch), func(t *testing.T) {
+				clk := newFakeClock(t0)
+				g1 := mustSnowflake(t, schemes.SnowflakeSettings{Layout: l, Clock: clk})
+				seen := map[uint64]bool{}
+				for range 10 { // tick 254, after the start wait
+					seen[mustNext(t, g1)] = true
+				}
+				g2, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Clock: clk, Lookahead: tt.look, Marks: tt.marks})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 20 {
+					var ids []uint64
+					if batch {
+						ids = make([]uint64, 3)
+						err = g2.NextN(ids)
+					} else {
+						var id uint64
+						id, err = g2.Next()
+						ids = []uint64{id}
+					}
+					if err != nil {
+						break
+					}
+					for _, id := range ids {
+						if seen[id] {
+							t.Fatalf("call %d: the successor reissued %d (tick %d)", i, id, l.Decompose(id).Tick)
+						}
+					}
+				}
+				if !errors.Is(err, schemes.ErrTimeOverflow) {
+					t.Errorf("successor's error = %v, want ErrTimeOverflow", err)
+				}
+			})
+		}
+	}
 }

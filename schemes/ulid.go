@@ -3,6 +3,7 @@ package schemes
 import (
 	crand "crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand"
@@ -44,14 +45,21 @@ type ULIDSettings struct {
 //
 // In monotonic mode (the default) the random part of IDs within one millisecond counts up from
 // a random start by a random increment, and the timestamp is taken under the lock and never
-// goes back, so one generator's IDs strictly increase even across goroutines. It is safe for
-// concurrent use.
+// goes back, so one generator's IDs strictly increase even across goroutines, whatever the
+// entropy. When the increments of one millisecond overflow the 80 random bits, the generator
+// moves on to the next millisecond with a fresh random part, as a lookahead of one: the
+// timestamp may run at most one millisecond ahead of the clock. If that millisecond
+// overflows too before the clock reaches it, Next fails with ulid.ErrMonotonicOverflow until
+// the clock moves on; it never reuses or lowers a random part. (An entropy source that
+// returns zeros gets there after one ID per millisecond: the library re-reads a zero random
+// part instead of counting up from it.) It is safe for concurrent use.
 type ULID struct {
 	mu      sync.Mutex
 	mono    *ulid.MonotonicEntropy // nil when not monotonic
 	entropy io.Reader              // read directly when not monotonic
 	clock   Clock
 	last    uint64 // last millisecond used
+	full    bool   // the random part of millisecond last overflowed: it is used up
 }
 
 // NewULID returns a ULID generator. It cannot fail today; the error is kept for settings that
@@ -74,9 +82,9 @@ func NewULID(s ULIDSettings) (*ULID, error) {
 	return g, nil
 }
 
-// Next returns a new ULID. It fails only if the entropy reader fails, or if one millisecond's
-// monotonic increments overflow the 80 random bits (ulid.ErrMonotonicOverflow), which needs
-// about 2^40 IDs in that millisecond.
+// Next returns a new ULID. It fails only if the entropy reader fails, or (wrapping
+// ulid.ErrMonotonicOverflow) if the random parts of both the clock's millisecond and the next
+// one are used up, which with the default entropy needs about 2^40 IDs in a millisecond.
 func (g *ULID) Next() ([16]byte, error) {
 	var t time.Time
 	if g.clock == nil {
@@ -88,23 +96,57 @@ func (g *ULID) Next() ([16]byte, error) {
 	// The clock is read outside the lock; a reading that is stale by the time the lock is
 	// held is raised to the last millisecond used.
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	clockMs := ms
 	if ms < g.last {
 		ms = g.last // never go back: keeps one generator's IDs increasing
 	}
-	g.last = ms
-	// What ulid.New does, with the entropy's concrete type: no interface assertion per ID.
 	var id ulid.ULID
-	err := id.SetTime(ms)
-	if err == nil {
-		if g.mono != nil {
-			err = g.mono.MonotonicRead(ms, id[6:])
-		} else {
+	if g.mono == nil {
+		g.last = ms
+		// What ulid.New does, with the entropy's concrete type: no interface assertion.
+		err := id.SetTime(ms)
+		if err == nil {
 			_, err = io.ReadFull(g.entropy, id[6:])
 		}
+		if err != nil {
+			return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
+		}
+		return id, nil
 	}
-	g.mu.Unlock()
-	if err != nil {
-		return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
+	for {
+		if ms == g.last && g.full {
+			// This millisecond's random part is used up (the library's counter wrapped:
+			// reading it again would go back). Move on, at most one ahead of the clock.
+			if ms > clockMs {
+				return [16]byte{}, fmt.Errorf("schemes: ulid: millisecond %d used up and the next is ahead of the clock: %w", ms, ulid.ErrMonotonicOverflow)
+			}
+			ms++
+		}
+		if err := id.SetTime(ms); err != nil {
+			return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
+		}
+		err := g.mono.MonotonicRead(ms, id[6:])
+		if err == nil {
+			if ms != g.last || !zeroRandom(id) {
+				g.last, g.full = ms, false
+				return id, nil
+			}
+			// An increment never gives zero (it overflows instead), so this was a fresh
+			// read: the library re-reads while its state is zero, and an entropy source
+			// that gave zeros once may give them again. It cannot go above this
+			// millisecond's earlier IDs: treat the millisecond as used up.
+			err = ulid.ErrMonotonicOverflow
+		}
+		if !errors.Is(err, ulid.ErrMonotonicOverflow) {
+			// A failed read leaves the library's state as it was; ms was not used.
+			return [16]byte{}, fmt.Errorf("schemes: ulid: %w", err)
+		}
+		g.last, g.full = ms, true
 	}
-	return id, nil
+}
+
+// zeroRandom reports whether the 80 random bits of id are all zero.
+func zeroRandom(id ulid.ULID) bool {
+	return id[6]|id[7] == 0 && binary.BigEndian.Uint64(id[8:]) == 0
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench"
 )
 
@@ -19,8 +21,10 @@ B-tree leaf density and fragmentation (pgstattuple), WAL bytes per row and full-
 checkpoints during the load, and point-lookup and range-scan latency afterwards. Each figure
 is the median of --repeat runs after a discarded warm-up.
 
-On PostgreSQL idbench works only inside a schema of its own (idbench_<random>) and drops it
-when done, on error and on Ctrl-C; it never touches an object it did not create.
+On PostgreSQL idbench works inside a schema of its own (idbench_<random>) and drops it when
+done, on error and on Ctrl-C; it drops nothing it did not create. If the database lacks the
+pgstattuple extension, idbench creates it once in schema idbench_ext and leaves it there (an
+extension is database-wide, so another run may be using it); the report says so.
 
 Flags:
   --db ENGINE        pg-local: a private throwaway PostgreSQL cluster started from the
@@ -45,9 +49,10 @@ Flags:
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
-  --nodes K          generators with distinct node IDs whose IDs are interleaved, as K
-                     application servers writing one table (default 1); for segment, K
-                     processes each counting through its own block
+  --nodes K          K simulated application servers writing one table (default 1), each
+                     with its own generator, node ID and clock (offsets with sd 1ms), issuing
+                     100,000/K IDs/s in simulated time; see idbench scale. For segment, K
+                     processes each counting through its own block of the shared store
   --profile P        steady (default): CHECKPOINT before each load, no checkpoint inside it;
                      checkpoints: pg-local with max_wal_size=64MB, checkpoint_timeout=30s
   --repeat N         measured loads per scheme; the report gives the median (default %d)
@@ -100,15 +105,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	asBench := fs.Bool("benchstat", false, "")
 	out := fs.String("out", "", "")
 	verbose := fs.Bool("v", false, "")
-	settings := map[string]string{}
-	fs.Func("pg-setting", "", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want NAME=VALUE, got %q", s)
-		}
-		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		return nil
-	})
+	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
 	if err != nil {
 		return err
@@ -182,6 +179,21 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
+// pgSettingFlag defines the repeatable --pg-setting NAME=VALUE flag on fs and returns the map
+// it fills.
+func pgSettingFlag(fs *flag.FlagSet) map[string]string {
+	settings := map[string]string{}
+	fs.Func("pg-setting", "", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want NAME=VALUE, got %q", s)
+		}
+		settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		return nil
+	})
+	return settings
+}
+
 // checkDBFlags rejects flag values that are mistakes on the command line, so
 // they exit with status 2 before anything starts.
 func checkDBFlags(c dbbench.Config) error {
@@ -218,12 +230,15 @@ func checkDBFlags(c dbbench.Config) error {
 }
 
 // commandLine renders the command for the report, quoting arguments a shell
-// would split.
+// would split and hiding passwords (idkit.Redact, one argument at a time, so
+// a password with blanks in a key=value DSN is hidden whole).
 func commandLine(prefix string, args []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, a := range args {
+		a = idkit.Redact(a)
 		b.WriteByte(' ')
+		a = idkit.Redact(a) // a --db connection string may carry a password
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
 			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
 		} else {

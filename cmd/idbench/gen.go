@@ -64,36 +64,20 @@ func runGen(ctx context.Context, _ io.Reader, stdout, stderr io.Writer, args []s
 	return nil
 }
 
-// genIDs writes n IDs of s to w, one per line.
+// genIDs writes n IDs of s to w, one per line. Every generator wait honours ctx (through
+// idkit.NextBatchContext), so a signal ends even a wait for a tick of a minute at once.
 func genIDs(ctx context.Context, w *bufio.Writer, s idkit.Scheme, n int64) error {
-	batcher, _ := s.(idkit.Batcher)
-	var (
-		line  []byte
-		batch []idkit.ID
-	)
-	if batcher != nil {
-		batch = make([]idkit.ID, min(n, genChunk))
-	}
+	var line []byte
+	batch := make([]idkit.ID, min(n, genChunk))
 	for done := int64(0); done < n; {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gen: stopped after %d IDs: %w", done, err)
 		}
 		k := min(n-done, genChunk)
-		if batcher != nil {
-			if err := batcher.NextBatch(batch[:k]); err != nil {
-				return fmt.Errorf("gen: %s: after %d IDs: %w", s.Name(), done, err)
-			}
+		if err := idkit.NextBatchContext(ctx, s, batch[:k]); err != nil {
+			return fmt.Errorf("gen: %s: after %d IDs: %w", s.Name(), done, err)
 		}
-		for i := range k {
-			var id idkit.ID
-			if batcher != nil {
-				id = batch[i]
-			} else {
-				var err error
-				if id, err = s.Next(); err != nil {
-					return fmt.Errorf("gen: %s: after %d IDs: %w", s.Name(), done+i, err)
-				}
-			}
+		for _, id := range batch[:k] {
 			line, _ = id.AppendText(line[:0]) // AppendText never fails
 			line = append(line, '\n')
 			if _, err := w.Write(line); err != nil {

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/idkit/idkit"
 )
@@ -128,5 +134,151 @@ func TestGenStreams(t *testing.T) {
 	pr.CloseWithError(errors.New("reader gone"))
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "reader gone") {
 		t.Fatalf("err = %v, want the pipe's error", err)
+	}
+}
+
+// TestGenRefusedLayouts: layouts whose IDs would break the promises are usage errors that say
+// why: a sequence field above the time field, and a unit so long that the first ID could wait
+// for a century.
+func TestGenRefusedLayouts(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ spec, msg string }{
+		{"snowflake:fields=seq:2/time:41/w:10", `sequence field "seq" sits above the time field`},
+		{"snowflake:unit=1000000h", "longer than 1h0m0s"},
+		{"snowflake:unit=61m", "longer than 1h0m0s"},
+	} {
+		r := idbench(t, "", "gen", "--scheme", tt.spec, "-n", "3")
+		if r.code != 2 || !strings.Contains(r.stderr, tt.msg) || r.stdout != "" {
+			t.Errorf("gen --scheme %s: code %d, stdout %q, stderr %q; want 2 and a message containing %q", tt.spec, r.code, r.stdout, r.stderr, tt.msg)
+		}
+	}
+}
+
+// buildIdbench compiles this command into a temporary directory and returns its path.
+func buildIdbench(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the idbench binary; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "idbench")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestGenProcessSignal runs the real binary on a layout whose tick is an hour, so its first ID
+// waits up to an hour for the next tick (the issue's unit=1m waited ~30 s and then printed the
+// ID with status 0). A SIGINT or SIGTERM during that wait must end it at once with status 1,
+// "interrupted" on stderr and nothing on stdout. idbench speed, whose measuring loops call
+// the generator the same way, is checked too.
+func TestGenProcessSignal(t *testing.T) {
+	t.Parallel()
+	bin := buildIdbench(t)
+	cmds := map[string][]string{
+		"gen":   {"gen", "--scheme", "snowflake:unit=1h", "-n", "1"},
+		"speed": {"speed", "--schemes", "snowflake:unit=1h", "--count", "1", "--libs=false"},
+		// db makes one ID of each scheme before it loads, to learn its column type.
+		"db": {"db", "--db", "sqlite", "--schemes", "snowflake:unit=1h", "--rows", "1000", "--out", filepath.Join(t.TempDir(), "report")},
+	}
+	for name, args := range cmds {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(name+"/"+sig.String(), func(t *testing.T) {
+				signalDuringWait(t, bin, args, sig)
+			})
+		}
+	}
+}
+
+// signalDuringWait starts bin with args, sends sig once it is waiting, and checks that it
+// exits at once with status 1, says it was interrupted and printed nothing.
+func signalDuringWait(t *testing.T, bin string, args []string, sig syscall.Signal) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Let it start and reach the wait (an hour-long tick ends within this half
+	// second once in 7200 runs; the test then reports an ID printed).
+	select {
+	case err := <-done:
+		t.Fatalf("exited before the signal: %v; stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	case <-time.After(500 * time.Millisecond):
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running 10 s after %v", sig)
+	}
+	took := time.Since(sent)
+	t.Logf("exited %v after %v", err, took)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit = %v, want status 1", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("exited %v after %v, want well under a second", took, sig)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("printed %q after %v", stdout.String(), sig)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr = %q, want it to say interrupted", stderr.String())
+	}
+}
+
+// TestGenProcessMarkRestart is the issue's reproduction: two runs of the real binary one after
+// the other with a mark file and mark_window=1s. The second starts on a clock that did not
+// move, against the mark the first saved up to a second ahead; it must wait that out and
+// issue IDs above every ID of the first, not fail with "clock moved backwards".
+func TestGenProcessMarkRestart(t *testing.T) {
+	t.Parallel()
+	bin := buildIdbench(t)
+	dir := t.TempDir()
+	spec := "snowflake:node=3,marks=file:" + filepath.Join(dir, "mk.txt") + ",mark_window=1s"
+	run := func(n string) []uint64 {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, "gen", "--scheme", spec, "-n", n)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("gen -n %s: %v\n%s", n, err, stderr.String())
+		}
+		t.Logf("gen -n %s took %v", n, time.Since(start))
+		var ids []uint64
+		for _, f := range strings.Fields(stdout.String()) {
+			v, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, v)
+		}
+		return ids
+	}
+	first := run("100000")
+	second := run("3")
+	if len(first) != 100000 || len(second) != 3 {
+		t.Fatalf("got %d and %d IDs", len(first), len(second))
+	}
+	if second[0] <= first[len(first)-1] {
+		t.Errorf("restart issued %d, not above the first run's last ID %d", second[0], first[len(first)-1])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mk.txt")); err != nil {
+		t.Errorf("no mark file: %v", err)
 	}
 }

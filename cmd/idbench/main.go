@@ -6,6 +6,8 @@
 //	idbench layouts                 the 64-bit layout presets and their limits
 //	idbench speed                   generation cost per scheme, beside the wrapped libraries
 //	idbench db                      PostgreSQL / SQLite B-tree cost per scheme
+//	idbench scale                   how that cost grows with the fleet and the table
+//	idbench plan                    design a layout for a load
 //	idbench nodes --store URL       the node slots of a lease store and who holds them
 //
 // Every subcommand takes --help. Errors go to stderr; the exit status is 1 for a failed run
@@ -22,6 +24,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/idkit/idkit"
 )
 
 func main() {
@@ -41,7 +45,7 @@ func report(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "idbench: interrupted")
 		return 1
 	}
-	fmt.Fprintf(stderr, "idbench: %v\n", err)
+	fmt.Fprintf(stderr, "idbench: %s\n", idkit.Redact(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		if ue.cmd != "" {
@@ -84,6 +88,8 @@ func commands() []command {
 		{"layouts", "list the 64-bit layout presets: bits, unit, epoch, capacity, run-out date", runLayouts},
 		{"speed", "measure generation cost per scheme beside the wrapped libraries", runSpeed},
 		{"db", "measure the database B-tree cost of each scheme", withoutStdin(runDB)},
+		{"scale", "measure how B-tree cost grows with the fleet (--nodes) and the table (--sizes)", withoutStdin(runScale)},
+		{"plan", "design a layout for a load: IDs/s per node, nodes, years, bit limits", runPlan},
 		{"nodes", "list the node slots of a lease store (etcd, PostgreSQL) and who holds them", withoutStdin(runNodes)},
 		{"help", "show help for idbench or one of its subcommands", runHelp},
 	}

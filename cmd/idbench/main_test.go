@@ -80,6 +80,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"inspect", "123", "--help"}, "help_inspect.golden"},
 		{[]string{"layouts", "--help"}, "help_layouts.golden"},
 		{[]string{"speed", "--help"}, "help_speed.golden"},
+		{[]string{"scale", "--help"}, "help_scale.golden"},
 		{[]string{"help", "speed"}, "help_speed.golden"},
 	}
 	for _, tt := range tests {

@@ -78,7 +78,7 @@ func runAll(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if cfg.out == "" {
 		return usagef("", "--out: want a directory")
 	}
-	return runAllWith(ctx, stdout, stderr, cfg, strings.Join(append([]string{"idbench"}, args...), " "))
+	return runAllWith(ctx, stdout, stderr, cfg, commandLine("idbench", args))
 }
 
 func runAllWith(ctx context.Context, stdout, stderr io.Writer, cfg allConfig, command string) error {

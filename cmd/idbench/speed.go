@@ -499,7 +499,7 @@ func subjects(ctx context.Context, cfg speedConfig, local *localStore) ([]subjec
 		if err != nil {
 			return err
 		}
-		sub := schemeSubject(name, s)
+		sub := schemeSubject(ctx, name, s)
 		subs = append(subs, sub)
 		if cfg.libs && sub.res.Library != "" && !seen[sub.res.Library] {
 			seen[sub.res.Library] = true
@@ -520,17 +520,23 @@ func subjects(ctx context.Context, cfg speedConfig, local *localStore) ([]subjec
 	return subs, nil
 }
 
-// schemeSubject measures s through the idkit.Scheme interface, as users call it.
-func schemeSubject(name string, s idkit.Scheme) subject {
+// schemeSubject measures s through the idkit.Scheme interface, as users call it. A scheme that
+// may wait for its clock (idkit.ContextScheme) is called through NextContext with ctx, so a
+// signal ends even a wait for a long tick; its fast path costs the same as Next.
+func schemeSubject(ctx context.Context, name string, s idkit.Scheme) subject {
 	sub := subject{
-		res:   speedResult{Name: name, Kind: "scheme", Scheme: s.Name(), Library: libraryFor(s.Name())},
+		res:   speedResult{Name: idkit.Redact(name), Kind: "scheme", Scheme: idkit.Redact(s.Name()), Library: libraryFor(s.Name())},
 		close: func() { closeScheme(s, "speed", io.Discard) },
 	}
 	if l, ok := s.(idkit.Layouter); ok {
 		sub.res.Cap = ptr(l.Layout().IDsPerSecond())
 	}
-	sub.serial, sub.parallel = loops(func() error { _, err := s.Next(); return err })
-	if bt, ok := s.(idkit.Batcher); ok {
+	next := func() error { _, err := s.Next(); return err }
+	if cs, ok := s.(idkit.ContextScheme); ok {
+		next = func() error { _, err := cs.NextContext(ctx); return err }
+	}
+	sub.serial, sub.parallel = loops(next)
+	if _, ok := s.(idkit.Batcher); ok {
 		sub.batch = func(st *stopper) func(*testing.B) {
 			buf := make([]idkit.ID, 1024)
 			return func(b *testing.B) {
@@ -540,7 +546,7 @@ func schemeSubject(name string, s idkit.Scheme) subject {
 						return
 					}
 					k := min(n, len(buf))
-					if err := bt.NextBatch(buf[:k]); err != nil {
+					if err := idkit.NextBatchContext(ctx, s, buf[:k]); err != nil {
 						st.fail(err)
 						return
 					}

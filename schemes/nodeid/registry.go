@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/idkit/idkit/internal/redact"
 )
 
 // ErrNoStoreDriver reports a lease store URL whose scheme no imported package registered. The
@@ -85,14 +87,16 @@ func IsStoreURL(s string) bool {
 }
 
 // OpenStore opens the lease store url names through the driver registered for its scheme.
-// It returns an error wrapping ErrNoStoreDriver, which names the package to import, when no
+// Its errors never show a password the URL holds. It returns an error wrapping ErrNoStoreDriver, which names the package to import, when no
 // driver is registered for the scheme; otherwise whatever the driver returns.
 func OpenStore(ctx context.Context, url string) (Store, error) {
 	d, err := storeDriver(url)
 	if err != nil {
 		return nil, err
 	}
-	return d.OpenStore(ctx, url)
+	s, err := d.OpenStore(ctx, url)
+	// Drivers' errors may quote the URL (net/url's parse errors do), password included.
+	return s, redact.Error(err)
 }
 
 // DescribeStore names the store url points at, without credentials, through its driver; for

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -51,8 +52,13 @@ type Settings struct {
 // ParseURL reads "etcd://host:port[,host:port...]/prefix" into Settings. Hosts may also be
 // separated by '+', which fits inside an idkit spec, whose settings are separated by commas.
 // The path is the key prefix (DefaultPrefix when empty); hosts are dialed over plain HTTP.
-// Use Settings.Client for TLS or authentication.
+// Use Settings.Client for TLS or authentication. Errors never show a password the URL holds.
 func ParseURL(raw string) (Settings, error) {
+	s, err := parseURL(raw)
+	return s, redact.Error(err)
+}
+
+func parseURL(raw string) (Settings, error) {
 	rest, ok := strings.CutPrefix(raw, "etcd://")
 	if !ok {
 		return Settings{}, fmt.Errorf("etcdlease: store URL %q: want etcd://host:port/prefix", raw)

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -65,8 +66,14 @@ type Settings struct {
 
 // ParseURL reads "postgres://…", "postgresql://…" or "pg://…" into Settings. The query
 // parameters namespace and table are taken out for Settings.Namespace and Settings.Table; the
-// rest of the URL goes to pgx unchanged ("pg" becomes "postgres").
+// rest of the URL goes to pgx unchanged ("pg" becomes "postgres"). Errors never show a
+// password the URL holds.
 func ParseURL(raw string) (Settings, error) {
+	s, err := parseURL(raw)
+	return s, redact.Error(err)
+}
+
+func parseURL(raw string) (Settings, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Settings{}, fmt.Errorf("pglease: store URL: %w", err)
@@ -179,7 +186,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 		var err error
 		cfg, err = pgx.ParseConfig(s.DSN)
 		if err != nil {
-			return nil, fmt.Errorf("pglease: %w", err)
+			return nil, redact.Error(fmt.Errorf("pglease: %w", err))
 		}
 	}
 	table := s.Table

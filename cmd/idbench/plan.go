@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idkit/idkit/layouts"
+)
+
+const planHelp = `Usage: idbench plan --rate N --years Y [--nodes K | --datacenters D --nodes K]
+                    [--unit D] [--shard-bits S] [--js | --max-bits B | --unsigned]
+                    [--epoch DATE] [--json]
+
+Designs 64-bit Snowflake-family layouts for a load: prints every layout that fits as a spec
+idkit.New accepts (append node=N, or the named node fields, to start a generator), with what
+one node and the whole fleet can issue per second, how many nodes it holds, when its time
+field runs out, and its headroom against the requirement. Then it checks the presets against
+the same requirement and says why each falls short. When nothing fits it exits with status 1
+and says which requirement to relax, and by how much.
+
+Flags:
+  --rate N          peak IDs per second one node must issue without waiting (required)
+  --years Y         years from --epoch the time field must last (required)
+  --nodes K         generators holding distinct node values at once (default 1)
+  --datacenters D   split the node into datacenter and worker fields, as Twitter does
+  --unit D          time unit (1ms, 10ms, 1s, ...); default: try 1ms, 10ms and 1s
+  --shard-bits S    a shard field of S bits above the node, for IDs that carry their shard
+  --max-bits B      total width: 53 keeps IDs exact in JavaScript, 63 (default) in a signed
+                    64-bit column (PostgreSQL bigint, Java long), 64 uses every bit
+  --js              the same as --max-bits 53
+  --unsigned        the same as --max-bits 64
+  --epoch DATE      the epoch of the designed layouts and the day the life counts from,
+                    as 2026-01-01 or RFC 3339 (default: today, UTC)
+  --json            one JSON array of the layouts that fit, designed ones first, then presets
+
+Examples:
+  idbench plan --rate 100000 --nodes 1024 --years 70 --unit 1ms
+  idbench plan --rate 100000 --nodes 10 --years 70 --js
+  idbench plan --rate 5000 --datacenters 4 --nodes 256 --shard-bits 6 --years 30 --json
+`
+
+// planRequest is the parsed command line of "idbench plan".
+type planRequest struct {
+	req    layouts.Requirement
+	asJSON bool
+}
+
+// parsePlan reads the flags of "idbench plan". It returns flag.ErrHelp after writing the help.
+func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, error) {
+	fs := newFlagSet("plan")
+	rate := fs.Float64("rate", -1, "")
+	years := fs.Float64("years", 0, "")
+	nodes := fs.Uint64("nodes", 1, "")
+	dcs := fs.Uint64("datacenters", 0, "")
+	unit := fs.Duration("unit", 0, "")
+	shard := fs.Uint("shard-bits", 0, "")
+	maxBits := fs.Uint("max-bits", 0, "")
+	js := fs.Bool("js", false, "")
+	unsigned := fs.Bool("unsigned", false, "")
+	epoch := fs.String("epoch", "", "")
+	asJSON := fs.Bool("json", false, "")
+	pos, err := parseFlags(fs, "plan", planHelp, stdout, args)
+	if err != nil {
+		return planRequest{}, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case len(pos) > 0:
+		return planRequest{}, usagef("plan", "plan: unexpected argument %q (plan takes only flags)", pos[0])
+	case !set["rate"]:
+		return planRequest{}, usagef("plan", "plan: --rate is required: the peak IDs per second one node issues")
+	case !set["years"]:
+		return planRequest{}, usagef("plan", "plan: --years is required: how long the IDs must last")
+	case math.IsNaN(*rate) || math.IsInf(*rate, 0) || *rate < 0:
+		return planRequest{}, usagef("plan", "plan: --rate %v: want a number of IDs per second, 0 or more", *rate)
+	case math.IsNaN(*years) || math.IsInf(*years, 0) || *years <= 0 || *years > 100000:
+		return planRequest{}, usagef("plan", "plan: --years %v: want a number above 0 and at most 100000", *years)
+	case *nodes == 0:
+		return planRequest{}, usagef("plan", "plan: --nodes 0: want at least 1")
+	case *dcs > *nodes:
+		return planRequest{}, usagef("plan", "plan: --datacenters %d is more than --nodes %d", *dcs, *nodes)
+	case set["unit"] && *unit <= 0:
+		return planRequest{}, usagef("plan", "plan: --unit %v: want a positive duration such as 1ms, 10ms or 1s", *unit)
+	case *shard > 62:
+		return planRequest{}, usagef("plan", "plan: --shard-bits %d: want 0 to 62", *shard)
+	case set["max-bits"] && (*maxBits < 3 || *maxBits > 64):
+		return planRequest{}, usagef("plan", "plan: --max-bits %d: want 3 to 64 (53 for JavaScript, 63 for signed columns)", *maxBits)
+	}
+	limits := 0
+	for _, name := range []string{"max-bits", "js", "unsigned"} {
+		if set[name] {
+			limits++
+		}
+	}
+	if limits > 1 {
+		return planRequest{}, usagef("plan", "plan: give only one of --max-bits, --js and --unsigned")
+	}
+	mb := uint(63)
+	switch {
+	case set["max-bits"]:
+		mb = *maxBits
+	case *js:
+		mb = 53
+	case *unsigned:
+		mb = 64
+	}
+	start := today.UTC().Truncate(24 * time.Hour)
+	if *epoch != "" {
+		t, err := parsePlanEpoch(*epoch)
+		if err != nil {
+			return planRequest{}, err
+		}
+		start = t
+	}
+	return planRequest{
+		req: layouts.Requirement{
+			IDsPerSecond: *rate,
+			Nodes:        *nodes,
+			Datacenters:  *dcs,
+			ShardBits:    *shard,
+			Years:        *years,
+			Unit:         *unit,
+			Epoch:        start,
+			MaxBits:      mb,
+		},
+		asJSON: *asJSON,
+	}, nil
+}
+
+// parsePlanEpoch reads --epoch as a date or an RFC 3339 time; it must lie between 1970 and
+// 9999 so that a spec can carry it.
+func parsePlanEpoch(s string) (time.Time, error) {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		t, err = time.Parse(time.RFC3339Nano, s)
+	}
+	if err != nil {
+		return time.Time{}, usagef("plan", "plan: --epoch %q: want a date (2026-01-01) or an RFC 3339 time", s)
+	}
+	if t.Year() < 1970 || t.UTC().Year() > 9999 {
+		return time.Time{}, usagef("plan", "plan: --epoch %q: want a time from 1970 to 9999", s)
+	}
+	return t.UTC(), nil
+}
+
+// runPlan is "idbench plan".
+func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string) error {
+	pr, err := parsePlan(stdout, args, time.Now())
+	if err != nil {
+		return err
+	}
+	fits, err := layouts.Plan(pr.req)
+	if err != nil {
+		var nf *layouts.NoFitError
+		if errors.As(err, &nf) {
+			return planNoFit(nf)
+		}
+		return usagef("plan", "plan: %w", err)
+	}
+	if pr.asJSON {
+		err = writePlanJSON(stdout, pr.req, fits)
+	} else {
+		err = writePlanText(stdout, pr.req, fits)
+	}
+	if err != nil {
+		return fmt.Errorf("plan: writing: %w", err)
+	}
+	return nil
+}
+
+// planNoFit explains a refusal in the command's own terms: the bits needed at the closest unit
+// and, for each flag that alone would make a layout fit, the value to give it.
+func planNoFit(nf *layouts.NoFitError) error {
+	closest := nf.Closest()
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan: no layout fits: at %v the requirement needs %d bits (%s) and %d are allowed",
+		closest.Unit, closest.Total(), closest, maxBitsOf(nf.Requirement))
+	if closest.Time > 62 {
+		b.WriteString(", and a time field holds at most 62")
+	}
+	rs := nf.Relaxations()
+	if len(rs) == 0 {
+		return &planNoFitError{msg: b.String()}
+	}
+	b.WriteString("; relax one requirement:")
+	for i, x := range rs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v := strconv.FormatFloat(x.Value, 'f', -1, 64)
+		switch x.Name {
+		case "max-bits":
+			fmt.Fprintf(&b, " --max-bits %s or more", v)
+		case "nodes":
+			fmt.Fprintf(&b, " --nodes %s or fewer", v)
+		case "rate":
+			fmt.Fprintf(&b, " --rate %s or less", v)
+		case "years":
+			fmt.Fprintf(&b, " --years %s or fewer", v)
+		case "shard-bits":
+			fmt.Fprintf(&b, " --shard-bits %s or fewer", v)
+		default:
+			fmt.Fprintf(&b, " %s %s", x.Name, v)
+		}
+		if nf.Requirement.Unit == 0 {
+			fmt.Fprintf(&b, " at --unit %v", x.Unit)
+		}
+		if x.Name == "max-bits" && maxBitsOf(nf.Requirement) <= 53 {
+			b.WriteString(" (IDs above 2^53 lose precision in JavaScript numbers)")
+		}
+	}
+	return &planNoFitError{msg: b.String()}
+}
+
+// planNoFitError is plan's refusal; it matches layouts.ErrNoFit.
+type planNoFitError struct{ msg string }
+
+func (e *planNoFitError) Error() string { return e.msg }
+func (e *planNoFitError) Unwrap() error { return layouts.ErrNoFit }
+
+// planSpec returns the idkit spec of a designed layout, without a node value.
+func planSpec(l layouts.Layout) string {
+	var b strings.Builder
+	b.WriteString("snowflake:")
+	nodes := l.NodeFields()
+	if len(nodes) == 1 && nodes[0].Name == "node" || len(nodes) == 0 {
+		// time_bits, node_bits and seq_bits reshape the default layout into time/node/seq.
+		fmt.Fprintf(&b, "time_bits=%d,node_bits=%d,seq_bits=%d", l.TimeBits(), l.NodeBits(), l.SeqBits())
+	} else {
+		b.WriteString("fields=" + l.FieldList())
+	}
+	fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, planEpoch(l.Epoch))
+	return b.String()
+}
+
+// planEpoch writes an epoch as a date when it is a UTC midnight, else as RFC 3339.
+func planEpoch(t time.Time) string {
+	t = t.UTC()
+	if t.Equal(t.Truncate(24 * time.Hour)) {
+		return t.Format(time.DateOnly)
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// planNodeHint says what to append to a designed spec to start one node.
+func planNodeHint(l layouts.Layout) string {
+	var parts []string
+	for _, f := range l.NodeFields() {
+		if f.Name == "node" {
+			return "node=N"
+		}
+		parts = append(parts, f.Name+"=N")
+	}
+	if len(parts) == 0 {
+		return "nothing (one node)"
+	}
+	return strings.Join(parts, ",")
+}
+
+// planLimit names a MaxBits value.
+func planLimit(mb uint) string {
+	switch mb {
+	case 53:
+		return "IDs below 2^53 (exact in JavaScript)"
+	case 63:
+		return "IDs below 2^63 (a signed 64-bit column)"
+	case 64:
+		return "IDs of up to 64 bits (unsigned)"
+	}
+	return fmt.Sprintf("IDs below 2^%d", mb)
+}
+
+func planRate(v float64) string {
+	if v < 10 && v != math.Trunc(v) {
+		return formatFloat(v, 2)
+	}
+	return thousands(uint64(math.Round(v)))
+}
+
+func planRatio(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "any"
+	case v >= 1e6:
+		return fmt.Sprintf("%.3gx", v)
+	}
+	return formatFloat(v, 2) + "x"
+}
+
+func formatYears(v float64) string {
+	if v >= 1e6 {
+		return fmt.Sprintf("%.3g", v)
+	}
+	return formatFloat(math.Floor(v*10)/10, 1)
+}
+
+func writePlanText(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error {
+	ew := &errWriter{w: w}
+	nodes := thousands(max(r.Nodes, 1)) + " nodes"
+	if r.Datacenters > 0 {
+		nodes += fmt.Sprintf(" in %s datacenters", thousands(r.Datacenters))
+	}
+	if r.ShardBits > 0 {
+		nodes += fmt.Sprintf(", %d shard bits", r.ShardBits)
+	}
+	ew.printf("Requirement: %s IDs/s per node at peak, %s, %s years from %s, %s.\n\n",
+		planRate(r.IDsPerSecond), nodes, formatFloat(r.Years, 2), planEpoch(r.Epoch), planLimit(maxBitsOf(r)))
+	ew.printf("Bits needed:\n")
+	units := []time.Duration{r.Unit}
+	if r.Unit == 0 {
+		units = layouts.DefaultPlanUnits
+	}
+	for _, u := range units {
+		n := r.NeedAt(u)
+		ew.printf("  at %-5v %s = %d of %d bits", u, n.String(), n.Total(), maxBitsOf(r))
+		if spare := int(maxBitsOf(r)) - int(n.Total()); spare >= 0 && n.Time <= 62 {
+			ew.printf(", %d spare\n", spare)
+		} else {
+			ew.printf(": does not fit\n")
+		}
+		ticks := math.Ceil(r.Years * float64(layouts.Year) / float64(u))
+		ew.printf("           time: %s years = %s ticks of %v; %d bits last %s years",
+			formatFloat(r.Years, 2), formatBig(ticks), u, n.Time, formatYears(math.Ldexp(1, int(n.Time))*float64(u)/float64(layouts.Year)))
+		if n.Time > 1 {
+			ew.printf(", %d only %s", n.Time-1, formatYears(math.Ldexp(1, int(n.Time-1))*float64(u)/float64(layouts.Year)))
+		}
+		perTick := math.Ceil(r.IDsPerSecond * u.Seconds())
+		ew.printf("\n           seq: %s IDs per tick; %d bits hold %s\n", formatBig(perTick), n.Seq, formatBig(math.Ldexp(1, int(n.Seq))))
+	}
+	ew.printf("\nLayouts that fit (append %s to a spec to start a generator):\n\n", planNodeHint(fits[0].Layout))
+	if ew.err != nil {
+		return ew.err
+	}
+	t := newTable(w, "SPARE TO", ">UNIT", "BITS", ">IDS/S/NODE", ">RATE ROOM", ">NODES", ">NODE ROOM", ">IDS/S TOTAL", "RUNS OUT", ">YEARS", "SPEC")
+	for _, f := range fits {
+		if err := t.row(planRow(f)...); err != nil {
+			return err
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	ew.printf("\nRATE ROOM and NODE ROOM are capacity over requirement; YEARS counts from the epoch.\n")
+	ew.printf("A node that outruns its tick waits for the next one (or runs ahead with lookahead=N).\n")
+	ew.printf("\nPresets against this requirement:\n\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	t = newTable(w, "PRESET", "BITS", ">UNIT", "FITS", "SHORT OF THE REQUIREMENT")
+	for _, l := range layouts.Presets() {
+		short := r.Check(l)
+		fits := "yes"
+		if len(short) > 0 {
+			fits = "no"
+		}
+		if err := t.row(l.Name, l.Bits(), l.Unit.String(), fits, strings.Join(short, "; ")); err != nil {
+			return err
+		}
+	}
+	return t.flush()
+}
+
+func maxBitsOf(r layouts.Requirement) uint {
+	if r.MaxBits == 0 {
+		return 63
+	}
+	return r.MaxBits
+}
+
+// formatBig writes a whole number with thousands separators, or in e-notation beyond 2^63.
+func formatBig(v float64) string {
+	if v >= 1<<63 {
+		return fmt.Sprintf("%.3g", v)
+	}
+	return thousands(uint64(v))
+}
+
+func planRow(f layouts.Fit) []string {
+	l := f.Layout
+	return []string{
+		f.Spare.String(),
+		l.Unit.String(),
+		l.Bits(),
+		planRate(l.IDsPerSecond()),
+		planRatio(f.Rate),
+		thousands(f.Nodes),
+		planRatio(f.Fleet),
+		formatBig(l.IDsPerSecond() * float64(f.Nodes)),
+		formatDate(l.RunsOut()),
+		formatYears(f.Life),
+		planSpec(l),
+	}
+}
+
+// planJSON is one layout that fits, in --json output.
+type planJSON struct {
+	Spec            string      `json:"spec"`
+	Preset          string      `json:"preset,omitempty"`
+	Spare           string      `json:"spare_to,omitempty"`
+	Bits            string      `json:"bits"`
+	Fields          []fieldJSON `json:"fields"`
+	TotalBits       uint        `json:"total_bits"`
+	Unit            string      `json:"unit"`
+	Epoch           string      `json:"epoch"`
+	IDsPerSecond    float64     `json:"ids_per_sec_per_node"`
+	IDsPerSecTotal  float64     `json:"ids_per_sec_total"`
+	RateHeadroom    *float64    `json:"rate_headroom,omitempty"`
+	Nodes           uint64      `json:"nodes"`
+	NodesHeadroom   float64     `json:"nodes_headroom"`
+	RunsOut         string      `json:"runs_out"`
+	LifeYears       float64     `json:"life_years"`
+	Int64Until      string      `json:"int64_until"`
+	AppendToStart   string      `json:"append_to_start"`
+	RequiredNodes   uint64      `json:"required_nodes"`
+	RequiredRate    float64     `json:"required_ids_per_sec_per_node"`
+	RequiredYears   float64     `json:"required_years"`
+	RequiredMaxBits uint        `json:"required_max_bits"`
+}
+
+func writePlanJSON(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error {
+	var out []planJSON
+	add := func(l layouts.Layout, spec, preset, spare string, nodes uint64) {
+		j := planJSON{
+			Spec:            spec,
+			Preset:          preset,
+			Spare:           spare,
+			Bits:            l.Bits(),
+			TotalBits:       l.TotalBits(),
+			Unit:            l.Unit.String(),
+			Epoch:           formatTime(l.Epoch),
+			IDsPerSecond:    l.IDsPerSecond(),
+			IDsPerSecTotal:  l.IDsPerSecond() * float64(nodes),
+			Nodes:           nodes,
+			NodesHeadroom:   float64(nodes) / float64(max(r.Nodes, 1)),
+			RunsOut:         formatTime(l.RunsOut()),
+			LifeYears:       layouts.Lifetime(l),
+			Int64Until:      formatTime(l.Int64Until()),
+			AppendToStart:   planNodeHint(l),
+			RequiredNodes:   max(r.Nodes, 1),
+			RequiredRate:    r.IDsPerSecond,
+			RequiredYears:   r.Years,
+			RequiredMaxBits: maxBitsOf(r),
+		}
+		if r.IDsPerSecond > 0 {
+			h := l.IDsPerSecond() / r.IDsPerSecond
+			j.RateHeadroom = &h
+		}
+		for _, f := range l.Fields {
+			j.Fields = append(j.Fields, fieldJSON{Name: f.Name, Kind: f.Kind.String(), Bits: f.Bits})
+		}
+		out = append(out, j)
+	}
+	for _, f := range fits {
+		add(f.Layout, planSpec(f.Layout), "", f.Spare.String(), f.Nodes)
+	}
+	for _, l := range layouts.Presets() {
+		if len(r.Check(l)) == 0 {
+			add(l, "snowflake:layout="+l.Name, l.Name, "", l.Nodes()>>r.ShardBits)
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

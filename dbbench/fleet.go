@@ -1,0 +1,271 @@
+package dbbench
+
+import (
+	"container/heap"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+	mrand "math/rand"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/layouts"
+	"github.com/idkit/idkit/schemes"
+)
+
+// Defaults of the fleet simulation (Config.FleetRate, Config.ClockSkew).
+const (
+	// DefaultFleetRate is the rate at which the whole simulated fleet issues IDs: the seed
+	// design's 100,000 IDs/s.
+	DefaultFleetRate = 100000
+	// DefaultClockSkew is the standard deviation of the simulated nodes' clock offsets: 1 ms,
+	// what NTP keeps servers of one network within.
+	DefaultClockSkew = time.Millisecond
+)
+
+// fleetSettings shape the simulated fleet of one row.
+type fleetSettings struct {
+	rate float64       // IDs per second across the fleet
+	skew time.Duration // standard deviation of the node clock offsets
+	seed uint64        // seeds the offsets and arrival times, not the IDs' random bits
+}
+
+// fleet simulates K application servers writing one table, each with its own generator,
+// node value and clock. Simulated time starts at the real time the fleet is made. Node i
+// issues IDs as a Poisson process of rate R/K, so the fleet as a whole issues R per second;
+// its clock reads true time plus a fixed offset drawn from a normal distribution with
+// standard deviation skew. Rows reach the table in the true order of issue, so the keys
+// interleave as the nodes' clocks (not a round-robin) order them.
+//
+// Generation of Snowflake-family IDs (snowflake, sonyflake) runs idkit's own Snowflake
+// generator on the scheme's layout with the node's clock, ULIDs run idkit's ULID generator
+// with that clock, and UUIDv7s are composed per node as google/uuid composes them (RFC 9562
+// method 3: 12 bits of sub-millisecond time, kept increasing per process) from the node's
+// clock. UUIDv4 keys take no time. It is safe for concurrent use.
+type fleet struct {
+	mu    sync.Mutex
+	col   column
+	nodes fleetHeap
+	rng   *rand.Rand
+	gap   float64   // mean gap between one node's IDs, in nanoseconds
+	start time.Time // true time zero
+	// closers release what node generators hold (a segment node's store connections).
+	closers []func()
+}
+
+// close releases what the nodes' generators hold.
+func (f *fleet) close() {
+	for _, c := range f.closers {
+		c()
+	}
+	f.closers = nil
+}
+
+// fleetNode is one simulated server.
+type fleetNode struct {
+	at     float64 // true time of its next ID, ns after start
+	offset time.Duration
+	clock  *fleetClock
+	next   func() (value, error)
+}
+
+// fleetClock is a node's clock: true time plus the node's offset, advanced by Sleep (a
+// Snowflake generator that uses up a tick sleeps until the next).
+type fleetClock struct{ now time.Time }
+
+func (c *fleetClock) Now() time.Time        { return c.now }
+func (c *fleetClock) Sleep(d time.Duration) { c.now = c.now.Add(d) }
+
+type fleetHeap []*fleetNode
+
+func (h fleetHeap) Len() int           { return len(h) }
+func (h fleetHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h fleetHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *fleetHeap) Push(x any)        { *h = append(*h, x.(*fleetNode)) }
+func (h *fleetHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// newFleet returns a fleet of k nodes generating the keys of r.
+func newFleet(r row, k int, fs fleetSettings) (*fleet, error) {
+	if fs.rate <= 0 || math.IsNaN(fs.rate) || math.IsInf(fs.rate, 0) {
+		return nil, fmt.Errorf("dbbench: fleet rate %v IDs/s: want a positive number", fs.rate)
+	}
+	if fs.skew < 0 {
+		return nil, fmt.Errorf("dbbench: clock skew %v: want 0 or more", fs.skew)
+	}
+	f := &fleet{
+		col:   r.col,
+		rng:   rand.New(rand.NewPCG(fs.seed, uint64(k))),
+		gap:   float64(k) / fs.rate * 1e9,
+		start: time.Now(),
+	}
+	mk, err := fleetMaker(r, k, &f.closers)
+	if err != nil {
+		return nil, err
+	}
+	for i := range k {
+		n := &fleetNode{offset: time.Duration(f.rng.NormFloat64() * float64(fs.skew))}
+		n.at = f.rng.ExpFloat64() * f.gap
+		n.clock = &fleetClock{now: f.start.Add(n.offset)}
+		if n.next, err = mk(i, n.clock); err != nil {
+			f.close()
+			return nil, fmt.Errorf("dbbench: scheme %q, simulated node %d: %w", r.label, i, err)
+		}
+		f.nodes = append(f.nodes, n)
+	}
+	heap.Init(&f.nodes)
+	return f, nil
+}
+
+// fleetMaker returns the constructor of node i's generator for row r. A constructor that opens
+// resources appends their release to closers.
+func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (func() (value, error), error), error) {
+	s, err := idkit.New(r.spec)
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+	}
+	defer closeScheme(s)
+	if lo, ok := s.(idkit.Layouter); ok {
+		l := lo.Layout()
+		if uint64(k) > l.Nodes() {
+			return nil, fmt.Errorf("dbbench: scheme %q holds %d nodes, fewer than --nodes %d", r.label, l.Nodes(), k)
+		}
+		return func(i int, c *fleetClock) (func() (value, error), error) {
+			return snowflakeNode(l, uint64(i), c, r.col)
+		}, nil
+	}
+	switch name := s.Name(); {
+	case name == "ulid" || name == "ulid:monotonic=false":
+		mono := name == "ulid"
+		text := r.col == colText || r.col == colTextICU
+		return func(_ int, c *fleetClock) (func() (value, error), error) { return ulidNode(mono, text, c) }, nil
+	case name == "uuidv7":
+		return func(_ int, c *fleetClock) (func() (value, error), error) { return uuidv7Node(c) }, nil
+	case name == "uuidv4" || strings.HasPrefix(name, "uuidv4:"):
+		return func(int, *fleetClock) (func() (value, error), error) {
+			g, err := idkit.New(r.spec)
+			if err != nil {
+				return nil, err
+			}
+			return func() (value, error) {
+				id, err := g.Next()
+				return value{b16: id.Bytes16()}, err
+			}, nil
+		}, nil
+	case strings.HasPrefix(name, "segment:"):
+		// A segment node reads no clock: it is a process of its own, counting through its own
+		// blocks of the store all nodes share (serverside.go).
+		return func(int, *fleetClock) (func() (value, error), error) {
+			g, err := idkit.New(r.spec)
+			if err != nil {
+				return nil, err
+			}
+			*closers = append(*closers, func() { closeScheme(g) })
+			return func() (value, error) {
+				id, err := g.Next()
+				return value{i64: int64(id.Uint64())}, err
+			}, nil
+		}, nil
+	default:
+		return nil, fmt.Errorf("dbbench: scheme %q: the fleet simulation (--nodes above 1) sets the clock of snowflake, sonyflake, ulid and uuidv7 generators and runs uuidv4; %s has no clock it can set", r.label, name)
+	}
+}
+
+// snowflakeNode is idkit's Snowflake generator for layout l and node, reading clock c, making
+// values for column kind col (colUint64 for layouts whose IDs set bit 63).
+func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, col column) (func() (value, error), error) {
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Node: node, Clock: c})
+	if err != nil {
+		return nil, err
+	}
+	return func() (value, error) {
+		u, err := g.Next()
+		if err != nil {
+			return value{}, err
+		}
+		if col == colUint64 {
+			return value{u64: u}, nil
+		}
+		if u > math.MaxInt64 {
+			return value{}, fmt.Errorf("layout %s made ID %d, which does not fit a signed bigint column", l.Name, u)
+		}
+		return value{i64: int64(u)}, nil
+	}, nil
+}
+
+// ulidNode is idkit's ULID generator reading clock c, with its own entropy.
+func ulidNode(mono, text bool, c *fleetClock) (func() (value, error), error) {
+	g, err := schemes.NewULID(schemes.ULIDSettings{NonMonotonic: !mono, Clock: c, Entropy: seededMathRand()})
+	if err != nil {
+		return nil, err
+	}
+	return func() (value, error) {
+		b, err := g.Next()
+		if err != nil {
+			return value{}, err
+		}
+		if text {
+			return value{str: ulid.ULID(b).String()}, nil
+		}
+		return value{b16: b}, nil
+	}, nil
+}
+
+// seededMathRand returns a math/rand generator seeded from crypto/rand, the entropy idkit's
+// ULID generator uses by default; ulid.Monotonic draws from its Int63n.
+func seededMathRand() *mrand.Rand {
+	var seed [8]byte
+	_, _ = crand.Read(seed[:]) // crypto/rand.Read does not fail
+	return mrand.New(mrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
+}
+
+// uuidv7Node composes UUIDv7s from clock c as google/uuid's NewV7 does from the system clock:
+// 48 bits of Unix milliseconds, version 7, 12 bits of the sub-millisecond nanoseconds >> 8,
+// raised past the last value when the clock has not moved (so one node's UUIDs increase),
+// the variant, and 62 random bits.
+func uuidv7Node(c *fleetClock) (func() (value, error), error) {
+	var seed [32]byte
+	_, _ = crand.Read(seed[:]) // crypto/rand.Read does not fail
+	rnd := rand.NewChaCha8(seed)
+	var last int64
+	return func() (value, error) {
+		nano := c.Now().UnixNano()
+		milli := nano / 1e6
+		now := milli<<12 + (nano-milli*1e6)>>8
+		if now <= last {
+			now = last + 1
+		}
+		last = now
+		var u [16]byte
+		binary.BigEndian.PutUint64(u[8:], rnd.Uint64())
+		binary.BigEndian.PutUint64(u[:8], uint64(now>>12)<<16|0x7000|uint64(now&0xfff))
+		u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+		return value{b16: u}, nil
+	}, nil
+}
+
+// next fills v with the key the next node in true time issues.
+func (f *fleet) next(v *value) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.nodes[0]
+	n.clock.now = f.start.Add(time.Duration(n.at) + n.offset)
+	got, err := n.next()
+	if err != nil {
+		return fmt.Errorf("dbbench: generate ID: %w", err)
+	}
+	*v = got
+	n.at += f.rng.ExpFloat64() * f.gap
+	heap.Fix(&f.nodes, 0)
+	return nil
+}

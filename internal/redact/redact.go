@@ -1,0 +1,242 @@
+// Package redact hides the credentials a connection string or a message quoting one holds. It
+// is the one implementation behind idkit.Redact, shared with the packages the root package
+// imports (schemes/nodeid/...), which cannot import the root.
+package redact
+
+import (
+	"sort"
+	"strings"
+)
+
+// Mask replaces every credential String finds.
+const Mask = "xxxxx"
+
+// span is a byte range [start, end) of s to replace with Mask.
+type span struct{ start, end int }
+
+// String returns s with every credential it holds replaced by Mask:
+//
+//   - the password of any URL, scheme://user:password@host… (postgres://, postgresql://, pg://,
+//     mysql://, etcd:// or any other scheme), also when the URL sits inside a longer text such
+//     as a spec string (snowflake:node=pg://u:pw@h/db) or an error message;
+//   - the password of a go-sql-driver/mysql DSN, user:password@tcp(host:3306)/db or
+//     user:password@/db;
+//   - the value of every key=value pair whose key is pass, pwd, or ends in password or passwd
+//     (any case: libpq's password= and sslpassword=, a URL query's ?password=, ODBC's Pwd=),
+//     quoted ('it”s', 'a\'b') or not.
+//
+// It errs on the side of hiding too much: where it cannot tell where a password ends, it hides
+// up to the next blank (for a URL query value, up to the next '&'). A password that contains
+// blanks is only found whole inside a quoted key=value value or a URL (where blanks are
+// percent-encoded); pass each command-line argument separately rather than a joined line.
+// String never fails and never panics.
+func String(s string) string {
+	var spans []span
+	spans = urlPasswords(s, spans)
+	spans = mysqlPasswords(s, spans)
+	spans = keyValuePasswords(s, spans) // after the others: a password may hold "key=value"
+	if len(spans) == 0 {
+		return s
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	var b strings.Builder
+	b.Grow(len(s))
+	pos := 0
+	for i := 0; i < len(spans); {
+		start, end := spans[i].start, spans[i].end
+		for i++; i < len(spans) && spans[i].start <= end; i++ {
+			end = max(end, spans[i].end)
+		}
+		b.WriteString(s[pos:start])
+		b.WriteString(Mask)
+		pos = end
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
+
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// tokenEnd returns the index of the first blank in s at or after i, or len(s).
+func tokenEnd(s string, i int) int {
+	for ; i < len(s); i++ {
+		if isBlank(s[i]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// urlPasswords adds the password of every scheme://user:password@host in s. The userinfo ends
+// at the last '@' of the URL, since passwords are often written with raw '/', '?', '#' or '@'
+// (a query value holding '@' is hidden with it). A URL ends at a blank or where the next "://"
+// begins.
+func urlPasswords(s string, spans []span) []span {
+	for from := 0; ; {
+		i := strings.Index(s[from:], "://")
+		if i < 0 {
+			return spans
+		}
+		start := from + i + 3
+		end := tokenEnd(s, start)
+		if j := strings.Index(s[start:end], "://"); j >= 0 {
+			end = start + j
+		}
+		from = end
+		tok := s[start:end]
+		at := strings.LastIndexByte(tok, '@')
+		if at < 0 {
+			continue
+		}
+		if c := strings.IndexByte(tok[:at], ':'); c >= 0 && c+1 < at {
+			spans = append(spans, span{start + c + 1, start + at})
+		}
+	}
+}
+
+// isKeyChar reports whether c can be part of a key in key=value.
+func isKeyChar(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// secretKey reports whether key names a credential.
+func secretKey(key string) bool {
+	k := strings.ToLower(key)
+	return k == "pass" || k == "pwd" || strings.HasSuffix(k, "password") || strings.HasSuffix(k, "passwd")
+}
+
+// keyValuePasswords adds the value of every credential key=value pair in s. Blanks may surround
+// '=' as libpq allows. A quoted value ends at its closing quote (” and \' stay inside); an
+// unquoted one at the next blank, and in a URL query (key after '?' or '&') also at '&' or '#'.
+// An '=' inside a password found before (in spans) is not a key's.
+func keyValuePasswords(s string, spans []span) []span {
+	found := spans
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' || inside(found, i) {
+			continue
+		}
+		k := i
+		for k > 0 && isBlank(s[k-1]) {
+			k--
+		}
+		ks := k
+		for ks > 0 && isKeyChar(s[ks-1]) {
+			ks--
+		}
+		if ks == k || !secretKey(s[ks:k]) {
+			continue
+		}
+		query := ks > 0 && (s[ks-1] == '?' || s[ks-1] == '&')
+		v := i + 1
+		for v < len(s) && isBlank(s[v]) && !query {
+			v++
+		}
+		if v < len(s) && (s[v] == '\'' || s[v] == '"') && !query {
+			end := quotedEnd(s, v)
+			if end > v+1 {
+				spans = append(spans, span{v + 1, end})
+			}
+			i = end
+			continue
+		}
+		end := v
+		for end < len(s) && !isBlank(s[end]) && !(query && (s[end] == '&' || s[end] == '#')) {
+			end++
+		}
+		if end > v {
+			spans = append(spans, span{v, end})
+		}
+		i = max(i, end-1)
+	}
+	return spans
+}
+
+// inside reports whether i lies in one of spans.
+func inside(spans []span, i int) bool {
+	for _, sp := range spans {
+		if i >= sp.start && i < sp.end {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedEnd returns the index of the quote closing the value opened by the quote at s[open]
+// (a doubled quote or a backslash escape stays inside), or len(s) when it is not closed.
+func quotedEnd(s string, open int) int {
+	q := s[open]
+	for i := open + 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case q:
+			if i+1 < len(s) && s[i+1] == q {
+				i++
+				continue
+			}
+			return i
+		}
+	}
+	return len(s)
+}
+
+// mysqlPasswords adds the password of every go-sql-driver/mysql DSN, user:password@proto(addr)/db
+// or user:password@/db, that is not part of a URL. As the driver does, the password runs from
+// the first ':' to the last '@' that is followed by "proto(" or '/'.
+func mysqlPasswords(s string, spans []span) []span {
+	for i := 0; i < len(s); {
+		if isBlank(s[i]) {
+			i++
+			continue
+		}
+		end := tokenEnd(s, i)
+		tok := s[i:end]
+		if !strings.Contains(tok, "://") {
+			at := -1
+			for j := len(tok) - 1; j >= 0; j-- {
+				if tok[j] == '@' && mysqlAddr(tok[j+1:]) {
+					at = j
+					break
+				}
+			}
+			if at > 0 {
+				if c := strings.IndexByte(tok[:at], ':'); c >= 0 && c+1 < at {
+					spans = append(spans, span{i + c + 1, i + at})
+				}
+			}
+		}
+		i = end
+	}
+	return spans
+}
+
+// mysqlAddr reports whether s starts like the part of a mysql DSN after '@': "/" or "proto(".
+func mysqlAddr(s string) bool {
+	if strings.HasPrefix(s, "/") {
+		return true
+	}
+	j := 0
+	for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+		j++
+	}
+	return j > 0 && j < len(s) && s[j] == '('
+}
+
+// Error returns err with its message passed through String; errors.Is and errors.As still see
+// err through Unwrap. A nil err stays nil.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &redacted{err: err, msg: String(err.Error())}
+}
+
+type redacted struct {
+	err error
+	msg string
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }
