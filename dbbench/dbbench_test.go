@@ -547,6 +547,10 @@ func TestPostgresServerRows(t *testing.T) {
 		}
 		checkResult(t, rep, r, 3000, 8192)
 	}
+	// The segment stores' own connections are not other benchmark runs.
+	if rep.Settings.OtherRuns != 0 {
+		t.Errorf("the run counted %d other idbench sessions: %q", rep.Settings.OtherRuns, rep.Notes)
+	}
 	schemasAfter, relsAfter, _ := objects(t, dsn)
 	if schemasAfter != schemasBefore || relsAfter != relsBefore {
 		t.Errorf("objects left behind: schemas %d→%d, relations %d→%d", schemasBefore, schemasAfter, relsBefore, relsAfter)

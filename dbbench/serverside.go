@@ -200,7 +200,8 @@ func storeURL(cfg *pgx.ConnConfig, schema string) (string, error) {
 	if strings.Contains(cfg.Password, ",") {
 		return "", errors.New("dbbench: segment row: the password holds a comma, which a spec cannot carry")
 	}
-	q := url.Values{"application_name": {appName}}
+	// Not appName: the run counts sessions named so as other benchmark runs.
+	q := url.Values{"application_name": {appName + "-segment-store"}}
 	if schema != "" {
 		q.Set("search_path", schema)
 	}
