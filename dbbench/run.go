@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,9 +40,17 @@ import (
 // connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
 // In every case Run first drops what it created.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	innodb := isInnoDB(cfg.DB)
+	if innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())) {
+		cfg.Schemes = InnoDBSchemes()
+	}
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	cfg.Command = RedactDSN(cfg.Command)
+	if cfg.SecondaryIndex && !innodb {
+		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
 	rows := make([]row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
@@ -54,6 +63,16 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		}
 		if r.col == colTextICU && cfg.DB == EngineSQLite {
 			return nil, errICUSQLite
+		}
+		switch {
+		case innodb && r.col == colTextICU:
+			return nil, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.label, r.spec+suffixTextDefault)
+		case !innodb && (r.col == colTextDefault || r.col == colUUIDNative):
+			return nil, fmt.Errorf("dbbench: scheme %q is for MariaDB/MySQL (--db mariadb-local or mysql://…)", r.label)
+		case !innodb:
+			// Layouts that use bit 63 fail on a signed bigint when the first
+			// such ID comes; only InnoDB gets an unsigned column.
+			r.unsigned = false
 		}
 		rows = append(rows, r)
 	}
@@ -93,6 +112,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}}
 	eng.settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
+	var skipped []string
+	if me, ok := eng.(*mysqlEngine); ok {
+		rows, skipped = me.usable(rows, cfg.Schemes)
+		if len(rows) == 0 {
+			return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
+		}
+	}
 
 	// Every load, in order: rounds of all schemes, so that slow drifts of a
 	// noisy machine spread over all of them instead of hitting one.
@@ -102,7 +128,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		measured bool
 	}
 	_, isPG := eng.(*pgEngine)
-	withBaseline := cfg.Baseline && isPG && baselineRow(rows) >= 0
+	_, isMySQL := eng.(*mysqlEngine)
+	withBaseline := cfg.Baseline && (isPG || isMySQL) && baselineRow(rows) >= 0
 	var jobs []job
 	var total int64
 	for round := 0; round < cfg.Repeat; round++ {
@@ -175,7 +202,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	for i, r := range rows {
-		rep.Results = append(rep.Results, summarize(r, eng.columnType(r.col), results[i]))
+		typ := eng.columnType(r.col)
+		if me, ok := eng.(*mysqlEngine); ok {
+			typ = me.columnTypeOf(r)
+		}
+		rep.Results = append(rep.Results, summarize(r, typ, results[i]))
 	}
 	eng.settings(&rep.Settings) // statistics may have become unavailable
 	if len(base) > 0 {
@@ -195,6 +226,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		rep.Baseline = b
 	}
 	rep.Notes = notes(rep, rows)
+	if me, ok := eng.(*mysqlEngine); ok {
+		rep.Notes = append(rep.Notes, me.notes(rep, rows, skipped)...)
+	}
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
 }
@@ -258,8 +292,24 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 			return nil, nil, errors.Join(err, cl.Close())
 		}
 		return e, func() error { return errors.Join(e.close(), cl.Close()) }, nil
+	case EngineMariaDBLocal:
+		return openMariaDBLocal(ctx, cfg)
 	case EnginePGEnv:
 		db = ""
+	}
+	if isMySQLURL(db) {
+		c, err := ParseMySQLURL(db)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(cfg.MariaDBSettings) > 0 {
+			logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
+		}
+		e, err := openMySQL(ctx, cfg, EngineMySQL, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e, e.close, nil
 	}
 	if len(cfg.PGSettings) > 0 {
 		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
@@ -301,8 +351,10 @@ func summarize(r row, colType string, ms []metrics) Result {
 		}
 		if m.density != nil {
 			dens = append(dens, *m.density)
-			frag = append(frag, *m.frag)
 			leaves = append(leaves, float64(*m.leafPages))
+		}
+		if m.frag != nil { // InnoDB reports no fragmentation
+			frag = append(frag, *m.frag)
 		}
 		pointP50 = append(pointP50, m.lookup.P50Micros)
 		pointP99 = append(pointP99, m.lookup.P99Micros)
@@ -324,11 +376,14 @@ func summarize(r row, colType string, ms []metrics) Result {
 	}
 	if len(dens) == len(ms) {
 		res.AvgLeafDensity = ptr(median(dens))
-		res.LeafFragmentation = ptr(median(frag))
 		res.LeafPages = ptr(int64(median(leaves)))
+	}
+	if len(frag) == len(ms) {
+		res.LeafFragmentation = ptr(median(frag))
 	}
 	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
 	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
+	summarizeInnoDB(&res, ms)
 	// The curve of the run whose throughput is the median.
 	mid := median(rate)
 	best := 0
@@ -376,7 +431,7 @@ func notes(rep *Report, rows []row) []string {
 	if strings.HasPrefix(s.Statistics, "unavailable") {
 		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
 	}
-	if s.Engine != EngineSQLite && s.Profile == ProfileSteady {
+	if s.Engine != EngineSQLite && !isInnoDBEngine(s.Engine) && s.Profile == ProfileSteady {
 		for _, r := range rep.Results {
 			if r.Checkpoints != nil && *r.Checkpoints > 0 {
 				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
@@ -390,7 +445,7 @@ func notes(rep *Report, rows []row) []string {
 	if s.Engine == EnginePGEnv {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
 	}
-	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal {
+	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal && s.Engine != EngineMariaDBLocal {
 		out = append(out, "The checkpoints profile sets a small max_wal_size and a short checkpoint_timeout only on pg-local; this run used the server's own settings.")
 	}
 	for _, r := range rows {
@@ -400,6 +455,9 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for _, r := range rows {
+		if isInnoDBEngine(s.Engine) {
+			break // mysqlEngine.notes explains InnoDB's text keys
+		}
 		if r.col == colText && s.Engine == EngineSQLite {
 			out = append(out, "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower.")
 			break

@@ -15,11 +15,22 @@ import (
 type column int
 
 const (
-	colIdentity column = iota // bigint identity, filled by the database
-	colBigint                 // 64-bit IDs as int64
-	colUUID                   // 128-bit IDs as 16 raw bytes
-	colText                   // canonical text, COLLATE "C"
-	colTextICU                // canonical text, COLLATE "und-x-icu" (PostgreSQL)
+	colIdentity    column = iota // bigint identity, filled by the database
+	colBigint                    // 64-bit IDs as int64
+	colUUID                      // 128-bit IDs as 16 raw bytes
+	colText                      // canonical text, COLLATE "C"
+	colTextICU                   // canonical text, COLLATE "und-x-icu" (PostgreSQL)
+	colTextDefault               // canonical text, the database's default collation (InnoDB)
+	colUUIDNative                // 128-bit UUIDs in MariaDB's UUID type
+)
+
+// Row-name suffixes that store a 128-bit spec other than as 16 raw bytes:
+// "uuidv7-text", "ulid-text-icu", "uuidv4-native", …
+const (
+	suffixText        = "-text"
+	suffixTextICU     = "-text-icu"
+	suffixTextDefault = "-text-default"
+	suffixNative      = "-native"
 )
 
 // errICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
@@ -31,34 +42,44 @@ type row struct {
 	spec  string // idkit spec, "" for bigserial
 	col   column
 	canon string // canonical spec of the first generator
+	// unsigned is set for 64-bit layouts that use bit 63, which need an
+	// unsigned column (BIGINT UNSIGNED on InnoDB).
+	unsigned bool
+	textLen  int // characters of the text form, for text columns
 }
 
 // value is one generated key, in the form sent to the database.
 type value struct {
 	i64 int64
+	u64 uint64 // for unsigned rows
 	b16 [16]byte
 	str string
 }
 
 // resolveRow works out a row's column type by making one generator and one
-// ID.
+// ID. A label is a row name (RowBigserial, RowAutoIncrement), an idkit spec,
+// or a 128-bit spec followed by a storage suffix: "-text" (text, binary
+// collation), "-text-icu" (PostgreSQL's ICU root collation),
+// "-text-default" (the database's default collation, InnoDB) or "-native"
+// (MariaDB's UUID type, for UUID specs only).
 func resolveRow(label string) (row, error) {
 	switch label {
-	case RowBigserial:
+	case RowBigserial, RowAutoIncrement:
 		return row{label: label, col: colIdentity}, nil
-	case RowULIDText, RowULIDTextICU:
-		s, err := idkit.New("ulid")
-		if err != nil {
-			return row{}, fmt.Errorf("dbbench: scheme %q: %w", label, err)
-		}
-		closeScheme(s)
-		col := colText
-		if label == RowULIDTextICU {
-			col = colTextICU
-		}
-		return row{label: label, spec: "ulid", col: col, canon: s.Name()}, nil
 	}
-	s, err := idkit.New(label)
+	spec, col := label, column(-1)
+	if _, err := idkit.New(label); err != nil {
+		for _, sf := range []struct {
+			suffix string
+			col    column
+		}{{suffixTextDefault, colTextDefault}, {suffixTextICU, colTextICU}, {suffixText, colText}, {suffixNative, colUUIDNative}} {
+			if base, ok := strings.CutSuffix(label, sf.suffix); ok && base != "" {
+				spec, col = base, sf.col
+				break
+			}
+		}
+	}
+	s, err := idkit.New(spec)
 	if err != nil {
 		return row{}, fmt.Errorf("dbbench: scheme %q: %w", label, err)
 	}
@@ -67,14 +88,23 @@ func resolveRow(label string) (row, error) {
 	if err != nil {
 		return row{}, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err)
 	}
-	r := row{label: label, spec: label, canon: s.Name()}
-	switch id.Bits() {
-	case 64:
+	r := row{label: label, spec: spec, canon: s.Name(), col: col}
+	switch {
+	case id.Bits() == 64 && col < 0:
 		r.col = colBigint
-	case 128:
+		if l, ok := s.(idkit.Layouter); ok && l.Layout().TotalBits() == 64 {
+			r.unsigned = true
+		}
+	case id.Bits() == 128 && col < 0:
 		r.col = colUUID
+	case id.Bits() == 128 && col == colUUIDNative:
+		if !strings.HasPrefix(s.Name(), "uuid") {
+			return row{}, fmt.Errorf("dbbench: scheme %q: the UUID column type takes UUIDs only, and %s IDs are not UUIDs (their version and variant bits are not set)", label, s.Name())
+		}
+	case id.Bits() == 128:
+		r.textLen = len(id.String())
 	default:
-		return row{}, fmt.Errorf("dbbench: scheme %q: IDs of %d bits, want 64 or 128", label, id.Bits())
+		return row{}, fmt.Errorf("dbbench: scheme %q: a %d-bit ID has no %s form here; text and native forms are for 128-bit IDs", label, id.Bits(), strings.TrimPrefix(label, spec))
 	}
 	return r, nil
 }
@@ -120,14 +150,15 @@ func nodeSpec(spec string, i, k int) (string, error) {
 // interleaved round-robin, in the order rows are asked for. It is safe for
 // concurrent use.
 type source struct {
-	col  column
-	gens []idkit.Scheme
-	n    atomic.Uint64
-	seq  atomic.Int64 // for colIdentity on engines without sequences
+	col      column
+	unsigned bool
+	gens     []idkit.Scheme
+	n        atomic.Uint64
+	seq      atomic.Int64 // for colIdentity on engines without sequences
 }
 
 func newSource(r row, nodes int) (*source, error) {
-	s := &source{col: r.col}
+	s := &source{col: r.col, unsigned: r.unsigned}
 	if r.col == colIdentity {
 		return s, nil
 	}
@@ -171,13 +202,16 @@ func (s *source) next(v *value) error {
 	switch s.col {
 	case colBigint:
 		u := id.Uint64()
-		if u > math.MaxInt64 {
+		v.u64 = u
+		if u > math.MaxInt64 && !s.unsigned {
 			return fmt.Errorf("dbbench: scheme %s made ID %d, which does not fit a signed bigint column", g.Name(), u)
 		}
 		v.i64 = int64(u)
 	case colUUID:
 		v.b16 = id.Bytes16()
-	case colText, colTextICU:
+	case colUUIDNative:
+		v.b16 = id.Bytes16()
+	case colText, colTextICU, colTextDefault:
 		v.str = id.String()
 	}
 	return nil
