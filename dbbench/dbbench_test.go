@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/dbbench"
+	"github.com/idkit/idkit/dbbench/mysqltest"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	os.Exit(mysqltest.Around(func() int { return pgtest.Run(m) }))
+}
 
 // small is a configuration that runs in well under a second per scheme.
 func small(db string, schemes ...string) dbbench.Config {

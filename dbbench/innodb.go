@@ -76,6 +76,10 @@ func (e *mysqlEngine) notes(rep *Report, rows []row, skipped []string) []string 
 	} else if len(e.enabled) > 0 {
 		out = append(out, "The run enabled the INNODB_METRICS counters "+strings.Join(e.enabled, ", ")+" and disabled them again afterwards.")
 	}
+	if len(e.badLeafStats) > 0 {
+		out = append(out, "mysql.innodb_index_stats reported fewer leaf pages than the rows need ("+strings.Join(e.badLeafStats, "; ")+
+			"), as it does for indexes of a few pages; leaf pages and fill are left empty there rather than estimated.")
+	}
 	for _, r := range rows {
 		if r.col == colText || r.col == colTextDefault {
 			out = append(out, fmt.Sprintf("Text keys are CHAR columns in the database's character set (%s, up to %d bytes a character), which InnoDB stores with a length byte; the -text rows compare with %s_bin (bytes), the -text-default rows with the default collation %s, whose comparisons are case- and accent-insensitive and go through the collation's weight tables.",

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -47,7 +48,9 @@ type mysqlEngine struct {
 	canFlush   bool     // SET GLOBAL innodb_max_dirty_pages_pct is allowed
 	dirtyPct   string   // its value before the run, restored on close
 	statsWhy   string
-	set        Settings
+	// badLeafStats lists loads whose n_leaf_pages cannot hold their rows.
+	badLeafStats []string
+	set          Settings
 }
 
 // InnoDB page counters the run reads from information_schema.INNODB_METRICS.
@@ -66,7 +69,7 @@ func isInnoDB(db string) bool { return db == EngineMariaDBLocal || isMySQLURL(db
 
 // dsnPassword matches the password of a URL's user information
 // (scheme://user:password@) and a key/value password=… setting.
-var dsnPassword = regexp.MustCompile(`(://[^:/@?#]*:)[^@]*@|(password\s*=\s*)('(\\.|[^'])*'|[^\s]*)`)
+var dsnPassword = regexp.MustCompile(`(://[^:/@?#\s]*:)[^/?#\s]*@|(password\s*=\s*)('(\\.|[^'])*'|[^\s]*)`)
 
 // RedactDSN returns s with the password of every connection URL
 // (scheme://user:password@host) and key/value password=… setting in it
@@ -163,6 +166,8 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 	c.Timeout = 15 * time.Second
 	c.ParseTime = false
 	c.MultiStatements = false
+	// The driver logs broken connections to stderr; Run reports them.
+	c.Logger = mysql.Logger(log.New(io.Discard, "", 0))
 	if c.Params == nil {
 		c.Params = map[string]string{}
 	}
@@ -810,8 +815,15 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, m *met
 	}
 	m.tableBytes = m.indexBytes + m.secIndexBytes
 	key := int64(e.keyBytes(r))
-	m.leafPages = &leaves
 	m.density = e.leafFill(m.rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
+	if m.density != nil && *m.density > 100 {
+		// Seen on MariaDB 10.11 for indexes of a few pages: n_leaf_pages is
+		// 1 although the rows fill several pages. Left empty, not guessed.
+		e.badLeafStats = append(e.badLeafStats, fmt.Sprintf("%s: %d leaf page(s) for %d rows", r.label, leaves, m.rows))
+		m.density = nil
+	} else {
+		m.leafPages = &leaves
+	}
 	if e.cfg.SecondaryIndex {
 		m.secLeafPages = &secLeaves
 	}

@@ -71,11 +71,21 @@ func Main(m *testing.M) {
 
 // Run is Main without the os.Exit: it runs the tests of m, stops the shared
 // private server if one was started and returns m.Run's exit code.
-func Run(m *testing.M) int {
+func Run(m *testing.M) int { return Around(m.Run) }
+
+// Around is Run for a TestMain that has more to wrap around its tests, such
+// as another package's shared server: it calls run (which runs the tests),
+// then stops the shared private server if one was started, and returns
+// run's exit code.
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(mysqltest.Around(func() int { return pgtest.Run(m) }))
+//	}
+func Around(run func() int) int {
 	shared.mu.Lock()
 	shared.inMain = true
 	shared.mu.Unlock()
-	code := m.Run()
+	code := run()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.server != nil {
