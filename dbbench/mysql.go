@@ -742,7 +742,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 	if m.rows != int64(n) {
 		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
 	}
-	if err := e.sizes(ctx, tbl, name, r, &m); err != nil {
+	if err := e.sizes(ctx, tbl, name, r, measure, &m); err != nil {
 		return m, err
 	}
 	if !measure || e.cfg.Lookups == 0 {
@@ -759,7 +759,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 // leaf pages per index. Without access to it, information_schema.TABLES
 // gives the clustered (DATA_LENGTH) and secondary (INDEX_LENGTH) sizes
 // from the same statistics, without leaf pages.
-func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, m *metrics) error {
+func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measure bool, m *metrics) error {
 	// MariaDB's ANALYZE TABLE also gathers engine-independent statistics
 	// with a full scan unless told not to.
 	if e.mariadb {
@@ -814,6 +814,9 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, m *met
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	}
 	m.tableBytes = m.indexBytes + m.secIndexBytes
+	if !measure {
+		return nil
+	}
 	key := int64(e.keyBytes(r))
 	m.density = e.leafFill(m.rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
 	if m.density != nil && *m.density > 100 {

@@ -40,6 +40,9 @@ import (
 // connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
 // In every case Run first drops what it created.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	if cfg.DB == EngineAllLocal {
+		return nil, errAllLocal
+	}
 	innodb := isInnoDB(cfg.DB)
 	if innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())) {
 		cfg.Schemes = InnoDBSchemes()

@@ -33,6 +33,8 @@ Flags:
                      mysql://user:password@host:port/db (?socket=PATH for a unix socket):
                      an existing MariaDB/MySQL server (idbench works in a database of its
                      own, idbench_<random>, and drops it).
+                     all-local: every engine available here (pg-local, mariadb-local, sqlite),
+                     one after the other, in one report.
                      Default: pg-local when server binaries are found, else sqlite.
   --schemes LIST     rows to compare, separated by commas or semicolons (default
                      "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text"):
@@ -185,6 +187,9 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	cfg.Command = commandLine("idbench db", args)
 
+	if cfg.DB == dbbench.EngineAllLocal {
+		return runDBAllLocal(ctx, stdout, stderr, cfg, *asJSON, *asBench, *out)
+	}
 	rep, err := dbbench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("db: %w", err)
