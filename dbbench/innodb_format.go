@@ -12,10 +12,10 @@ func baselineName(s Settings) string {
 	if !isInnoDBEngine(s.Engine) {
 		return "bare pgx CopyFrom of ascending int64 keys"
 	}
-	if s.Mode == ModeCopy {
+	if s.Mode == ModeLoad {
 		return "bare LOAD DATA LOCAL INFILE of ascending BIGINT keys (19 digits, as Snowflake IDs)"
 	}
-	return "bare multi-row INSERT of ascending BIGINT keys"
+	return fmt.Sprintf("bare prepared %d-row INSERT of ascending BIGINT keys", s.Batch)
 }
 
 // innodbSettingsLine is the one-line summary of the InnoDB settings.

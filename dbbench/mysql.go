@@ -56,8 +56,21 @@ type mysqlEngine struct {
 // InnoDB page counters the run reads from information_schema.INNODB_METRICS.
 var innodbCounters = []string{"index_page_splits", "index_page_merge_successful"}
 
-// loadPath names the copy-mode path in the report.
-const loadPath = "LOAD DATA LOCAL INFILE from an io.Reader (mysql.RegisterReaderHandler)"
+// innodbBatch is the rows per prepared multi-row INSERT in copy mode: of
+// 1,000, 10,000 and 30,000 it loaded fastest (docs/choosing-an-id.md, InnoDB
+// section, gives the command and figures).
+const innodbBatch = 1000
+
+// loadPathOf names a mode's path in the report.
+func loadPathOf(mode string) string {
+	switch mode {
+	case ModeLoad:
+		return "LOAD DATA LOCAL INFILE from an io.Reader (mysql.RegisterReaderHandler), one per batch"
+	case ModeSingle:
+		return "single-row prepared INSERTs, autocommitted"
+	}
+	return "prepared multi-row INSERTs (binary protocol), one transaction each"
+}
 
 // isMySQLURL reports whether db is a MariaDB/MySQL URL.
 func isMySQLURL(db string) bool {
@@ -176,6 +189,9 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 		return nil, fmt.Errorf("dbbench: MySQL configuration: %s", RedactDSN(err.Error()))
 	}
 	e := &mysqlEngine{cfg: cfg, kind: kind, db: sql.OpenDB(connector), batch: cfg.batchFor(false)}
+	if cfg.Batch == 0 && (cfg.Mode == ModeCopy || cfg.Mode == ModeBatch) {
+		e.batch = min(innodbBatch, cfg.Rows)
+	}
 	e.db.SetMaxOpenConns(cfg.Clients + 2)
 	e.db.SetMaxIdleConns(cfg.Clients + 2)
 	e.db.SetConnMaxLifetime(0)
@@ -211,7 +227,7 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 func (e *mysqlEngine) probe(ctx context.Context) error {
 	s := &e.set
 	s.Engine = e.kind
-	s.LoadPath = loadPath
+	s.LoadPath = loadPathOf(e.cfg.Mode)
 	s.SecondaryIndex = e.cfg.SecondaryIndex
 	var version, comment string
 	var bp, logSize int64
@@ -594,7 +610,7 @@ func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec 
 
 func (e *mysqlEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics, error) {
 	return e.loadWith(ctx, row{col: colBigint}, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
-		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, rec)
+		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, e.batch, rec)
 	})
 }
 
@@ -658,10 +674,10 @@ func (l *lineReader) Read(p []byte) (int, error) {
 const bareKeyBase = 1_000_000_000_000_000_000
 
 // bareLoad is the baseline: ascending BIGINT keys by the same path as the
-// schemes (one LOAD DATA of all rows in copy mode, multi-row INSERTs of the
-// configured batch in batch mode), with no key generator behind it.
-func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, rec *recorder) error {
-	if mode == ModeCopy {
+// schemes (one LOAD DATA of all rows in load mode, prepared multi-row
+// INSERTs of batch rows otherwise), with no key generator behind it.
+func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, batch int, rec *recorder) error {
+	if mode == ModeLoad {
 		i := 0
 		r := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
 			if i == n {
@@ -679,15 +695,28 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 		rec.add(int64(n))
 		return nil
 	}
-	batch := rec.chunk
-	var args []any
-	for start := int64(0); start < int64(n); start += batch {
-		count := min(batch, int64(n)-start)
+	stmts := map[int64]*sql.Stmt{}
+	defer func() {
+		for _, s := range stmts {
+			s.Close()
+		}
+	}()
+	args := make([]any, 0, 2*batch)
+	for start := int64(0); start < int64(n); start += int64(batch) {
+		count := min(int64(batch), int64(n)-start)
+		st, ok := stmts[count]
+		if !ok {
+			var err error
+			if st, err = conn.PrepareContext(ctx, mysqlInsertSQL(tbl, 2, int(count))); err != nil {
+				return err
+			}
+			stmts[count] = st
+		}
 		args = args[:0]
 		for i := start + 1; i <= start+count; i++ {
 			args = append(args, bareKeyBase+i, i)
 		}
-		if _, err := conn.ExecContext(ctx, mysqlInsertSQL(tbl, 2, int(count)), args...); err != nil {
+		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return err
 		}
 		rec.add(count)
@@ -880,7 +909,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 			return &local, src.next(&local)
 		}
 		switch e.cfg.Mode {
-		case ModeCopy:
+		case ModeLoad:
 			cols := "(id, payload)"
 			switch c {
 			case colIdentity:
@@ -915,7 +944,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 				}
 				rec.add(count)
 			}
-		default: // ModeBatch, ModeSingle
+		default: // ModeCopy, ModeBatch, ModeSingle
 			ncols := 2
 			if c == colIdentity {
 				ncols = 1
