@@ -41,11 +41,6 @@ const (
 	// ModeSingle sends one single-row INSERT per row, autocommitted, from
 	// Config.Clients concurrent connections.
 	ModeSingle = "single"
-	// ModeLoad streams each batch with LOAD DATA LOCAL INFILE from an
-	// io.Reader (MariaDB/MySQL only). On InnoDB, ModeCopy uses prepared
-	// multi-row INSERTs instead, which measured faster (see the InnoDB
-	// section of docs/choosing-an-id.md).
-	ModeLoad = "load"
 )
 
 // Profiles accepted in Config.Profile.
@@ -123,8 +118,8 @@ type Config struct {
 	// it.
 	Batch int
 
-	// Mode is ModeCopy (default: the engine's fastest bulk path), ModeBatch,
-	// ModeSingle or, on MariaDB/MySQL, ModeLoad.
+	// Mode is ModeCopy (default: the engine's bulk path; LOAD DATA LOCAL
+	// INFILE from an io.Reader on MariaDB/MySQL), ModeBatch or ModeSingle.
 	Mode string
 
 	// Clients is the number of concurrent connections loading the table.
@@ -278,9 +273,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("dbbench: range size must be at least 1, got %d", c.RangeN)
 	}
 	switch c.Mode {
-	case ModeCopy, ModeBatch, ModeSingle, ModeLoad:
+	case ModeCopy, ModeBatch, ModeSingle:
 	default:
-		return c, fmt.Errorf("dbbench: unknown insert mode %q (want %s, %s, %s or %s)", c.Mode, ModeCopy, ModeBatch, ModeSingle, ModeLoad)
+		return c, fmt.Errorf("dbbench: unknown insert mode %q (want %s, %s or %s)", c.Mode, ModeCopy, ModeBatch, ModeSingle)
 	}
 	switch c.Profile {
 	case ProfileSteady, ProfileCheckpoints:

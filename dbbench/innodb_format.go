@@ -12,7 +12,7 @@ func baselineName(s Settings) string {
 	if !isInnoDBEngine(s.Engine) {
 		return "bare pgx CopyFrom of ascending int64 keys"
 	}
-	if s.Mode == ModeLoad {
+	if s.Mode == ModeCopy {
 		return "bare LOAD DATA LOCAL INFILE of ascending BIGINT keys (19 digits, as Snowflake IDs)"
 	}
 	return fmt.Sprintf("bare prepared %d-row INSERT of ascending BIGINT keys", s.Batch)

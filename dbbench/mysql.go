@@ -56,15 +56,10 @@ type mysqlEngine struct {
 // InnoDB page counters the run reads from information_schema.INNODB_METRICS.
 var innodbCounters = []string{"index_page_splits", "index_page_merge_successful"}
 
-// innodbBatch is the rows per prepared multi-row INSERT in copy mode: of
-// 1,000, 10,000 and 30,000 it loaded fastest (docs/choosing-an-id.md, InnoDB
-// section, gives the command and figures).
-const innodbBatch = 1000
-
 // loadPathOf names a mode's path in the report.
 func loadPathOf(mode string) string {
 	switch mode {
-	case ModeLoad:
+	case ModeCopy:
 		return "LOAD DATA LOCAL INFILE from an io.Reader (mysql.RegisterReaderHandler), one per batch"
 	case ModeSingle:
 		return "single-row prepared INSERTs, autocommitted"
@@ -189,9 +184,6 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 		return nil, fmt.Errorf("dbbench: MySQL configuration: %s", RedactDSN(err.Error()))
 	}
 	e := &mysqlEngine{cfg: cfg, kind: kind, db: sql.OpenDB(connector), batch: cfg.batchFor(false)}
-	if cfg.Batch == 0 && (cfg.Mode == ModeCopy || cfg.Mode == ModeBatch) {
-		e.batch = min(innodbBatch, cfg.Rows)
-	}
 	e.db.SetMaxOpenConns(cfg.Clients + 2)
 	e.db.SetMaxIdleConns(cfg.Clients + 2)
 	e.db.SetConnMaxLifetime(0)
@@ -674,10 +666,10 @@ func (l *lineReader) Read(p []byte) (int, error) {
 const bareKeyBase = 1_000_000_000_000_000_000
 
 // bareLoad is the baseline: ascending BIGINT keys by the same path as the
-// schemes (one LOAD DATA of all rows in load mode, prepared multi-row
+// schemes (one LOAD DATA of all rows in copy mode, prepared multi-row
 // INSERTs of batch rows otherwise), with no key generator behind it.
 func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, batch int, rec *recorder) error {
-	if mode == ModeLoad {
+	if mode == ModeCopy {
 		i := 0
 		r := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
 			if i == n {
@@ -909,7 +901,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 			return &local, src.next(&local)
 		}
 		switch e.cfg.Mode {
-		case ModeLoad:
+		case ModeCopy:
 			cols := "(id, payload)"
 			switch c {
 			case colIdentity:
@@ -944,7 +936,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 				}
 				rec.add(count)
 			}
-		default: // ModeCopy, ModeBatch, ModeSingle
+		default: // ModeBatch, ModeSingle
 			ncols := 2
 			if c == colIdentity {
 				ncols = 1

@@ -52,9 +52,6 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, err
 	}
 	cfg.Command = RedactDSN(cfg.Command)
-	if cfg.Mode == ModeLoad && !innodb {
-		return nil, fmt.Errorf("dbbench: insert mode %q (LOAD DATA LOCAL INFILE) is for MariaDB/MySQL only", ModeLoad)
-	}
 	if cfg.SecondaryIndex && !innodb {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}

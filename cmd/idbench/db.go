@@ -48,10 +48,10 @@ Flags:
                      is "auto-increment,snowflake,sonyflake,ulid,uuidv7,uuidv4,uuidv7-native,
                      uuidv4-native,ulid-text,ulid-text-default,uuidv7-text,uuidv7-text-default"
   --rows N           rows per measured load (default %d)
-  --mode MODE        copy (the fastest bulk path, default: binary COPY on PostgreSQL, prepared
-                     1,000-row INSERTs on MariaDB/MySQL), batch (multi-row INSERT), single
-                     (one-row INSERTs, autocommitted, from --clients connections), load
-                     (MariaDB/MySQL: LOAD DATA LOCAL INFILE from an io.Reader per batch)
+  --mode MODE        copy (the bulk path, default: binary COPY on PostgreSQL, LOAD DATA LOCAL
+                     INFILE from an io.Reader on MariaDB/MySQL), batch (multi-row INSERT,
+                     prepared on MariaDB/MySQL), single (one-row INSERTs, autocommitted, from
+                     --clients connections)
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
@@ -236,9 +236,9 @@ func checkDBFlags(c dbbench.Config) error {
 		return fmt.Errorf("--range %d: want at least 1", c.RangeN)
 	}
 	switch c.Mode {
-	case dbbench.ModeCopy, dbbench.ModeBatch, dbbench.ModeSingle, dbbench.ModeLoad:
+	case dbbench.ModeCopy, dbbench.ModeBatch, dbbench.ModeSingle:
 	default:
-		return fmt.Errorf("--mode %q: want copy, batch, single or load", c.Mode)
+		return fmt.Errorf("--mode %q: want copy, batch or single", c.Mode)
 	}
 	switch c.Profile {
 	case dbbench.ProfileSteady, dbbench.ProfileCheckpoints:
