@@ -19,7 +19,8 @@ const (
 )
 
 // figuresBlocks are the generated blocks of the guide, each from one committed report.
-var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json"}
+var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json",
+	"docs/report-innodb/report.json", "docs/report-innodb-small-pool/report.json"}
 
 func figuresBegin(report string) string {
 	return "<!-- BEGIN idbench figures: generated from " + report + " by `go test ./dbbench -run TestChoosingAnIDFigures -update`; do not edit -->\n"

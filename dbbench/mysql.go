@@ -328,7 +328,7 @@ func (e *mysqlEngine) flushDirty(ctx context.Context) (err error) {
 func (e *mysqlEngine) enableMonitors(ctx context.Context) error {
 	for _, name := range innodbCounters {
 		var on string
-		err := e.admin.QueryRowContext(ctx, "SELECT "+e.enabledColumn(ctx)+" FROM information_schema.INNODB_METRICS WHERE NAME = ?", name).Scan(&on)
+		err := e.admin.QueryRowContext(ctx, "SELECT "+e.enabledColumn()+" FROM information_schema.INNODB_METRICS WHERE NAME = ?", name).Scan(&on)
 		if err != nil {
 			if ctx.Err() != nil || connLost(err) {
 				return fail(ctx, "read INNODB_METRICS", err)
@@ -354,7 +354,7 @@ func (e *mysqlEngine) enableMonitors(ctx context.Context) error {
 
 // enabledColumn is INNODB_METRICS's on/off column: ENABLED on MariaDB,
 // STATUS on MySQL.
-func (e *mysqlEngine) enabledColumn(ctx context.Context) string {
+func (e *mysqlEngine) enabledColumn() string {
 	if e.mariadb {
 		return "ENABLED"
 	}
