@@ -94,6 +94,36 @@ func RedactDSN(s string) string {
 	})
 }
 
+// redactURL returns one connection URL with everything between the user
+// name's colon and the last "@" replaced by "xxxxx", whatever characters
+// the password holds.
+func redactURL(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return RedactDSN(s)
+	}
+	rest := s[i+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return s
+	}
+	colon := strings.Index(rest[:at], ":")
+	if colon < 0 {
+		return s
+	}
+	return s[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
+}
+
+// passwordOf returns what redactURL hides in s, or "".
+func passwordOf(s string) string {
+	r := redactURL(s)
+	if r == s {
+		return ""
+	}
+	i := strings.Index(r, "xxxxx")
+	return s[i : len(s)-(len(r)-i-5)]
+}
+
 // ParseMySQLURL turns "mysql://user:password@host:port/db" (or mariadb://)
 // into a go-sql-driver/mysql configuration. The port defaults to 3306 and
 // the database may be empty. Query parameters: socket=PATH connects over a
@@ -102,17 +132,21 @@ func RedactDSN(s string) string {
 // contain the password.
 func ParseMySQLURL(s string) (*mysql.Config, error) {
 	if !isMySQLURL(s) {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", RedactDSN(s))
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", redactURL(s))
 	}
+	red := redactURL(s)
 	u, err := url.Parse(s)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", RedactDSN(s), RedactDSN(err.Error()))
+		msg := err.Error()
+		if pw := passwordOf(s); pw != "" && strings.Contains(msg, pw) {
+			msg = "cannot parse it"
+		}
+		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", red, msg)
 	}
-	red := RedactDSN(s)
 	c := mysql.NewConfig()
 	if u.User != nil {
 		c.User = u.User.Username()
@@ -130,7 +164,7 @@ func ParseMySQLURL(s string) (*mysql.Config, error) {
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: bad query: %s", red, RedactDSN(err.Error()))
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: bad query", red)
 	}
 	for k, vs := range q {
 		v := vs[len(vs)-1]

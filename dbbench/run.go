@@ -51,6 +51,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The DB string as given first (its password may hold any character),
+	// then any other URL or password= setting in the command.
+	if cfg.DB != "" {
+		cfg.Command = strings.ReplaceAll(cfg.Command, cfg.DB, redactURL(cfg.DB))
+	}
 	cfg.Command = RedactDSN(cfg.Command)
 	if cfg.SecondaryIndex && !innodb {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
