@@ -170,8 +170,10 @@ type Config struct {
 	// RangeN is the number of rows each range scan returns. Zero means 100.
 	RangeN int
 
-	// Baseline adds a bare pgx CopyFrom of ascending int64 keys into the same
-	// table shape, to show the harness's own overhead (PostgreSQL only).
+	// Baseline adds a bare load of ascending int64 keys into the same table
+	// shape by the same path (pgx CopyFrom on PostgreSQL, LOAD DATA LOCAL
+	// INFILE or prepared INSERTs on MariaDB/MySQL), to show the harness's own
+	// overhead. SQLite has none.
 	Baseline bool
 
 	// Progress, when non-nil, receives a progress bar. Pass a terminal only.

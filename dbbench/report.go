@@ -15,7 +15,7 @@ type Report struct {
 
 // Settings records what shapes the result.
 type Settings struct {
-	Engine        string `json:"engine"`         // "pg-local", "pg" or "sqlite"
+	Engine        string `json:"engine"`         // "pg-local", "pg", "mariadb-local", "mysql" or "sqlite"
 	ServerVersion string `json:"server_version"` // e.g. "PostgreSQL 15.20 …" or "SQLite 3.50.4"
 	Command       string `json:"command,omitempty"`
 
@@ -179,8 +179,10 @@ type Sample struct {
 	AvgLeafDensity   *float64 `json:"avg_leaf_density"`
 }
 
-// Baseline is a bare pgx CopyFrom of ascending int64 keys into the same table
-// shape, run next to the schemes to measure the harness's overhead.
+// Baseline is a bare load of ascending int64 keys into the same table shape
+// by the same path (pgx CopyFrom on PostgreSQL; LOAD DATA or prepared
+// INSERTs on MariaDB/MySQL), run next to the schemes to measure the
+// harness's overhead.
 type Baseline struct {
 	Rows       int64    `json:"rows"`
 	RowsPerSec float64  `json:"rows_per_sec"`

@@ -4,11 +4,15 @@
 // latency afterwards.
 //
 // Run loads a table (id PRIMARY KEY, payload bigint) per scheme on one of
-// three engines: an existing PostgreSQL server, a private throwaway cluster
-// started from the installed server binaries (package pglocal), or an
-// embedded SQLite database. On PostgreSQL it works only inside a schema of
-// its own, idbench_<random>, which it drops when done, on error and when its
-// context is cancelled; it never touches an object it did not create.
+// these engines: an existing PostgreSQL server, a private throwaway cluster
+// started from the installed server binaries (package pglocal), an
+// existing MariaDB/MySQL server or a private one (package mariadblocal),
+// whose InnoDB tables are clustered on the primary key, or an embedded
+// SQLite database. On PostgreSQL it works only inside a schema of its own,
+// idbench_<random>, and on MariaDB/MySQL inside a database of its own of
+// the same name, which it drops when done, on error and when its context is
+// cancelled; it never touches an object it did not create. On MariaDB/MySQL
+// it enables two INNODB_METRICS counters for the run and restores them.
 //
 // Keys go over the wire in binary: int64 for bigint columns, 16 raw bytes
 // for uuid columns, and the canonical text for the ulid-text row. They are
