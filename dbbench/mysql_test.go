@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -381,4 +383,43 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestRunAllLocal runs every local engine into one report directory.
+func TestRunAllLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a private server per engine")
+	}
+	cfg := small(dbbench.EngineAllLocal, "snowflake", "uuidv4")
+	cfg.Baseline = true
+	reps, err := dbbench.RunAll(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := dbbench.LocalEngines()
+	if len(reps) != len(engines) {
+		t.Fatalf("%d reports for engines %v", len(reps), engines)
+	}
+	dir := t.TempDir()
+	if err := dbbench.WriteAllReport(dir, reps); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, dbbench.ReportMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rep := range reps {
+		if rep.Settings.Engine != engines[i] || len(rep.Results) != 2 {
+			t.Errorf("report %d: engine %s with %d results, want %s with 2", i, rep.Settings.Engine, len(rep.Results), engines[i])
+		}
+		if _, err := os.Stat(filepath.Join(dir, engines[i], dbbench.ReportJSON)); err != nil {
+			t.Errorf("no report for %s: %v", engines[i], err)
+		}
+		if !strings.Contains(string(index), "("+engines[i]+"/"+dbbench.ReportMarkdown+")") {
+			t.Errorf("%s does not link the %s report", dbbench.ReportMarkdown, engines[i])
+		}
+	}
+	if _, err := dbbench.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "RunAll") {
+		t.Errorf("Run with all-local: %v, want it pointed at RunAll", err)
+	}
 }
