@@ -69,7 +69,6 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-
 // TestRunServesAndStops runs idkitd on a free loopback port, asks it for IDs and stops it with
 // the context, as SIGTERM does.
 func TestRunServesAndStops(t *testing.T) {
