@@ -241,3 +241,25 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkNextBatch(b *testing.B) {
+	addr, _ := serve(b, "127.0.0.1:0", gens[0])
+	for _, n := range []int{1000, 10000} {
+		for _, bc := range []struct{ name, spec string }{
+			{"inprocess", gens[0].Spec},
+			{"remote", "remote:addr=" + addr + ",generator=orders"},
+		} {
+			b.Run(fmt.Sprintf("scheme=%s/batch=%d", bc.name, n), func(b *testing.B) {
+				s := open(b, bc.spec).(idkit.Batcher)
+				buf := make([]idkit.ID, n)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := s.NextBatch(buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/ID")
+			})
+		}
+	}
+}
