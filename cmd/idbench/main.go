@@ -85,6 +85,7 @@ func commands() []command {
 		{"speed", "measure generation cost per scheme beside the wrapped libraries", runSpeed},
 		{"db", "measure the database B-tree cost of each scheme", withoutStdin(runDB)},
 		{"nodes", "list the node slots of a lease store (etcd, PostgreSQL) and who holds them", withoutStdin(runNodes)},
+		{"load", "drive an idkitd ID service (or one started in process) and report req/s and latency", withoutStdin(runLoad)},
 		{"help", "show help for idbench or one of its subcommands", runHelp},
 	}
 }

@@ -33,7 +33,7 @@ type running struct {
 }
 
 // start serves cfg on 127.0.0.1 until the test ends.
-func start(t *testing.T, cfg server.Config) *running {
+func start(t testing.TB, cfg server.Config) *running {
 	t.Helper()
 	srv, err := server.New(cfg)
 	if err != nil {
