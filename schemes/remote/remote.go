@@ -317,9 +317,9 @@ func (s *Scheme) ids(m *v1.NextResponse, n int) ([]idkit.ID, error) {
 	return out, nil
 }
 
-// retry runs call with a per-attempt deadline until it succeeds, fails with a code retrying
-// cannot help, ctx ends, or RetryFor passes; UNAVAILABLE (which includes connections refused
-// or reset) is retried with exponential backoff and jitter.
+// retry runs call with a per-attempt deadline until it succeeds, fails with an error retrying
+// cannot help, ctx ends, or RetryFor passes; transient errors (see transient) are retried with
+// exponential backoff and jitter.
 func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) error {
 	deadline := time.Now().Add(s.cfg.RetryFor)
 	backoff := 10 * time.Millisecond
@@ -333,7 +333,7 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 		if ctx.Err() != nil {
 			return fmt.Errorf("remote: %s: %w", s.cfg.Addr, ctx.Err())
 		}
-		if connect.CodeOf(err) != connect.CodeUnavailable {
+		if !transient(err) {
 			return fmt.Errorf("remote: %s generator %q: %w", s.cfg.Addr, s.cfg.Generator, err)
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
@@ -349,6 +349,22 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
+}
+
+// transient reports whether an attempt's error may pass: UNAVAILABLE from the service or the
+// transport (connection refused), and a request cut off by its connection (reset when the
+// service dies mid-request, which connect reports as CANCELED or UNKNOWN) or by the attempt's
+// own deadline. The caller has checked that its own context is still live. Retrying Next is
+// safe: a request that was answered but whose answer was lost only loses IDs.
+func transient(err error) bool {
+	switch connect.CodeOf(err) {
+	case connect.CodeUnavailable, connect.CodeDeadlineExceeded:
+		return true
+	case connect.CodeCanceled, connect.CodeUnknown:
+		// A status the service sent is final; a transport failure carries no wire status.
+		return !connect.IsWireError(err)
+	}
+	return false
 }
 
 // Parse reads an ID's canonical text, with the local codec when there is one.
