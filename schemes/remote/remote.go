@@ -268,53 +268,47 @@ func (s *Scheme) NextBatchContext(ctx context.Context, dst []idkit.ID) error {
 	}
 	for len(dst) > 0 {
 		n := min(len(dst), s.cfg.MaxCount)
-		ids, err := s.fetch(ctx, n)
-		if err != nil {
+		if err := s.fetch(ctx, dst[:n]); err != nil {
 			return err
 		}
-		copy(dst, ids)
 		dst = dst[n:]
 	}
 	return nil
 }
 
-// fetch asks the service for n IDs, retrying while it is unavailable.
-func (s *Scheme) fetch(ctx context.Context, n int) ([]idkit.ID, error) {
-	var ids []idkit.ID
-	err := s.retry(ctx, func(ctx context.Context) error {
-		res, err := s.client.Next(ctx, connect.NewRequest(&v1.NextRequest{Generator: s.cfg.Generator, Count: uint32(n)}))
+// fetch fills dst with new IDs from one request, retrying while the service is unavailable.
+func (s *Scheme) fetch(ctx context.Context, dst []idkit.ID) error {
+	return s.retry(ctx, func(ctx context.Context) error {
+		res, err := s.client.Next(ctx, connect.NewRequest(&v1.NextRequest{Generator: s.cfg.Generator, Count: uint32(len(dst))}))
 		if err != nil {
 			return err
 		}
-		ids, err = s.ids(res.Msg, n)
-		return err
+		return s.ids(res.Msg, dst)
 	})
-	return ids, err
 }
 
-// ids converts a response, checking it holds n IDs.
-func (s *Scheme) ids(m *v1.NextResponse, n int) ([]idkit.ID, error) {
-	if len(m.Ids64)+len(m.Ids128) != n {
-		return nil, fmt.Errorf("remote: %s sent %d IDs for %d asked", s.cfg.Addr, len(m.Ids64)+len(m.Ids128), n)
+// ids converts a response into dst, checking it holds len(dst) IDs.
+func (s *Scheme) ids(m *v1.NextResponse, dst []idkit.ID) error {
+	if got := len(m.Ids64) + len(m.Ids128); got != len(dst) {
+		return fmt.Errorf("remote: %s sent %d IDs for %d asked", s.cfg.Addr, got, len(dst))
 	}
-	out := make([]idkit.ID, n)
 	if len(m.Ids64) > 0 {
 		for i, v := range m.Ids64 {
-			out[i] = idkit.FromUint64(v)
+			dst[i] = idkit.FromUint64(v)
 		}
-		return out, nil
+		return nil
 	}
 	for i, b := range m.Ids128 {
 		if len(b) != 16 {
-			return nil, fmt.Errorf("remote: %s sent a 128-bit ID of %d bytes", s.cfg.Addr, len(b))
+			return fmt.Errorf("remote: %s sent a 128-bit ID of %d bytes", s.cfg.Addr, len(b))
 		}
 		if s.uuid {
-			out[i] = idkit.FromUUID([16]byte(b))
+			dst[i] = idkit.FromUUID([16]byte(b))
 		} else {
-			out[i] = idkit.FromULID([16]byte(b))
+			dst[i] = idkit.FromULID([16]byte(b))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // retry runs call with a per-attempt deadline until it succeeds, fails with an error retrying
@@ -437,7 +431,7 @@ func (s *Scheme) Close() error {
 // background fill fetches the next batch, so that takers rarely wait for the network.
 type prefetcher struct {
 	size  int
-	fetch func(context.Context, int) ([]idkit.ID, error)
+	fetch func(context.Context, []idkit.ID) error
 	ctx   context.Context
 	stop  context.CancelFunc
 
@@ -445,11 +439,12 @@ type prefetcher struct {
 	cur     []idkit.ID
 	pos     int
 	next    []idkit.ID
+	spare   []idkit.ID    // a used-up buffer for the next fill to reuse
 	err     error         // the last fill's error, given to one taker
 	filling chan struct{} // non-nil while a fill runs; closed when it ends
 }
 
-func newPrefetcher(size int, fetch func(context.Context, int) ([]idkit.ID, error)) *prefetcher {
+func newPrefetcher(size int, fetch func(context.Context, []idkit.ID) error) *prefetcher {
 	ctx, stop := context.WithCancel(context.Background())
 	return &prefetcher{size: size, fetch: fetch, ctx: ctx, stop: stop}
 }
@@ -469,6 +464,7 @@ func (p *prefetcher) take(ctx context.Context, dst []idkit.ID) error {
 			continue
 		}
 		if p.next != nil {
+			p.spare = p.cur[:0]
 			p.cur, p.pos, p.next = p.next, 0, nil
 			p.startFill()
 			p.mu.Unlock()
@@ -502,8 +498,14 @@ func (p *prefetcher) startFill() {
 	}
 	done := make(chan struct{})
 	p.filling = done
+	ids := p.spare
+	p.spare = nil
+	if cap(ids) < p.size {
+		ids = make([]idkit.ID, p.size)
+	}
+	ids = ids[:p.size]
 	go func() {
-		ids, err := p.fetch(p.ctx, p.size)
+		err := p.fetch(p.ctx, ids)
 		p.mu.Lock()
 		if err != nil {
 			p.err = err
