@@ -102,3 +102,24 @@ func TestRunServesAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzConfigFile reads arbitrary config files: each gives a config with generators or an
+// error, never a panic.
+func FuzzConfigFile(f *testing.F) {
+	f.Add("listen = \"127.0.0.1:9000\"\nmax_count = 50\n[generators]\na = \"ulid\"\n")
+	f.Add("drain_timeout = \"-1s\"\n[generators]\na = \"ulid\"\n")
+	f.Add("[generators]\na = 5\n")
+	f.Add("max_count = -3\n[generators]\nb = \"snowflake:node=1\"\n")
+	f.Add("tokens_file = \"/nonexistent\"\n[generators]\na = \"ulid\"\n")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, body string) {
+		p := filepath.Join(dir, "c.toml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := parseArgs(io.Discard, []string{"--config", p})
+		if err == nil && len(cfg.Generators) == 0 {
+			t.Fatalf("%q: accepted without generators", body)
+		}
+	})
+}
