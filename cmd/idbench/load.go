@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -130,11 +129,11 @@ type loadGens []server.Generator
 func (g *loadGens) String() string { return "" }
 
 func (g *loadGens) Set(v string) error {
-	name, spec, ok := strings.Cut(v, "=")
-	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(spec) == "" {
-		return errors.New("want NAME=SPEC, such as orders=snowflake:layout=twitter,node=1")
+	gen, err := server.ParseGenerator(v)
+	if err != nil {
+		return err
 	}
-	*g = append(*g, server.Generator{Name: strings.TrimSpace(name), Spec: strings.TrimSpace(spec)})
+	*g = append(*g, gen)
 	return nil
 }
 

@@ -81,11 +81,11 @@ type genFlags []server.Generator
 func (g *genFlags) String() string { return "" }
 
 func (g *genFlags) Set(v string) error {
-	name, spec, ok := strings.Cut(v, "=")
-	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(spec) == "" {
-		return fmt.Errorf("want NAME=SPEC, such as orders=snowflake:layout=twitter,node=3")
+	gen, err := server.ParseGenerator(v)
+	if err != nil {
+		return err
 	}
-	*g = append(*g, server.Generator{Name: strings.TrimSpace(name), Spec: strings.TrimSpace(spec)})
+	*g = append(*g, gen)
 	return nil
 }
 

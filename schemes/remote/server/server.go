@@ -54,6 +54,17 @@ type Generator struct {
 	Spec string
 }
 
+// ParseGenerator reads NAME=SPEC, the form of idkitd's --gen flag; blanks around both are
+// dropped. It checks the form only: New checks the name and the spec.
+func ParseGenerator(s string) (Generator, error) {
+	name, spec, ok := strings.Cut(s, "=")
+	name, spec = strings.TrimSpace(name), strings.TrimSpace(spec)
+	if !ok || name == "" || spec == "" {
+		return Generator{}, fmt.Errorf("%w: generator %q: want NAME=SPEC, such as orders=snowflake:layout=twitter,node=1", ErrConfig, idkit.Redact(s))
+	}
+	return Generator{Name: name, Spec: spec}, nil
+}
+
 // Config says what a Server serves and how. Zero fields take the defaults above.
 type Config struct {
 	// Listen is the address Run listens on; the default is loopback only.

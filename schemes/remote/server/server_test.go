@@ -25,11 +25,19 @@ import (
 
 // running is a server serving on a loopback port for one test.
 type running struct {
-	srv    *server.Server
-	url    string
-	client *http.Client // HTTP/1.1 and h2c
-	stop   context.CancelFunc
-	done   chan error
+	srv     *server.Server
+	url     string
+	client  *http.Client // HTTP/1.1 and h2c
+	stop    context.CancelFunc
+	done    chan error
+	waitErr error
+	once    sync.Once
+}
+
+// wait returns Serve's result once it has returned.
+func (r *running) wait() error {
+	r.once.Do(func() { r.waitErr = <-r.done })
+	return r.waitErr
 }
 
 // start serves cfg on 127.0.0.1 until the test ends.
@@ -52,7 +60,7 @@ func start(t testing.TB, cfg server.Config) *running {
 	r.client = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	t.Cleanup(func() {
 		cancel()
-		if err := <-r.done; err != nil {
+		if err := r.wait(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 		tr.CloseIdleConnections()
@@ -465,18 +473,8 @@ func TestConfigErrors(t *testing.T) {
 // TestDrain cancels Serve while a request waits inside a generator: the request completes,
 // Serve returns nil, the generators are closed afterwards, and new connections are refused.
 func TestDrain(t *testing.T) {
-	srv, err := server.New(server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:key=drain,gated=true"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	url := "http://" + ln.Addr().String()
+	r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:key=drain,gated=true"}}})
+	url := r.url
 	var wg sync.WaitGroup
 	var status int
 	var body []byte
@@ -492,9 +490,9 @@ func TestDrain(t *testing.T) {
 	})
 	toy := waitToy(t, "drain")
 	<-toy.inside // the request is inside Next
-	cancel()
+	r.stop()
 	select {
-	case err := <-done:
+	case err := <-r.done:
 		t.Fatalf("Serve returned %v with a request in flight", err)
 	case <-time.After(100 * time.Millisecond):
 	}
@@ -506,7 +504,7 @@ func TestDrain(t *testing.T) {
 	if status != 200 || len(body) == 0 {
 		t.Fatalf("in-flight request: %d %q", status, body)
 	}
-	if err := <-done; err != nil {
+	if err := r.wait(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if !toy.closed.Load() {
