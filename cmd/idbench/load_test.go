@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
+
+	"github.com/idkit/idkit/schemes/remote/server"
 )
 
 func TestLoadHelp(t *testing.T) {
@@ -95,6 +99,42 @@ func TestLoadTableAndMarkdown(t *testing.T) {
 		}
 		if f == "--markdown" && !strings.Contains(r.stdout, "#### `idbench load --spawn --duration 150ms") {
 			t.Errorf("markdown lacks the command:\n%s", r.stdout)
+		}
+	}
+}
+
+// TestLoadAddrWithToken drives a running server that wants a bearer token: with --token-env
+// every request succeeds; without it the run fails naming the problem.
+func TestLoadAddrWithToken(t *testing.T) {
+	srv, err := server.New(server.Config{Generators: []server.Generator{{Name: "ids", Spec: "uuidv7"}}, Tokens: []string{"tok-123"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	t.Setenv("IDKIT_TEST_LOAD_TOKEN", "tok-123")
+	for _, proto := range []string{"grpc", "http"} {
+		args := []string{"load", "--addr", ln.Addr().String(), "--generator", "ids", "--protocol", proto, "--duration", "200ms", "--warmup", "0s", "--rounds", "1", "--json"}
+		r := idbench(t, "", append(args, "--token-env", "IDKIT_TEST_LOAD_TOKEN")...)
+		if r.err != nil {
+			t.Fatalf("%s with the token: %v %s", proto, r.err, r.stderr)
+		}
+		var rep loadReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Results[0].Errors != 0 || rep.Results[0].Requests == 0 || rep.Spec != "uuidv7" {
+			t.Errorf("%s: %+v", proto, rep)
+		}
+		r = idbench(t, "", args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "unauthenticated") || strings.Contains(r.stderr+r.stdout, "tok-123") {
+			t.Errorf("%s without the token: exit %d, stderr %s", proto, r.code, r.stderr)
 		}
 	}
 }
