@@ -71,16 +71,24 @@ func init() {
 	})
 }
 
-// Config is a remote scheme's settings, as the spec gives them.
+// Config is a remote scheme's settings, as the spec gives them (see the package doc); Dial
+// takes it directly, for programs that build the scheme without a spec.
 type Config struct {
+	// Addr is the service's host:port; Generator the name of one of its generators.
 	Addr, Generator string
-	Prefetch        int
-	Protocol        string // grpc, connect or json
-	TLS             bool
-	Token           string
-	Timeout         time.Duration
-	RetryFor        time.Duration
-	MaxCount        int
+	// Prefetch is how many IDs to keep fetched ahead; 0 fetches on demand.
+	Prefetch int
+	// Protocol is grpc (the default when empty), connect or json.
+	Protocol string
+	// TLS selects HTTPS with the system roots.
+	TLS bool
+	// Token, when set, is sent as a bearer token.
+	Token string
+	// Timeout bounds one request (default 5s); RetryFor the retrying of transient failures
+	// (default 10s).
+	Timeout, RetryFor time.Duration
+	// MaxCount is the largest batch one request asks for (default 10,000).
+	MaxCount int
 	// HTTPClient, when set, carries the requests instead of the client Dial builds.
 	HTTPClient connect.HTTPClient
 }
@@ -160,12 +168,27 @@ var (
 // generator list (retrying as requests do) and builds the local codec. Errors wrap
 // ErrUnavailable when the service stays away, and idkit.ErrSpec when it has no such generator.
 func Dial(ctx context.Context, c Config) (*Scheme, error) {
+	if c.Addr == "" || c.Generator == "" {
+		return nil, fmt.Errorf("%w: remote: Config needs Addr and Generator", idkit.ErrSpec)
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.RetryFor <= 0 {
+		c.RetryFor = 10 * time.Second
+	}
+	if c.MaxCount <= 0 {
+		c.MaxCount = 10_000
+	}
+	if c.Protocol == "" {
+		c.Protocol = "grpc"
+	}
 	s := &Scheme{cfg: c}
 	s.name = fmt.Sprintf("remote:addr=%s,generator=%s", c.Addr, c.Generator)
 	if c.Prefetch > 0 {
 		s.name += fmt.Sprintf(",prefetch=%d", c.Prefetch)
 	}
-	if c.Protocol != "grpc" && c.Protocol != "" {
+	if c.Protocol != "grpc" {
 		s.name += ",protocol=" + c.Protocol
 	}
 	hc := c.HTTPClient
@@ -188,7 +211,7 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 	}
 	var opts []connect.ClientOption
 	switch c.Protocol {
-	case "grpc", "":
+	case "grpc":
 		opts = append(opts, connect.WithGRPC())
 	case "json":
 		opts = append(opts, connect.WithProtoJSON())

@@ -271,3 +271,19 @@ func BenchmarkNextBatch(b *testing.B) {
 		}
 	}
 }
+
+// TestDialDefaults builds the scheme from a Config with only the address and generator set.
+func TestDialDefaults(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", gens...)
+	s, err := remote.Dial(context.Background(), remote.Config{Addr: addr, Generator: "keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Dial(context.Background(), remote.Config{Addr: addr}); !errors.Is(err, idkit.ErrSpec) {
+		t.Errorf("Dial without a generator: %v", err)
+	}
+}
