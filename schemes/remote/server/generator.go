@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
@@ -32,6 +33,7 @@ type generator struct {
 	issued     prometheus.Counter
 	errs       *prometheus.CounterVec
 	drift      prometheus.Counter
+	generate   prometheus.Observer
 	bufs       sync.Pool // *[]idkit.ID
 	closeOnce  sync.Once
 	closeErr   error
@@ -39,12 +41,13 @@ type generator struct {
 
 func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
 	g := &generator{
-		name:   name,
-		spec:   spec,
-		s:      s,
-		issued: m.issued.WithLabelValues(name),
-		errs:   m.errors.MustCurryWith(prometheus.Labels{"generator": name}),
-		drift:  m.drift.WithLabelValues(name),
+		name:     name,
+		spec:     spec,
+		s:        s,
+		issued:   m.issued.WithLabelValues(name),
+		errs:     m.errors.MustCurryWith(prometheus.Labels{"generator": name}),
+		drift:    m.drift.WithLabelValues(name),
+		generate: m.generate.WithLabelValues(name),
 	}
 	if _, ok := s.(idkit.Layouter); ok {
 		g.bits.Store(64)
@@ -78,7 +81,9 @@ func (g *generator) next(ctx context.Context, n int, use func([]idkit.ID)) error
 		bp = &b
 	}
 	buf := (*bp)[:n]
+	start := time.Now()
 	err := g.fill(ctx, buf)
+	g.generate.Observe(time.Since(start).Seconds())
 	if err == nil {
 		g.issued.Add(float64(n))
 		if n > 0 && g.bits.Load() == 0 {

@@ -18,6 +18,9 @@ import (
 //	                                               behind the last ID longer than the drift policy
 //	                                               waits (drift the core absorbed is not counted)
 //	idkit_request_duration_seconds{rpc,code}       handler latency per RPC (and http_next)
+//	idkit_generate_seconds{generator}              time inside the generator per request: its
+//	                                               tail is the waits for the next tick when a
+//	                                               tick's sequence is used up, and drift waits
 //	idkit_lease_held{generator}                    1 while a lease-backed node is held, 0 while
 //	                                               fenced (only for generators that can be fenced)
 //	idkit_ready                                    1 while /readyz answers 200
@@ -26,6 +29,7 @@ type metrics struct {
 	errors   *prometheus.CounterVec
 	drift    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	generate *prometheus.HistogramVec
 	reg      *prometheus.Registry
 }
 
@@ -47,7 +51,12 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 250e-3, 1},
 		}, []string{"rpc", "code"}),
 	}
-	reg.MustRegister(m.issued, m.errors, m.drift, m.duration)
+	m.generate = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "idkit_generate_seconds",
+		Help:    "Time inside the generator per request, waits for the next tick included.",
+		Buckets: []float64{1e-6, 10e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 100e-3, 1},
+	}, []string{"generator"})
+	reg.MustRegister(m.issued, m.errors, m.drift, m.duration, m.generate)
 	return m
 }
 

@@ -390,6 +390,7 @@ func TestGeneratorsAndMetrics(t *testing.T) {
 		`idkit_request_duration_seconds_count{code="ok",rpc="Next"} 1`,
 		`idkit_request_duration_seconds_count{code="invalid_argument",rpc="Next"} 1`,
 		`idkit_ready 1`,
+		`idkit_generate_seconds_count{generator="orders"} 1`,
 	} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("/metrics lacks %q", want)
