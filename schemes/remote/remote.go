@@ -14,7 +14,8 @@
 //	prefetch=N            keep up to N IDs fetched ahead and refill in the background once half
 //	                      are used, so that Next is a local operation (default 0: one request
 //	                      per Next). IDs wait in the buffer, so their time fields lag the
-//	                      moment Next returns them by up to the buffer's age.
+//	                      moment Next returns them by up to the buffer's age, and a batch
+//	                      larger than N (fetched directly) can sort above IDs still buffered.
 //	protocol=grpc|connect|json  wire protocol (default grpc)
 //	tls=true              HTTPS with the system roots (default false: cleartext HTTP/2)
 //	token_env=VAR         send the bearer token held in environment variable VAR
