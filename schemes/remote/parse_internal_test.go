@@ -1,10 +1,16 @@
 package remote
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
+	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
 )
 
@@ -42,4 +48,31 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: accepted an incomplete config %+v", spec, c)
 		}
 	})
+}
+
+// TestTransient: which errors a request retries. The INTERNAL rows with a cut-off body are
+// what a client sees when the service is SIGKILLed while it answers.
+func TestTransient(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"unavailable", connect.NewError(connect.CodeUnavailable, errors.New("refused")), true},
+		{"unavailable from the service", connect.NewWireError(connect.CodeUnavailable, errors.New("fenced")), true},
+		{"attempt deadline", connect.NewError(connect.CodeDeadlineExceeded, context.DeadlineExceeded), true},
+		{"reset stream", connect.NewError(connect.CodeCanceled, reset), true},
+		{"canceled by the service", connect.NewWireError(connect.CodeCanceled, errors.New("x")), false},
+		{"body cut off", connect.NewError(connect.CodeInternal, fmt.Errorf("protocol error: incomplete envelope: %w", io.ErrUnexpectedEOF)), true},
+		{"connection reset while reading", connect.NewError(connect.CodeInternal, reset), true},
+		{"bad message", connect.NewError(connect.CodeInternal, errors.New("unmarshal: bad wire type")), false},
+		{"internal from the service", connect.NewWireError(connect.CodeInternal, io.ErrUnexpectedEOF), false},
+		{"not found", connect.NewWireError(connect.CodeNotFound, errors.New("no such generator")), false},
+		{"invalid argument", connect.NewWireError(connect.CodeInvalidArgument, errors.New("count 0")), false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("%s: transient(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
 }

@@ -40,12 +40,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
@@ -370,9 +372,10 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 }
 
 // transient reports whether an attempt's error may pass: UNAVAILABLE from the service or the
-// transport (connection refused), and a request cut off by its connection (reset when the
-// service dies mid-request, which connect reports as CANCELED or UNKNOWN) or by the attempt's
-// own deadline. The caller has checked that its own context is still live. Retrying Next is
+// transport (connection refused), an attempt past its own deadline, and a request cut off by
+// its connection when the service dies mid-request, which connect reports, without a status
+// from the wire, as CANCELED or UNKNOWN (a reset stream) or INTERNAL (a response body that
+// ends early). The caller has checked that its own context is still live. Retrying Next is
 // safe: a request that was answered but whose answer was lost only loses IDs.
 func transient(err error) bool {
 	switch connect.CodeOf(err) {
@@ -381,8 +384,17 @@ func transient(err error) bool {
 	case connect.CodeCanceled, connect.CodeUnknown:
 		// A status the service sent is final; a transport failure carries no wire status.
 		return !connect.IsWireError(err)
+	case connect.CodeInternal:
+		return !connect.IsWireError(err) && cutOff(err)
 	}
 	return false
+}
+
+// cutOff reports an error caused by a connection that ended or was reset.
+func cutOff(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
 
 // Parse reads an ID's canonical text, with the local codec when there is one.
