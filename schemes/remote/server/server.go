@@ -101,6 +101,8 @@ type Server struct {
 	draining atomic.Bool
 	closeMu  sync.Mutex
 	closed   atomic.Bool
+
+	stopWatch, watchDone chan struct{} // the fence watcher
 }
 
 // New is NewContext with a background context.
@@ -137,7 +139,39 @@ func NewContext(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.m.watch(s)
 	s.handler = s.routes()
+	s.stopWatch = make(chan struct{})
+	s.watchDone = make(chan struct{})
+	go s.watchFences(fenceCheckInterval)
 	return s, nil
+}
+
+// fenceCheckInterval is how often the server looks at its generators' fences to log changes.
+const fenceCheckInterval = 250 * time.Millisecond
+
+// watchFences logs when a generator loses the right to issue IDs (its node lease) and when it
+// gets it back, until Close.
+func (s *Server) watchFences(every time.Duration) {
+	defer close(s.watchDone)
+	fenced := make([]bool, len(s.order))
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopWatch:
+			return
+		case <-t.C:
+		}
+		for i, g := range s.order {
+			err := g.err()
+			switch {
+			case err != nil && !fenced[i]:
+				s.log.Warn("generator fenced: not issuing IDs, not ready", "generator", g.name, "err", idkit.Redact(err.Error()))
+			case err == nil && fenced[i]:
+				s.log.Info("generator holds its node again", "generator", g.name)
+			}
+			fenced[i] = err != nil
+		}
+	}
 }
 
 // fill checks a Config and applies the defaults.
@@ -270,6 +304,10 @@ func (s *Server) Close() error {
 	}
 	s.closed.Store(true)
 	s.draining.Store(true)
+	if s.stopWatch != nil {
+		close(s.stopWatch)
+		<-s.watchDone
+	}
 	var errs []error
 	for _, g := range s.order {
 		if err := g.close(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -307,6 +308,8 @@ func TestPlainNext(t *testing.T) {
 func TestReadyAndFence(t *testing.T) {
 	cfg := twoGens()
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "fenced", Spec: "toyseq:key=ready"})
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	r := start(t, cfg)
 	c := idkitv1connect.NewIDServiceClient(h2(), r.url, connect.WithGRPC())
 	hc := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](h2(), r.url+"/grpc.health.v1.Health/Check", connect.WithGRPC())
@@ -353,8 +356,10 @@ func TestReadyAndFence(t *testing.T) {
 	lost := fmt.Errorf("%w: test lease lost", schemes.ErrFenced)
 	toyOf("ready").fenced.Store(&lost)
 	check(false)
+	logs.waitFor(t, `msg="generator fenced: not issuing IDs, not ready" generator=fenced err="schemes: node ID no longer held: test lease lost"`)
 	toyOf("ready").fenced.Store(nil)
 	check(true)
+	logs.waitFor(t, `msg="generator holds its node again" generator=fenced`)
 	// The health service knows only its own names.
 	_, err := hc.CallUnary(context.Background(), connect.NewRequest(&healthpb.HealthCheckRequest{Service: "other"}))
 	if connect.CodeOf(err) != connect.CodeNotFound {
@@ -526,4 +531,31 @@ func waitToy(t *testing.T, key string) *toy {
 	}
 	t.Fatalf("toy %q never built", key)
 	return nil
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// waitFor waits up to five seconds for want to appear in the log.
+func (s *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	for range 500 {
+		s.mu.Lock()
+		ok := strings.Contains(s.b.String(), want)
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("log lacks %q:\n%s", want, s.b.String())
 }
