@@ -430,7 +430,7 @@ func (s *Scheme) remoteDecode(text string) (idkit.Parts, error) {
 		return err
 	})
 	if err != nil {
-		if connect.CodeOf(errors.Unwrap(err)) == connect.CodeInvalidArgument || connect.CodeOf(err) == connect.CodeInvalidArgument {
+		if connect.CodeOf(err) == connect.CodeInvalidArgument {
 			return idkit.Parts{}, fmt.Errorf("%w: %w", idkit.ErrScheme, err)
 		}
 		return idkit.Parts{}, err

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -124,4 +125,39 @@ func Example_userScheme() {
 	// 43
 	// 44
 	// served until stopped: <nil>
+}
+
+// opaque is a counter whose name no codec in the client can read, so the remote scheme parses
+// and decodes its IDs through the service.
+type opaque struct{ counter }
+
+func (o *opaque) Name() string { return "opaque (no local codec)" }
+
+func init() {
+	idkit.Register("opaque", func(_ context.Context, sp *idkit.Settings) (idkit.Scheme, error) {
+		return &opaque{}, sp.Done()
+	})
+}
+
+func TestRemoteDecodeThroughService(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", server.Generator{Name: "o", Spec: "opaque"})
+	s := open(t, "remote:addr="+addr+",generator=o")
+	id, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := s.Parse(id.String())
+	if err != nil || back != id {
+		t.Fatalf("Parse(%v) = %v, %v", id, back, err)
+	}
+	p, err := s.Decode(id)
+	if err != nil || !p.HasSeq || p.Seq != id.Uint64() {
+		t.Fatalf("Decode(%v) = %+v, %v", id, p, err)
+	}
+	if _, err := s.Parse("01ARZ3NDEKTSV4RRFFQ69G5FAV"); !errors.Is(err, idkit.ErrScheme) {
+		t.Errorf("Parse of a ULID: %v, want ErrScheme", err)
+	}
+	if _, err := s.Parse("12x"); !errors.Is(err, idkit.ErrSyntax) {
+		t.Errorf("Parse of bad text: %v, want ErrSyntax", err)
+	}
 }
