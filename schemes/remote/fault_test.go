@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -131,11 +133,12 @@ func (s *skewflake) NextBatch(dst []idkit.ID) error {
 	return nil
 }
 
-// proc is one helper process.
+// proc is one service process.
 type proc struct {
 	cmd  *exec.Cmd
 	addr string
-	done chan error
+	done chan struct{} // closed when the process has ended; err is then its Wait error
+	err  error
 }
 
 // spawn starts a helper serving spec on addr and waits until it is ready.
@@ -143,13 +146,19 @@ func spawn(t *testing.T, addr, spec string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=1", listenEnv+"="+addr, specEnv+"="+spec)
+	return startProc(t, cmd, addr, spec)
+}
+
+// startProc starts cmd, a service that will listen on addr, and waits until it is ready.
+func startProc(t *testing.T, cmd *exec.Cmd, addr, spec string) *proc {
+	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &lockedWriter{w: &stderr}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, addr: addr, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
+	p := &proc{cmd: cmd, addr: addr, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.kill() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -161,12 +170,12 @@ func spawn(t *testing.T, addr, spec string) *proc {
 			}
 		}
 		select {
-		case err := <-p.done:
-			t.Fatalf("helper for %s exited: %v\n%s", spec, err, stderr.String())
+		case <-p.done:
+			t.Fatalf("service for %s exited: %v\n%s", spec, p.err, stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("helper for %s not ready after 20s\n%s", spec, stderr.String())
+			t.Fatalf("service for %s not ready after 20s\n%s", spec, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -174,8 +183,10 @@ func spawn(t *testing.T, addr, spec string) *proc {
 
 // kill sends SIGKILL and waits for the process to end.
 func (p *proc) kill() {
-	if p.cmd.ProcessState != nil {
+	select {
+	case <-p.done:
 		return
+	default:
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	select {
@@ -193,6 +204,43 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// TestFaultIdkitdBinary builds cmd/idkitd, SIGKILLs it mid-load and starts it again at once
+// with the same node and mark file: no ID repeats and the clients see no error.
+func TestFaultIdkitdBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/idkitd and runs for seconds")
+	}
+	bin := filepath.Join(t.TempDir(), "idkitd")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/idkit/idkit/cmd/idkitd")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building idkitd: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	spec := "orders=snowflake:layout=twitter,node=1,marks=file:" + filepath.Join(t.TempDir(), "orders.mark")
+	run := func() *proc {
+		return startProc(t, exec.Command(bin, "--listen", addr, "--gen", spec), addr, spec)
+	}
+	p := run()
+	s := open(t, "remote:addr="+addr+",generator=orders,retry_for=30s")
+	stop := loaders(t, []idkit.Scheme{s})
+	time.Sleep(500 * time.Millisecond)
+	p.kill()
+	p = run()
+	time.Sleep(time.Second)
+	ids, errs := stop()
+	dup := duplicates(ids)
+	t.Logf("%d IDs, %d duplicates, %d client errors", len(ids), dup, len(errs))
+	if dup > 0 || len(errs) > 0 || len(ids) < 10_000 {
+		t.Errorf("%d duplicates and %d client errors among %d IDs (first error: %v)", dup, len(errs), len(ids), errs)
+	}
+	// SIGTERM drains and exits 0.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.done
+	if p.err != nil {
+		t.Errorf("idkitd after SIGTERM: %v", p.err)
+	}
 }
 
 func freeAddr(t *testing.T) string {
