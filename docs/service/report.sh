@@ -39,6 +39,8 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   echo '```'
   go test -run '^$' -bench 'BenchmarkNext$' -benchtime 2s -count 3 ./schemes/remote/ | grep -E '^(Benchmark|goos|goarch|cpu)'
   echo '```'
+  echo
+  echo "Load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)."
 } > "$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"
