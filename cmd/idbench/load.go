@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -229,20 +228,18 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 	rep := &loadReport{Target: c.addr, Spawned: c.spawn, Protocol: c.protocol, Generator: c.generator,
 		Clients: c.clients, Conns: c.conns, Batch: c.batch, Rate: c.rate, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	if c.spawn {
-		srv, err := server.NewContext(ctx, server.Config{Generators: c.gens, MaxCount: max(c.batch, server.DefaultMaxCount)})
+		srv, err := server.NewContext(ctx, server.Config{Listen: "127.0.0.1:0", Generators: c.gens, MaxCount: max(c.batch, server.DefaultMaxCount)})
 		if err != nil {
-			return nil, fmt.Errorf("load: --spawn: %w", err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			srv.Close()
 			return nil, fmt.Errorf("load: --spawn: %w", err)
 		}
 		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(sctx, ln) }()
-		defer func() { stop(); <-done }()
-		c.addr = ln.Addr().String()
+		addr, wait, err := srv.Start(sctx)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("load: --spawn: %w", err)
+		}
+		defer func() { stop(); wait() }()
+		c.addr = addr
 		rep.Target = c.addr + " (in process)"
 		rep.Notes = append(rep.Notes, "idkitd ran in the load generator's process (--spawn), so both share the CPUs")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 
@@ -106,21 +105,19 @@ func TestLoadTableAndMarkdown(t *testing.T) {
 // TestLoadAddrWithToken drives a running server that wants a bearer token: with --token-env
 // every request succeeds; without it the run fails naming the problem.
 func TestLoadAddrWithToken(t *testing.T) {
-	srv, err := server.New(server.Config{Generators: []server.Generator{{Name: "ids", Spec: "uuidv7"}}, Tokens: []string{"tok-123"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{{Name: "ids", Spec: "uuidv7"}}, Tokens: []string{"tok-123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr, wait, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); wait() })
 	t.Setenv("IDKIT_TEST_LOAD_TOKEN", "tok-123")
 	for _, proto := range []string{"grpc", "http"} {
-		args := []string{"load", "--addr", ln.Addr().String(), "--generator", "ids", "--protocol", proto, "--duration", "200ms", "--warmup", "0s", "--rounds", "1", "--json"}
+		args := []string{"load", "--addr", addr, "--generator", "ids", "--protocol", proto, "--duration", "200ms", "--warmup", "0s", "--rounds", "1", "--json"}
 		r := idbench(t, "", append(args, "--token-env", "IDKIT_TEST_LOAD_TOKEN")...)
 		if r.err != nil {
 			t.Fatalf("%s with the token: %v %s", proto, r.err, r.stderr)

@@ -21,34 +21,36 @@ import (
 // it returns the address.
 func serve(t testing.TB, addr string, gens ...server.Generator) (string, func()) {
 	t.Helper()
-	srv, err := server.New(server.Config{Generators: gens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ln net.Listener
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		wait func() error
+		err  error
+	)
 	for i := 0; ; i++ { // a just-closed port can take a moment to come free
-		if ln, err = net.Listen("tcp", addr); err == nil || i == 50 {
+		var srv *server.Server
+		if srv, err = server.New(server.Config{Listen: addr, Generators: gens}); err != nil {
+			t.Fatal(err)
+		}
+		if addr, wait, err = srv.Start(ctx); err == nil || i == 50 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			cancel()
-			if err := <-done; err != nil {
+			if err := wait(); err != nil {
 				t.Errorf("Serve: %v", err)
 			}
 		})
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return addr, stop
 }
 
 func open(t testing.TB, spec string) idkit.Scheme {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 
@@ -97,19 +96,17 @@ func TestUserSchemeEverywhere(t *testing.T) {
 // function of this file) from an in-process idkitd, and draws IDs from it through the remote
 // scheme.
 func Example_userScheme() {
-	srv, err := server.New(server.Config{Generators: []server.Generator{{Name: "mine", Spec: "counter:start=41"}}})
-	if err != nil {
-		panic(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{{Name: "mine", Spec: "counter:start=41"}}})
 	if err != nil {
 		panic(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	addr, wait, err := srv.Start(ctx)
+	if err != nil {
+		panic(err)
+	}
 
-	s, err := idkit.New("remote:addr=" + ln.Addr().String() + ",generator=mine")
+	s, err := idkit.New("remote:addr=" + addr + ",generator=mine")
 	if err != nil {
 		panic(err)
 	}
@@ -119,7 +116,7 @@ func Example_userScheme() {
 	}
 	s.(interface{ Close() error }).Close()
 	stop()
-	fmt.Println("served until stopped:", <-done)
+	fmt.Println("served until stopped:", wait())
 	// Output:
 	// 42
 	// 43

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 
@@ -13,21 +12,19 @@ import (
 
 // An ID service with one generator, asked for three IDs over plain HTTP.
 func Example() {
-	srv, err := server.New(server.Config{Generators: []server.Generator{
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{
 		{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"},
 	}})
 	if err != nil {
 		panic(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // Run listens on Config.Listen instead
+	ctx, stop := context.WithCancel(context.Background())
+	addr, wait, err := srv.Start(ctx) // on Config.Listen: here a free loopback port
 	if err != nil {
 		panic(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Serve(ctx, ln) }()
 
-	res, err := http.Get("http://" + ln.Addr().String() + "/v1/next/orders?n=3")
+	res, err := http.Get("http://" + addr + "/v1/next/orders?n=3")
 	if err != nil {
 		panic(err)
 	}
@@ -36,7 +33,7 @@ func Example() {
 	fmt.Println(res.Status, len(strings.Fields(string(body))), "IDs")
 
 	stop() // as SIGTERM does in idkitd: drain, then close the generators
-	fmt.Println("stopped:", <-done)
+	fmt.Println("stopped:", wait())
 	// Output:
 	// 200 OK 3 IDs
 	// stopped: <nil>

@@ -234,13 +234,31 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // Run listens on Config.Listen and serves until ctx ends, then drains; see Serve.
 func (s *Server) Run(ctx context.Context) error {
+	_, wait, err := s.Start(ctx)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// Start listens on Config.Listen (port 0 picks a free one) and serves in the background until
+// ctx ends, then drains as Serve does. It returns the address it listens on and a function that
+// waits for the server to stop and returns Serve's result (the same result to every caller).
+// When it cannot listen it closes the server and returns the error.
+func (s *Server) Start(ctx context.Context) (addr string, wait func() error, err error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.cfg.Listen)
 	if err != nil {
 		s.Close()
-		return fmt.Errorf("server: %w", err)
+		return "", nil, fmt.Errorf("server: %w", err)
 	}
-	return s.Serve(ctx, ln)
+	done := make(chan struct{})
+	var serveErr error
+	go func() {
+		serveErr = s.Serve(ctx, ln)
+		close(done)
+	}()
+	return ln.Addr().String(), func() error { <-done; return serveErr }, nil
 }
 
 // Serve serves on ln until ctx ends. Then it reports not ready, stops accepting, waits up to

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,35 +25,39 @@ import (
 
 // running is a server serving on a loopback port for one test.
 type running struct {
-	srv     *server.Server
-	url     string
-	client  *http.Client // HTTP/1.1 and h2c
-	stop    context.CancelFunc
-	done    chan error
-	waitErr error
-	once    sync.Once
+	srv    *server.Server
+	url    string
+	client *http.Client // HTTP/1.1 and h2c
+	stop   context.CancelFunc
+	done   chan struct{} // closed when Serve has returned; err is then its result
+	err    error
 }
 
 // wait returns Serve's result once it has returned.
-func (r *running) wait() error {
-	r.once.Do(func() { r.waitErr = <-r.done })
-	return r.waitErr
-}
+func (r *running) wait() error { <-r.done; return r.err }
 
-// start serves cfg on 127.0.0.1 until the test ends.
+// start serves cfg (on 127.0.0.1 unless cfg says where) until the test ends.
 func start(t testing.TB, cfg server.Config) *running {
 	t.Helper()
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, wait, err := srv.Start(ctx)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{srv: srv, url: "http://" + ln.Addr().String(), stop: cancel, done: make(chan error, 1)}
-	go func() { r.done <- srv.Serve(ctx, ln) }()
+	scheme := "http://"
+	if cfg.TLSCert != "" {
+		scheme = "https://"
+	}
+	r := &running{srv: srv, url: scheme + addr, stop: cancel, done: make(chan struct{})}
+	go func() { r.err = wait(); close(r.done) }()
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetHTTP1(true)
 	tr.Protocols.SetUnencryptedHTTP2(true)
@@ -498,8 +501,8 @@ func TestDrain(t *testing.T) {
 	<-toy.inside // the request is inside Next
 	r.stop()
 	select {
-	case err := <-r.done:
-		t.Fatalf("Serve returned %v with a request in flight", err)
+	case <-r.done:
+		t.Fatalf("Serve returned %v with a request in flight", r.err)
 	case <-time.After(100 * time.Millisecond):
 	}
 	if toy.closed.Load() {

@@ -15,13 +15,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
-	"github.com/idkit/idkit/schemes/remote/server"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key to dir and returns their paths
@@ -68,24 +68,8 @@ func TestTLS(t *testing.T) {
 	certPath, keyPath, pool := selfSigned(t, t.TempDir())
 	cfg := twoGens()
 	cfg.TLSCert, cfg.TLSKey = certPath, keyPath
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	base := "https://" + ln.Addr().String()
+	r := start(t, cfg)
+	base := r.url
 	for _, h2 := range []bool{true, false} {
 		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, Protocols: new(http.Protocols)}
 		tr.Protocols.SetHTTP2(h2)
@@ -109,7 +93,7 @@ func TestTLS(t *testing.T) {
 		}
 		tr.CloseIdleConnections()
 	}
-	res, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	res, err := http.Get("http://" + strings.TrimPrefix(base, "https://") + "/healthz")
 	if err == nil {
 		res.Body.Close()
 		if res.StatusCode != http.StatusBadRequest {
