@@ -18,6 +18,21 @@ type Layouter interface {
 	Layout() layouts.Layout
 }
 
+// Noder is implemented by schemes whose IDs carry a node value (snowflake). Node returns it: the
+// fixed number of the spec, or the slot claimed from a lease store.
+type Noder interface {
+	Node() uint64
+}
+
+// Fenced is implemented by schemes that can lose the right to issue IDs while they run, such as
+// a snowflake scheme whose node is held under a lease. Err returns nil while the scheme may
+// issue IDs, and otherwise why not (for a lease: an error wrapping schemes.ErrFenced, from the
+// moment renewals have failed for half the lease's time to live until the slot is held again).
+// A service reports itself not ready while any of its schemes is fenced.
+type Fenced interface {
+	Err() error
+}
+
 // snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
 var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "lookahead", "drift_wait", "drift_continue"}
 
@@ -198,7 +213,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
-	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), closer: nb.release}, nil
+	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), fence: nb.fence, closer: nb.release}, nil
 }
 
 // snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
@@ -308,13 +323,25 @@ func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id)
 
 func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 
-// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter and
-// io.Closer.
+// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced
+// and io.Closer.
 type snowflakeScheme struct {
 	layoutCodec
 	g      *schemes.Snowflake
 	name   string
+	fence  schemes.Fence
 	closer func() error
+}
+
+// Node returns the node the scheme issues IDs for.
+func (s *snowflakeScheme) Node() uint64 { return s.g.Node() }
+
+// Err returns the fence's error for a lease-backed node, and nil for any other node.
+func (s *snowflakeScheme) Err() error {
+	if s.fence == nil {
+		return nil
+	}
+	return s.fence.Err()
 }
 
 func (s *snowflakeScheme) Name() string { return s.name }
