@@ -33,6 +33,26 @@ type Fenced interface {
 	Err() error
 }
 
+// StatsReporter is implemented by schemes that count the events that slow them down or put
+// them at risk (snowflake). A service exports them as metrics.
+type StatsReporter interface {
+	Stats() Stats
+}
+
+// Stats are a scheme's counters since it started; a scheme without one of them reports zero.
+type Stats struct {
+	// SeqExhausted counts ticks whose sequence ran out before the clock moved on, so that
+	// callers waited for the next tick (or ran ahead within the lookahead).
+	SeqExhausted uint64
+	// DriftWaits counts waits for a clock that read behind the last issued ID.
+	DriftWaits uint64
+	// DriftContinued counts IDs issued ahead of a clock that read behind, within the drift
+	// policy's continue bound.
+	DriftContinued uint64
+	// LeaseRenewals and LeaseRenewalFailures count the renewals of a leased node.
+	LeaseRenewals, LeaseRenewalFailures uint64
+}
+
 // snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
 var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "lookahead", "drift_wait", "drift_continue"}
 
@@ -213,7 +233,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
-	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), fence: nb.fence, closer: nb.release}, nil
+	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), fence: nb.fence, renewals: nb.renewals, closer: nb.release}, nil
 }
 
 // snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
@@ -327,10 +347,21 @@ func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 // and io.Closer.
 type snowflakeScheme struct {
 	layoutCodec
-	g      *schemes.Snowflake
-	name   string
-	fence  schemes.Fence
-	closer func() error
+	g        *schemes.Snowflake
+	name     string
+	fence    schemes.Fence
+	renewals func() (ok, failed uint64)
+	closer   func() error
+}
+
+// Stats returns the core's counters and, for a leased node, the lease's renewals.
+func (s *snowflakeScheme) Stats() Stats {
+	c := s.g.Stats()
+	st := Stats{SeqExhausted: c.SeqExhausted, DriftWaits: c.DriftWaits, DriftContinued: c.DriftContinued}
+	if s.renewals != nil {
+		st.LeaseRenewals, st.LeaseRenewalFailures = s.renewals()
+	}
+	return st
 }
 
 // Node returns the node the scheme issues IDs for.

@@ -66,6 +66,9 @@ func (m *metrics) watch(s *Server) {
 		Name: "idkit_ready", Help: "1 while the server is ready to issue IDs from every generator.",
 	}, func() float64 { return b2f(s.ready() == nil) }))
 	for _, g := range s.order {
+		if sr, ok := g.s.(idkit.StatsReporter); ok {
+			m.watchStats(g.name, sr)
+		}
 		if _, ok := g.s.(idkit.Fenced); !ok {
 			continue
 		}
@@ -73,6 +76,27 @@ func (m *metrics) watch(s *Server) {
 			Name: "idkit_lease_held", Help: "1 while the generator's node lease is held, 0 while fenced.",
 			ConstLabels: prometheus.Labels{"generator": g.name},
 		}, func() float64 { return b2f(g.err() == nil) }))
+	}
+}
+
+// watchStats adds counters that read a generator's own counts when scraped: sequence
+// exhaustion, clock drift and lease renewals.
+func (m *metrics) watchStats(name string, sr idkit.StatsReporter) {
+	labels := prometheus.Labels{"generator": name}
+	for _, c := range []struct {
+		name, help string
+		get        func(idkit.Stats) uint64
+	}{
+		{"idkit_sequence_exhausted_total", "Ticks whose sequence ran out before the clock moved on, so callers waited for the next tick.", func(s idkit.Stats) uint64 { return s.SeqExhausted }},
+		{"idkit_clock_drift_waits_total", "Waits for a clock that read behind the last issued ID.", func(s idkit.Stats) uint64 { return s.DriftWaits }},
+		{"idkit_clock_drift_continued_total", "IDs issued ahead of a clock that read behind, within the drift policy.", func(s idkit.Stats) uint64 { return s.DriftContinued }},
+		{"idkit_lease_renewals_total", "Successful renewals of the generator's node lease.", func(s idkit.Stats) uint64 { return s.LeaseRenewals }},
+		{"idkit_lease_renewal_failures_total", "Failed renewals of the generator's node lease.", func(s idkit.Stats) uint64 { return s.LeaseRenewalFailures }},
+	} {
+		get := c.get
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: c.name, Help: c.help, ConstLabels: labels,
+		}, func() float64 { return float64(get(sr.Stats())) }))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -402,6 +403,23 @@ func TestGeneratorsAndMetrics(t *testing.T) {
 	} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// The generator's own counters are exported; how they count is TestSnowflakeStats's
+	// business (with a fake clock), since how often a real clock runs a tick's sequence out
+	// depends on the machine.
+	res, err = r.client.Get(r.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !regexp.MustCompile(`(?m)^idkit_sequence_exhausted_total\{generator="orders"\} \d+$`).Match(b) {
+		t.Errorf("/metrics lacks idkit_sequence_exhausted_total for orders")
+	}
+	for _, want := range []string{"idkit_clock_drift_waits_total", "idkit_clock_drift_continued_total", "idkit_lease_renewals_total", "idkit_lease_renewal_failures_total"} {
+		if !bytes.Contains(b, []byte(want+`{generator="orders"} 0`)) {
+			t.Errorf("/metrics lacks %s for orders at 0", want)
 		}
 	}
 }
