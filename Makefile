@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: test test-short bench fuzz run
+.PHONY: test test-short bench fuzz run generate load-report
 
 # All tests, with the race detector. PostgreSQL tests use IDKIT_TEST_PG or start a private
 # cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
@@ -28,3 +28,13 @@ fuzz:
 # The whole comparison, as a newcomer runs it.
 run:
 	$(GO) run ./cmd/idbench
+
+# Regenerate the ID service's Go code from schemes/remote/idkitv1/idkit.proto. Needs protoc and
+#   go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+#   go install connectrpc.com/connect/cmd/protoc-gen-connect-go@v1.21.1
+generate:
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" $(GO) generate ./schemes/remote/idkitv1
+
+# The ID service under load: docs/service/report.md, which docs/service.md quotes.
+load-report:
+	sh docs/service/report.sh

@@ -41,8 +41,9 @@ var (
 //
 // A Scheme may also implement these optional interfaces, discovered by type assertion:
 // Batcher (reserve many IDs at once), ContextScheme and ContextBatcher (waits that end with a
-// context), Layouter (the 64-bit layout behind it) and io.Closer (release what it holds, such
-// as a node lease; call it when done).
+// context), Layouter (the 64-bit layout behind it), Noder (its node value), StatsReporter
+// (counters for monitoring), Fenced (whether it may issue IDs right now) and io.Closer
+// (release what it holds, such as a node lease; call it when done).
 type Scheme interface {
 	// Name returns the canonical spec of the scheme, which New accepts, e.g.
 	// "snowflake:layout=twitter,node=3". A node claimed from a lease shows as its number.

@@ -43,6 +43,7 @@ type nodeBinding struct {
 	markWindow time.Duration
 	clock      schemes.Clock
 	close      func() error
+	renewals   func() (ok, failed uint64) // lease renewals; nil without a lease
 }
 
 // release lets go of whatever the binding holds; safe on the zero binding.
@@ -167,7 +168,7 @@ func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, 
 		}
 		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(url), redact.Error(err))
 	}
-	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close}
+	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close, renewals: lease.Renewals}
 	mv, ok := sp.Lookup("marks")
 	if !ok || mv == "lease" {
 		// The generator's default window (50 ms) stays within the default drift policy's

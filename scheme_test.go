@@ -447,3 +447,35 @@ func TestCompare(t *testing.T) {
 		t.Errorf("sorted: %v\nwant:   %v", sorted, ids)
 	}
 }
+
+// TestNoderFenced checks which schemes report a node and a fence: snowflake both (a fixed node
+// is never fenced), the others neither.
+func TestNoderFenced(t *testing.T) {
+	for _, tc := range []struct {
+		spec   string
+		node   uint64
+		noder  bool
+		fenced bool
+	}{
+		{"snowflake:layout=twitter,datacenter=2,worker=3", 2<<5 | 3, true, true},
+		{"snowflake:layout=discord,node=77", 77, true, true},
+		{"ulid", 0, false, false},
+		{"uuidv7", 0, false, false},
+		{"sonyflake:machine=5", 0, false, false},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			s, err := idkit.New(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, ok := s.(idkit.Noder)
+			if ok != tc.noder || ok && n.Node() != tc.node {
+				t.Errorf("Noder: %v, want %v with node %d", ok, tc.noder, tc.node)
+			}
+			f, ok := s.(idkit.Fenced)
+			if ok != tc.fenced || ok && f.Err() != nil {
+				t.Errorf("Fenced: %v, want %v and no error", ok, tc.fenced)
+			}
+		})
+	}
+}

@@ -18,6 +18,41 @@ type Layouter interface {
 	Layout() layouts.Layout
 }
 
+// Noder is implemented by schemes whose IDs carry a node value (snowflake). Node returns it: the
+// fixed number of the spec, or the slot claimed from a lease store.
+type Noder interface {
+	Node() uint64
+}
+
+// Fenced is implemented by schemes that can lose the right to issue IDs while they run, such as
+// a snowflake scheme whose node is held under a lease. Err returns nil while the scheme may
+// issue IDs, and otherwise why not (for a lease: an error wrapping schemes.ErrFenced, from the
+// moment renewals have failed for half the lease's time to live until the slot is held again).
+// A service reports itself not ready while any of its schemes is fenced.
+type Fenced interface {
+	Err() error
+}
+
+// StatsReporter is implemented by schemes that count the events that slow them down or put
+// them at risk (snowflake). A service exports them as metrics.
+type StatsReporter interface {
+	Stats() Stats
+}
+
+// Stats are a scheme's counters since it started; a scheme without one of them reports zero.
+type Stats struct {
+	// SeqExhausted counts ticks whose sequence ran out before the clock moved on, so that
+	// callers waited for the next tick (or ran ahead within the lookahead).
+	SeqExhausted uint64
+	// DriftWaits counts waits for a clock that read behind the last issued ID.
+	DriftWaits uint64
+	// DriftContinued counts IDs issued ahead of a clock that read behind, within the drift
+	// policy's continue bound.
+	DriftContinued uint64
+	// LeaseRenewals and LeaseRenewalFailures count the renewals of a leased node.
+	LeaseRenewals, LeaseRenewalFailures uint64
+}
+
 // snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
 var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "lookahead", "drift_wait", "drift_continue"}
 
@@ -198,7 +233,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
-	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), closer: nb.release}, nil
+	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), fence: nb.fence, renewals: nb.renewals, closer: nb.release}, nil
 }
 
 // snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
@@ -308,13 +343,36 @@ func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id)
 
 func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 
-// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter and
-// io.Closer.
+// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced
+// and io.Closer.
 type snowflakeScheme struct {
 	layoutCodec
-	g      *schemes.Snowflake
-	name   string
-	closer func() error
+	g        *schemes.Snowflake
+	name     string
+	fence    schemes.Fence
+	renewals func() (ok, failed uint64)
+	closer   func() error
+}
+
+// Stats returns the core's counters and, for a leased node, the lease's renewals.
+func (s *snowflakeScheme) Stats() Stats {
+	c := s.g.Stats()
+	st := Stats{SeqExhausted: c.SeqExhausted, DriftWaits: c.DriftWaits, DriftContinued: c.DriftContinued}
+	if s.renewals != nil {
+		st.LeaseRenewals, st.LeaseRenewalFailures = s.renewals()
+	}
+	return st
+}
+
+// Node returns the node the scheme issues IDs for.
+func (s *snowflakeScheme) Node() uint64 { return s.g.Node() }
+
+// Err returns the fence's error for a lease-backed node, and nil for any other node.
+func (s *snowflakeScheme) Err() error {
+	if s.fence == nil {
+		return nil
+	}
+	return s.fence.Err()
 }
 
 func (s *snowflakeScheme) Name() string { return s.name }

@@ -64,6 +64,12 @@ func charts(rep *Report) ([]chart, error) {
 				return *r.AvgLeafDensity, true
 			}},
 	}
+	if isInnoDBEngine(rep.Settings.Engine) {
+		bars[0].title = "Clustered index (the table) bytes per row"
+		bars[1].title = "Redo log bytes per row"
+		bars[2].title = "Clustered-index leaf fill"
+		bars[2].axis = "average leaf fill implied by the leaf pages, %"
+	}
 	for _, b := range bars {
 		var names []string
 		var vals plotter.Values

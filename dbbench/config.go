@@ -22,6 +22,14 @@ const (
 	// EnginePGEnv connects to the PostgreSQL server described by the libpq
 	// environment variables (PGHOST, PGPORT, PGUSER, PGDATABASE, …).
 	EnginePGEnv = "pg"
+	// EngineMariaDBLocal starts a private throwaway MariaDB (or MySQL) server
+	// (package mariadblocal) for the run and removes it afterwards; its
+	// tables are InnoDB.
+	EngineMariaDBLocal = "mariadb-local"
+	// EngineMySQL is the engine name reported for a run against an existing
+	// MariaDB or MySQL server, given as Config.DB
+	// "mysql://user:password@host:port/db".
+	EngineMySQL = "mysql"
 )
 
 // Insert modes accepted in Config.Mode.
@@ -62,6 +70,10 @@ const (
 	// base32, which the root collation orders as "C" does, so this row isolates
 	// what a linguistic collation costs each comparison in the B-tree.
 	RowULIDTextICU = "ulid-text-icu"
+	// RowAutoIncrement is RowBigserial under its InnoDB name: a BIGINT
+	// AUTO_INCREMENT column filled by the server (an identity column on
+	// PostgreSQL).
+	RowAutoIncrement = "auto-increment"
 )
 
 // DefaultSchemes returns the rows compared by default: bigserial, snowflake
@@ -71,17 +83,33 @@ func DefaultSchemes() []string {
 	return []string{RowBigserial, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4", RowULIDText}
 }
 
+// InnoDBSchemes returns the rows compared by default on MariaDB/MySQL:
+// auto-increment, snowflake, sonyflake, ulid, uuidv7 and uuidv4 as
+// BINARY(16), uuidv7 and uuidv4 in MariaDB's UUID type (left out on servers
+// without it), and ULID and UUIDv7 text as CHAR(26)/CHAR(36) under a binary
+// collation and under the database's default collation.
+func InnoDBSchemes() []string {
+	return []string{RowAutoIncrement, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4",
+		"uuidv7" + suffixNative, "uuidv4" + suffixNative,
+		RowULIDText, "ulid" + suffixTextDefault, "uuidv7" + suffixText, "uuidv7" + suffixTextDefault}
+}
+
 // Config describes one benchmark run. Zero fields take the defaults noted;
 // DefaultConfig returns the configuration of the default idbench run.
 type Config struct {
 	// DB selects the engine: EngineAuto (""), EnginePGLocal, EngineSQLite,
-	// EnginePGEnv, or a PostgreSQL connection string (URL or key=value).
+	// EnginePGEnv, EngineMariaDBLocal, a MariaDB/MySQL URL
+	// ("mysql://user:password@host:port/db", "?socket=PATH" for a unix
+	// socket) or a PostgreSQL connection string (URL or key=value).
 	// Its password never appears in the report, the log or an error.
 	DB string
 
-	// Schemes lists the rows to compare, in order: RowBigserial, RowULIDText
-	// or any idkit spec ("snowflake", "ulid:monotonic=false", …). Empty
-	// means DefaultSchemes().
+	// Schemes lists the rows to compare, in order: RowBigserial (or
+	// RowAutoIncrement), RowULIDText or any idkit spec ("snowflake",
+	// "ulid:monotonic=false", …), optionally followed by a storage suffix
+	// ("uuidv7-text", "uuidv4-native"; see the idbench db help). Empty, or
+	// DefaultSchemes() on a MariaDB/MySQL engine, means the engine's
+	// default list (InnoDBSchemes() there).
 	Schemes []string
 
 	// Rows is the number of rows loaded per measured run. Zero means 100000.
@@ -93,7 +121,8 @@ type Config struct {
 	// it.
 	Batch int
 
-	// Mode is ModeCopy (default), ModeBatch or ModeSingle.
+	// Mode is ModeCopy (default: the engine's bulk path; LOAD DATA LOCAL
+	// INFILE from an io.Reader on MariaDB/MySQL), ModeBatch or ModeSingle.
 	Mode string
 
 	// Clients is the number of concurrent connections loading the table.
@@ -140,6 +169,15 @@ type Config struct {
 	// pinned defaults (shared_buffers=128MB, …; see PGLocalSettings).
 	PGSettings map[string]string
 
+	// MariaDBSettings are server options for EngineMariaDBLocal, applied
+	// over the pinned defaults (see MariaDBLocalSettings).
+	MariaDBSettings map[string]string
+
+	// SecondaryIndex adds a secondary index on payload to every table
+	// (MariaDB/MySQL only), so the report shows what the primary key's size
+	// costs in a secondary index, which InnoDB makes carry a copy of it.
+	SecondaryIndex bool
+
 	// Points is the number of chunks in the throughput curve. Zero means 20.
 	Points int
 
@@ -150,8 +188,10 @@ type Config struct {
 	// RangeN is the number of rows each range scan returns. Zero means 100.
 	RangeN int
 
-	// Baseline adds a bare pgx CopyFrom of ascending int64 keys into the same
-	// table shape, to show the harness's own overhead (PostgreSQL only).
+	// Baseline adds a bare load of ascending int64 keys into the same table
+	// shape by the same path (pgx CopyFrom on PostgreSQL, LOAD DATA LOCAL
+	// INFILE or prepared INSERTs on MariaDB/MySQL), to show the harness's own
+	// overhead. SQLite has none.
 	Baseline bool
 
 	// Progress, when non-nil, receives a progress bar. Pass a terminal only.
@@ -313,6 +353,35 @@ func (c Config) batchFor(sqlite bool) int {
 		b = 1
 	}
 	return max(1, min(b, c.Rows))
+}
+
+// MariaDBLocalSettings returns the server options dbbench pins for a
+// mariadb-local server under the given profile, before
+// Config.MariaDBSettings is applied. They mirror PGLocalSettings: a 128 MiB
+// buffer pool, redo written at every commit but flushed about once a second
+// (as synchronous_commit=off), the doublewrite buffer on (as
+// full_page_writes=on), a redo log large enough that no load waits for a
+// checkpoint (64 MiB under the checkpoints profile), and Debian's
+// utf8mb4/utf8mb4_general_ci defaults.
+func MariaDBLocalSettings(profile string) map[string]string {
+	s := map[string]string{
+		"innodb_buffer_pool_size":             "128M",
+		"innodb_log_file_size":                "512M",
+		"innodb_flush_log_at_trx_commit":      "2",
+		"innodb_doublewrite":                  "1",
+		"innodb_stats_persistent":             "1",
+		"innodb_buffer_pool_load_at_startup":  "0",
+		"innodb_buffer_pool_dump_at_shutdown": "0",
+		"character_set_server":                "utf8mb4",
+		"collation_server":                    "utf8mb4_general_ci",
+		"max_connections":                     "300",
+		"max_allowed_packet":                  "256M",
+		"local_infile":                        "1",
+	}
+	if profile == ProfileCheckpoints {
+		s["innodb_log_file_size"] = "64M"
+	}
+	return s
 }
 
 // PGLocalSettings returns the server settings dbbench pins for a pg-local

@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/dbbench"
+	"github.com/idkit/idkit/dbbench/mysqltest"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	os.Exit(mysqltest.Around(func() int { return pgtest.Run(m) }))
+}
 
 // small is a configuration that runs in well under a second per scheme.
 func small(db string, schemes ...string) dbbench.Config {
@@ -391,7 +394,7 @@ func TestOutputs(t *testing.T) {
 // get its own node, as with lower-case names (before the fix, SNOWFLAKE ran every node as
 // node 0 and failed with a UNIQUE violation).
 func TestNodesAnyCase(t *testing.T) {
-	cfg := small(dbbench.EngineSQLite, "SNOWFLAKE", "SonyFlake:start=2024-01-01", "BIGSERIAL")
+	cfg := small(dbbench.EngineSQLite, "SNOWFLAKE", "SonyFlake:start=2024-01-01", "BIGSERIAL", "ULID-Text", "UUIDv7-TEXT")
 	cfg.Nodes = 4
 	cfg.Rows = 20000
 	rep, err := dbbench.Run(context.Background(), cfg)

@@ -22,7 +22,8 @@ const (
 
 // figuresBlocks are the generated blocks of the guide, each from one committed report.
 var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json",
-	"docs/report-server-side/report.json", "docs/report-nodes/report.json"}
+	"docs/report-server-side/report.json", "docs/report-nodes/report.json",
+	"docs/report-innodb/report.json", "docs/report-innodb-small-pool/report.json"}
 
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
 var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}

@@ -62,6 +62,13 @@ type metrics struct {
 	lookup      Latency
 	rangeScan   Latency
 	curve       []Chunk
+
+	// InnoDB only.
+	secIndexBytes int64
+	secLeafPages  *int64
+	splits        *int64
+	merges        *int64
+	bpReads       *int64
 }
 
 // fail turns a database error into the error Run returns: interrupted when
@@ -91,6 +98,9 @@ func connLost(err error) bool {
 		// 57P03 cannot_connect_now; class 08 connection exceptions.
 		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
 			strings.HasPrefix(pgErr.Code, "08")
+	}
+	if mysqlConnLost(err) {
+		return true
 	}
 	var netErr net.Error
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

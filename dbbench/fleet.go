@@ -117,14 +117,37 @@ func newFleet(r row, k int, fs fleetSettings) (*fleet, error) {
 		n := &fleetNode{offset: time.Duration(f.rng.NormFloat64() * float64(fs.skew))}
 		n.at = f.rng.ExpFloat64() * f.gap
 		n.clock = &fleetClock{now: f.start.Add(n.offset)}
-		if n.next, err = mk(i, n.clock); err != nil {
+		next, err := mk(i, n.clock)
+		if err != nil {
 			f.close()
 			return nil, fmt.Errorf("dbbench: scheme %q, simulated node %d: %w", r.label, i, err)
 		}
+		n.next = textForm(r, next)
 		f.nodes = append(f.nodes, n)
 	}
 	heap.Init(&f.nodes)
 	return f, nil
+}
+
+// textForm wraps next for rows stored as text: the 128-bit generators make 16 bytes, which
+// such a row stores in their canonical text (ULID or UUID, as the scheme's IDs are).
+func textForm(r row, next func() (value, error)) func() (value, error) {
+	switch r.col {
+	case colText, colTextICU, colTextDefault:
+	default:
+		return next
+	}
+	from := idkit.FromUUID
+	if strings.HasPrefix(r.canon, "ulid") {
+		from = idkit.FromULID
+	}
+	return func() (value, error) {
+		v, err := next()
+		if err == nil && v.str == "" {
+			v.str = from(v.b16).String()
+		}
+		return v, err
+	}
 }
 
 // fleetMaker returns the constructor of node i's generator for row r. A constructor that opens
@@ -141,7 +164,7 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 			return nil, fmt.Errorf("dbbench: scheme %q holds %d nodes, fewer than --nodes %d", r.label, l.Nodes(), k)
 		}
 		return func(i int, c *fleetClock) (func() (value, error), error) {
-			return snowflakeNode(l, uint64(i), c, r.col)
+			return snowflakeNode(l, uint64(i), c, r)
 		}, nil
 	}
 	switch name := s.Name(); {
@@ -182,8 +205,8 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 }
 
 // snowflakeNode is idkit's Snowflake generator for layout l and node, reading clock c, making
-// values for column kind col (colUint64 for layouts whose IDs set bit 63).
-func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, col column) (func() (value, error), error) {
+// values for row r's column (colUint64, or unsigned on InnoDB, for layouts whose IDs set bit 63).
+func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, r row) (func() (value, error), error) {
 	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Node: node, Clock: c})
 	if err != nil {
 		return nil, err
@@ -193,13 +216,10 @@ func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, col column) (fu
 		if err != nil {
 			return value{}, err
 		}
-		if col == colUint64 {
-			return value{u64: u}, nil
-		}
-		if u > math.MaxInt64 {
+		if u > math.MaxInt64 && r.col == colBigint && !r.unsigned {
 			return value{}, fmt.Errorf("layout %s made ID %d, which does not fit a signed bigint column", l.Name, u)
 		}
-		return value{i64: int64(u)}, nil
+		return value{i64: int64(u), u64: u}, nil
 	}, nil
 }
 

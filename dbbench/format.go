@@ -11,6 +11,9 @@ import (
 // WriteTable writes the report as an aligned text table, with the settings
 // above it and the notes below it.
 func WriteTable(w io.Writer, rep *Report) error {
+	if isInnoDBEngine(rep.Settings.Engine) {
+		return writeInnoDBTable(w, rep)
+	}
 	s := rep.Settings
 	var b strings.Builder
 	fmt.Fprintf(&b, "engine %s, %s\n", s.Engine, s.ServerVersion)

@@ -58,6 +58,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 }
 
 func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
+	if isInnoDBEngine(rep.Settings.Engine) {
+		return writeInnoDBMarkdown(w, rep, cs)
+	}
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -160,6 +163,9 @@ func engineTitle(engine string) string {
 	if engine == EngineSQLite {
 		return "SQLite"
 	}
+	if isInnoDBEngine(engine) {
+		return "MariaDB/MySQL InnoDB"
+	}
 	return "PostgreSQL"
 }
 
@@ -183,6 +189,9 @@ func mdEscape(s string) string {
 // and leaf statistics, each also relative to the first scheme. Documents
 // embed its output verbatim, so no figure is typed by hand.
 func WriteSummary(w io.Writer, rep *Report) error {
+	if isInnoDBEngine(rep.Settings.Engine) {
+		return writeInnoDBSummary(w, rep)
+	}
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

@@ -15,7 +15,7 @@ type Report struct {
 
 // Settings records what shapes the result.
 type Settings struct {
-	Engine        string `json:"engine"`         // "pg-local", "pg" or "sqlite"
+	Engine        string `json:"engine"`         // "pg-local", "pg", "mariadb-local", "mysql" or "sqlite"
 	ServerVersion string `json:"server_version"` // e.g. "PostgreSQL 15.20 …" or "SQLite 3.50.4"
 	Command       string `json:"command,omitempty"`
 
@@ -42,6 +42,22 @@ type Settings struct {
 	// CheckpointBeforeRun is true when a CHECKPOINT ran before each measured
 	// load (steady profile, sufficient privileges).
 	CheckpointBeforeRun bool `json:"checkpoint_before_run"`
+
+	// InnoDB settings, on MariaDB/MySQL engines.
+	InnoDBBufferPoolSize      string `json:"innodb_buffer_pool_size,omitempty"`
+	InnoDBLogFileSize         string `json:"innodb_log_file_size,omitempty"`
+	InnoDBFlushLogAtTrxCommit string `json:"innodb_flush_log_at_trx_commit,omitempty"`
+	InnoDBDoublewrite         string `json:"innodb_doublewrite,omitempty"`
+	InnoDBPageSize            int    `json:"innodb_page_size,omitempty"`
+	// Collation is the database's default collation, which the
+	// "-text-default" rows use.
+	Collation string `json:"collation,omitempty"`
+	// LoadPath says how rows reach InnoDB in copy mode: LOAD DATA LOCAL
+	// INFILE from an io.Reader.
+	LoadPath string `json:"load_path,omitempty"`
+	// SecondaryIndex is true when every table had a secondary index on
+	// payload.
+	SecondaryIndex bool `json:"secondary_index,omitempty"`
 
 	SQLitePageSize  int    `json:"sqlite_page_size,omitempty"`
 	SQLiteCacheSize string `json:"sqlite_cache_size,omitempty"`
@@ -126,6 +142,24 @@ type Result struct {
 	LeafFragmentation *float64 `json:"leaf_fragmentation"`
 	LeafPages         *int64   `json:"leaf_pages,omitempty"`
 
+	// InnoDB figures (MariaDB/MySQL engines). IndexBytes is then the
+	// clustered index, which holds the rows, and TableBytes the clustered
+	// and secondary indexes together; WALBytes is the redo log written.
+	//
+	// SecondaryIndexBytes is the size of the secondary index on payload
+	// (Settings.SecondaryIndex) and SecondaryLeafPages its leaf pages.
+	SecondaryIndexBytes       int64   `json:"secondary_index_bytes,omitempty"`
+	SecondaryIndexBytesPerRow float64 `json:"secondary_index_bytes_per_row,omitempty"`
+	SecondaryLeafPages        *int64  `json:"secondary_leaf_pages,omitempty"`
+	// PageSplits and PageMerges are the deltas of INNODB_METRICS
+	// index_page_splits and index_page_merge_successful over the load; null
+	// when the counters could not be enabled.
+	PageSplits *int64 `json:"page_splits,omitempty"`
+	PageMerges *int64 `json:"page_merges,omitempty"`
+	// BufferPoolReadsPer1k is Innodb_buffer_pool_reads (pages read from
+	// disk into the buffer pool) during the load per 1,000 rows.
+	BufferPoolReadsPer1k *float64 `json:"buffer_pool_reads_per_1k,omitempty"`
+
 	PointLookup Latency `json:"point_lookup"`
 	RangeScan   Latency `json:"range_scan"`
 
@@ -163,8 +197,10 @@ type Sample struct {
 	AvgLeafDensity   *float64 `json:"avg_leaf_density"`
 }
 
-// Baseline is a bare pgx CopyFrom of ascending int64 keys into the same table
-// shape, run next to the schemes to measure the harness's overhead.
+// Baseline is a bare load of ascending int64 keys into the same table shape
+// by the same path (pgx CopyFrom on PostgreSQL; LOAD DATA or prepared
+// INSERTs on MariaDB/MySQL), run next to the schemes to measure the
+// harness's overhead.
 type Baseline struct {
 	Rows       int64    `json:"rows"`
 	RowsPerSec float64  `json:"rows_per_sec"`

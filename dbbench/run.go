@@ -4,16 +4,20 @@
 // latency afterwards.
 //
 // Run loads a table (id PRIMARY KEY, payload bigint) per scheme on one of
-// three engines: an existing PostgreSQL server, a private throwaway cluster
-// started from the installed server binaries (package pglocal), or an
-// embedded SQLite database. On PostgreSQL it works inside a schema of its
-// own, idbench_<random>, which it drops when done, on error and when its
-// context is cancelled; it drops nothing it did not create. The one object
-// it may leave: when the database lacks the pgstattuple extension, a run
-// creates it in schema ExtSchema (idbench_ext; concurrent runs serialise on
-// an advisory lock) and no run drops it, since an extension is database-wide
-// and another run or session may be using it. Settings.LeftBehind and the
-// report's notes say so.
+// these engines: an existing PostgreSQL server, a private throwaway cluster
+// started from the installed server binaries (package pglocal), an
+// existing MariaDB/MySQL server or a private one (package mariadblocal),
+// whose InnoDB tables are clustered on the primary key, or an embedded
+// SQLite database. On PostgreSQL it works only inside a schema of its own,
+// idbench_<random>, and on MariaDB/MySQL inside a database of its own of
+// the same name, which it drops when done, on error and when its context is
+// cancelled; it drops nothing it did not create. On MariaDB/MySQL it
+// enables two INNODB_METRICS counters for the run and restores them. The one
+// object it may leave: when a PostgreSQL database lacks the pgstattuple
+// extension, a run creates it in schema ExtSchema (idbench_ext; concurrent
+// runs serialise on an advisory lock) and no run drops it, since an
+// extension is database-wide and another run or session may be using it.
+// Settings.LeftBehind and the report's notes say so.
 //
 // Keys go over the wire in binary: int64 for bigint columns, 16 raw bytes
 // for uuid columns, and the canonical text for the ulid-text row. They are
@@ -28,6 +32,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,9 +55,25 @@ import (
 // (Settings.Command, scheme names) and the errors pass through idkit.Redact.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	defer func() { err = redact.Error(err) }() // last, after the cleanup's errors
+	if cfg.DB == EngineAllLocal {
+		return nil, errAllLocal
+	}
+	innodb := isInnoDB(cfg.DB)
+	if innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())) {
+		cfg.Schemes = InnoDBSchemes()
+	}
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	// The DB string as given first (its password may hold any character),
+	// then any other URL or password= setting in the command.
+	if cfg.DB != "" {
+		cfg.Command = strings.ReplaceAll(cfg.Command, cfg.DB, redactURL(cfg.DB))
+	}
+	cfg.Command = RedactDSN(cfg.Command)
+	if cfg.SecondaryIndex && !innodb {
+		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
 	rows := make([]row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
@@ -73,8 +94,21 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if r.col == colTextICU && cfg.DB == EngineSQLite {
 			return nil, errICUSQLite
 		}
-		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && cfg.DB == EngineSQLite {
+		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (cfg.DB == EngineSQLite || innodb) {
 			return nil, errServerSideSQLite(r.label)
+		}
+		switch {
+		case innodb && r.col == colTextICU:
+			return nil, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.label, r.spec+suffixTextDefault)
+		case !innodb && (r.col == colTextDefault || r.col == colUUIDNative):
+			return nil, fmt.Errorf("dbbench: scheme %q is for MariaDB/MySQL (--db mariadb-local or mysql://…)", r.label)
+		case innodb && r.col == colUint64:
+			// InnoDB holds IDs that set bit 63 in BIGINT UNSIGNED.
+			r.col, r.unsigned = colBigint, true
+		case !innodb:
+			// Elsewhere a layout that may reach bit 63 later stays signed
+			// (colUint64 covers those that set it now or within a day).
+			r.unsigned = false
 		}
 		rows = append(rows, r)
 	}
@@ -118,6 +152,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	eng.settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
+	var skipped []string
+	if me, ok := eng.(*mysqlEngine); ok {
+		rows, skipped = me.usable(rows, cfg.Schemes)
+		if len(rows) == 0 {
+			return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
+		}
+	}
 
 	// Every load, in order: rounds of all schemes, so that slow drifts of a
 	// noisy machine spread over all of them instead of hitting one.
@@ -127,7 +168,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		measured bool
 	}
 	_, isPG := eng.(*pgEngine)
-	withBaseline := cfg.Baseline && isPG && baselineRow(rows) >= 0
+	_, isMySQL := eng.(*mysqlEngine)
+	withBaseline := cfg.Baseline && (isPG || isMySQL) && baselineRow(rows) >= 0
 	var jobs []job
 	var total int64
 	for round := 0; round < cfg.Repeat; round++ {
@@ -212,7 +254,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	for i, r := range rows {
-		res := summarize(r, eng.columnType(r.col), results[i])
+		typ := eng.columnType(r.col)
+		if me, ok := eng.(*mysqlEngine); ok {
+			typ = me.columnTypeOf(r)
+		}
+		res := summarize(r, typ, results[i])
 		res.Failure = failed[i]
 		rep.Results = append(rep.Results, res)
 	}
@@ -241,6 +287,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if f != "" {
 			rep.Notes = append(rep.Notes, f)
 		}
+	}
+	if me, ok := eng.(*mysqlEngine); ok {
+		rep.Notes = append(rep.Notes, me.notes(rep, rows, skipped)...)
 	}
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
@@ -305,8 +354,24 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 			return nil, nil, errors.Join(err, cl.Close())
 		}
 		return e, func() error { return errors.Join(e.close(), cl.Close()) }, nil
+	case EngineMariaDBLocal:
+		return openMariaDBLocal(ctx, cfg)
 	case EnginePGEnv:
 		db = ""
+	}
+	if isMySQLURL(db) {
+		c, err := ParseMySQLURL(db)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(cfg.MariaDBSettings) > 0 {
+			logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
+		}
+		e, err := openMySQL(ctx, cfg, EngineMySQL, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e, e.close, nil
 	}
 	if len(cfg.PGSettings) > 0 {
 		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
@@ -348,8 +413,10 @@ func summarize(r row, colType string, ms []metrics) Result {
 		}
 		if m.density != nil {
 			dens = append(dens, *m.density)
-			frag = append(frag, *m.frag)
 			leaves = append(leaves, float64(*m.leafPages))
+		}
+		if m.frag != nil { // InnoDB reports no fragmentation
+			frag = append(frag, *m.frag)
 		}
 		pointP50 = append(pointP50, m.lookup.P50Micros)
 		pointP99 = append(pointP99, m.lookup.P99Micros)
@@ -371,11 +438,14 @@ func summarize(r row, colType string, ms []metrics) Result {
 	}
 	if len(dens) == len(ms) {
 		res.AvgLeafDensity = ptr(median(dens))
-		res.LeafFragmentation = ptr(median(frag))
 		res.LeafPages = ptr(int64(median(leaves)))
+	}
+	if len(frag) == len(ms) {
+		res.LeafFragmentation = ptr(median(frag))
 	}
 	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
 	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
+	summarizeInnoDB(&res, ms)
 	// The curve of the run whose throughput is the median.
 	mid := median(rate)
 	best := 0
@@ -423,7 +493,7 @@ func notes(rep *Report, rows []row) []string {
 	if strings.HasPrefix(s.Statistics, "unavailable") {
 		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
 	}
-	if s.Engine != EngineSQLite && s.Profile == ProfileSteady {
+	if s.Engine != EngineSQLite && !isInnoDBEngine(s.Engine) && s.Profile == ProfileSteady {
 		for _, r := range rep.Results {
 			if r.Checkpoints != nil && *r.Checkpoints > 0 {
 				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
@@ -448,7 +518,7 @@ func notes(rep *Report, rows []row) []string {
 	if s.Engine == EnginePGEnv {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
 	}
-	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal {
+	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal && s.Engine != EngineMariaDBLocal {
 		out = append(out, "The checkpoints profile sets a small max_wal_size and a short checkpoint_timeout only on pg-local; this run used the server's own settings.")
 	}
 	for _, r := range rows {
@@ -458,6 +528,9 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for _, r := range rows {
+		if isInnoDBEngine(s.Engine) {
+			break // mysqlEngine.notes explains InnoDB's text keys
+		}
 		if r.col == colText && s.Engine == EngineSQLite {
 			out = append(out, "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower.")
 			break

@@ -46,9 +46,9 @@ const (
 // seed's example uses 5.
 const DefaultInstagramShard = 5
 
-// errServerSideSQLite rejects the PostgreSQL-only rows on SQLite.
+// errServerSideSQLite rejects the PostgreSQL-only rows on SQLite and MariaDB/MySQL.
 func errServerSideSQLite(label string) error {
-	return fmt.Errorf("dbbench: scheme %q needs PostgreSQL (a server-side function or store); SQLite has none", label)
+	return fmt.Errorf("dbbench: scheme %q needs PostgreSQL (a PL/pgSQL function, or a segment store in the benchmark database)", label)
 }
 
 // resolveServerRow resolves the rows of this file; ok is false for any other label.

@@ -16,12 +16,23 @@ import (
 type column int
 
 const (
-	colIdentity column = iota // bigint identity, filled by the database
-	colBigint                 // 64-bit IDs as int64
-	colUint64                 // 64-bit IDs that set bit 63: numeric(20,0) / 8-byte BLOB
-	colUUID                   // 128-bit IDs as 16 raw bytes
-	colText                   // canonical text, COLLATE "C"
-	colTextICU                // canonical text, COLLATE "und-x-icu" (PostgreSQL)
+	colIdentity    column = iota // bigint identity, filled by the database
+	colBigint                    // 64-bit IDs as int64
+	colUint64                    // 64-bit IDs that set bit 63: numeric(20,0) / 8-byte BLOB / BIGINT UNSIGNED
+	colUUID                      // 128-bit IDs as 16 raw bytes
+	colText                      // canonical text, COLLATE "C"
+	colTextICU                   // canonical text, COLLATE "und-x-icu" (PostgreSQL)
+	colTextDefault               // canonical text, the database's default collation (InnoDB)
+	colUUIDNative                // 128-bit UUIDs in MariaDB's UUID type
+)
+
+// Row-name suffixes that store a 128-bit spec other than as 16 raw bytes:
+// "uuidv7-text", "ulid-text-icu", "uuidv4-native", …
+const (
+	suffixText        = "-text"
+	suffixTextICU     = "-text-icu"
+	suffixTextDefault = "-text-default"
+	suffixNative      = "-native"
 )
 
 // errICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
@@ -37,43 +48,53 @@ type row struct {
 
 	shard     int    // instagram-plpgsql: the shard of next_id()
 	storeStep uint64 // segment: the step, with the store in the benchmark database
+	// unsigned is set for 64-bit layouts that use bit 63 on InnoDB, which
+	// stores them in BIGINT UNSIGNED.
+	unsigned bool
+	textLen  int // characters of the text form, for text columns
 }
 
 // value is one generated key, in the form sent to the database.
 type value struct {
 	i64 int64
-	u64 uint64
+	u64 uint64 // for colUint64 and unsigned rows
 	b16 [16]byte
 	str string
 }
 
 // resolveRow works out a row's column type by making one generator and one
 // ID. Both honour ctx: a generator may wait a whole tick for its first ID.
+// A label is a row name (RowBigserial, RowAutoIncrement), an idkit spec,
+// or a 128-bit spec followed by a storage suffix: "-text" (text, binary
+// collation), "-text-icu" (PostgreSQL's ICU root collation),
+// "-text-default" (the database's default collation, InnoDB) or "-native"
+// (MariaDB's UUID type, for UUID specs only). Row names and suffixes are
+// matched without regard to case, as idkit.New matches scheme names.
 func resolveRow(ctx context.Context, label string) (row, error) {
 	if r, ok, err := resolveServerRow(label); ok {
 		return r, err
 	}
-	// Row names are matched without regard to case, as idkit.New matches scheme names.
 	switch l := strings.ToLower(label); l {
-	case RowBigserial, RowULIDText, RowULIDTextICU:
+	case RowBigserial, RowAutoIncrement:
 		label = l
 	}
 	switch label {
-	case RowBigserial:
+	case RowBigserial, RowAutoIncrement:
 		return row{label: label, col: colIdentity}, nil
-	case RowULIDText, RowULIDTextICU:
-		s, err := idkit.New("ulid")
-		if err != nil {
-			return row{}, fmt.Errorf("dbbench: scheme %q: %w", label, err)
-		}
-		closeScheme(s)
-		col := colText
-		if label == RowULIDTextICU {
-			col = colTextICU
-		}
-		return row{label: label, spec: "ulid", col: col, canon: s.Name()}, nil
 	}
-	s, err := idkit.NewContext(ctx, label)
+	spec, col := label, column(-1)
+	if _, err := idkit.NewCodec(label); err != nil {
+		for _, sf := range []struct {
+			suffix string
+			col    column
+		}{{suffixTextDefault, colTextDefault}, {suffixTextICU, colTextICU}, {suffixText, colText}, {suffixNative, colUUIDNative}} {
+			if n := len(label) - len(sf.suffix); n > 0 && strings.EqualFold(label[n:], sf.suffix) {
+				spec, col = label[:n], sf.col
+				break
+			}
+		}
+	}
+	s, err := idkit.NewContext(ctx, spec)
 	if err != nil {
 		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: %w", label, err))
 	}
@@ -82,17 +103,26 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 	if err != nil {
 		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
 	}
-	r := row{label: idkit.Redact(label), spec: label, canon: idkit.Redact(s.Name())}
-	switch id.Bits() {
-	case 64:
+	r := row{label: idkit.Redact(label), spec: spec, canon: idkit.Redact(s.Name()), col: col}
+	switch {
+	case id.Bits() == 64 && col < 0:
 		r.col = colBigint
 		if setsBit63(s, id) {
 			r.col = colUint64
 		}
-	case 128:
+		if l, ok := s.(idkit.Layouter); ok && l.Layout().TotalBits() == 64 {
+			r.unsigned = true
+		}
+	case id.Bits() == 128 && col < 0:
 		r.col = colUUID
+	case id.Bits() == 128 && col == colUUIDNative:
+		if !strings.HasPrefix(s.Name(), "uuid") {
+			return row{}, fmt.Errorf("dbbench: scheme %q: the UUID column type takes UUIDs only, and %s IDs are not UUIDs (their version and variant bits are not set)", label, s.Name())
+		}
+	case id.Bits() == 128:
+		r.textLen = len(id.String())
 	default:
-		return row{}, fmt.Errorf("dbbench: scheme %q: IDs of %d bits, want 64 or 128", label, id.Bits())
+		return row{}, fmt.Errorf("dbbench: scheme %q: a %d-bit ID has no %s form here; text and native forms are for 128-bit IDs", label, id.Bits(), strings.TrimPrefix(label, spec))
 	}
 	return r, nil
 }
@@ -161,15 +191,16 @@ func nodeSpec(spec string, i, k int) (string, error) {
 // of nodes whose IDs interleave as their clocks order them (see fleet). It is
 // safe for concurrent use.
 type source struct {
-	col   column
-	fleet *fleet // the simulated fleet, or nil for gens
-	gens  []idkit.Scheme
-	n     atomic.Uint64
-	seq   atomic.Int64 // for colIdentity on engines without sequences
+	col      column
+	unsigned bool
+	fleet    *fleet // the simulated fleet, or nil for gens
+	gens     []idkit.Scheme
+	n        atomic.Uint64
+	seq      atomic.Int64 // for colIdentity on engines without sequences
 }
 
 func newSource(r row, nodes int) (*source, error) {
-	s := &source{col: r.col}
+	s := &source{col: r.col, unsigned: r.unsigned}
 	if r.col.serverMade() {
 		return s, nil
 	}
@@ -231,7 +262,8 @@ func (s *source) nextContext(ctx context.Context, v *value) error {
 	switch s.col {
 	case colBigint:
 		u := id.Uint64()
-		if u > math.MaxInt64 {
+		v.u64 = u
+		if u > math.MaxInt64 && !s.unsigned {
 			return fmt.Errorf("dbbench: scheme %s made ID %d, which does not fit a signed bigint column", g.Name(), u)
 		}
 		v.i64 = int64(u)
@@ -239,7 +271,9 @@ func (s *source) nextContext(ctx context.Context, v *value) error {
 		v.u64 = id.Uint64()
 	case colUUID:
 		v.b16 = id.Bytes16()
-	case colText, colTextICU:
+	case colUUIDNative:
+		v.b16 = id.Bytes16()
+	case colText, colTextICU, colTextDefault:
 		v.str = id.String()
 	}
 	return nil

@@ -159,6 +159,47 @@ type Snowflake struct {
 	own      int64 // a loaded mark within the window: waited out, not subject to the drift policy; -1: none
 	layout   layouts.Layout
 	node     uint64
+	// Counters of the slow path, for Stats; the fast path never touches them.
+	exhaustedTick atomic.Int64  // the last tick counted in seqExhausted
+	driftTick     atomic.Int64  // the last issued tick counted in driftWaits
+	seqExhausted  atomic.Uint64 // ticks whose sequence ran out before the clock moved on
+	driftWaits    atomic.Uint64 // waits for a clock behind the last issued ID (one per last tick)
+	driftAhead    atomic.Uint64 // IDs issued ahead of a clock that read behind (drift continue)
+}
+
+// SnowflakeStats counts the events that make a Snowflake generator wait or run ahead of its
+// clock, since it started. They are meant for monitoring (a service exports them).
+type SnowflakeStats struct {
+	// SeqExhausted counts ticks whose sequence was used up before the clock reached the next
+	// tick, so that callers waited (or, with a lookahead, ran ahead).
+	SeqExhausted uint64
+	// DriftWaits counts waits for a clock that read behind the last issued ID (a restart
+	// against a mark, or an injected clock stepping back), at most one per issued tick.
+	DriftWaits uint64
+	// DriftContinued counts IDs issued on the last timestamp while the clock read behind it,
+	// within the drift policy's continue bound (an ID whose reservation lost a race with
+	// another goroutine and was retried may count twice).
+	DriftContinued uint64
+}
+
+// Stats returns the generator's counters. It is safe to call at any time.
+func (g *Snowflake) Stats() SnowflakeStats {
+	return SnowflakeStats{SeqExhausted: g.seqExhausted.Load(), DriftWaits: g.driftWaits.Load(), DriftContinued: g.driftAhead.Load()}
+}
+
+// count adds one to c the first time it is called for tick (ticks only grow), so a wait that
+// spins through the slow path many times counts once.
+func count(c *atomic.Uint64, seen *atomic.Int64, tick int64) {
+	for {
+		prev := seen.Load()
+		if prev >= tick {
+			return
+		}
+		if seen.CompareAndSwap(prev, tick) {
+			c.Add(1)
+			return
+		}
+	}
 }
 
 // NewSnowflake returns a generator for s. It returns an error wrapping ErrSettings for an
@@ -270,6 +311,8 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 		g.soft.Store(g.maxTick)
 	}
 	g.state.Store(uint64(last)<<g.seqBits | g.seqMask)
+	g.exhaustedTick.Store(last) // the start tick counts as used up; that is no exhaustion
+	g.driftTick.Store(math.MinInt64)
 	return g, nil
 }
 
@@ -443,6 +486,9 @@ func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64
 				ErrClockBackward, g.layout.Name, g.layout.TickTime(last).UTC().Format(time.RFC3339))
 		}
 		drift := subNs(target, ns)
+		if drift > 0 && (g.maxWait >= 0 && drift <= g.maxWait || last <= g.own) {
+			count(&g.driftWaits, &g.driftTick, last)
+		}
 		if last <= g.own {
 			// Behind a mark the predecessor reserved ahead of its clock (not a clock that
 			// stepped back): wait until the drift policy accepts what is left, however
@@ -462,6 +508,7 @@ func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64
 			return 0, false, nil
 		case g.maxCont >= 0 && drift <= g.maxCont:
 			if !exhausted {
+				g.driftAhead.Add(1)
 				return old + 1, true, nil
 			}
 			if over := subNs(g.tickNs(last+1-g.ahead), ns) - g.maxCont; over > 0 {
@@ -470,6 +517,7 @@ func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64
 				}
 				return 0, false, nil
 			}
+			g.driftAhead.Add(1)
 			return g.nextTick(last)
 		}
 		return 0, false, fmt.Errorf("%w: clock is %v behind the last issued time of layout %s (policy: wait up to %v, continue up to %v)",
@@ -480,6 +528,7 @@ func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64
 	}
 	// Sequence used up on the last tick: move to the next tick if the lookahead allows it,
 	// else wait for the clock to get there.
+	count(&g.seqExhausted, &g.exhaustedTick, last)
 	if last+1 <= now+g.ahead {
 		return g.nextTick(last)
 	}

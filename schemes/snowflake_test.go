@@ -614,3 +614,34 @@ func TestSnowflakeEndOfTimeLookahead(t *testing.T) {
 		}
 	}
 }
+
+// TestSnowflakeStats checks the counters a service exports: ticks whose sequence ran out,
+// waits for a clock behind the last ID, and IDs issued ahead of it.
+func TestSnowflakeStats(t *testing.T) {
+	l := layouts.Layout{Name: "stats", Fields: []layouts.Field{layouts.Time(41), layouts.Node("node", 10), layouts.Seq(2)}, Unit: time.Millisecond, Epoch: t0.Add(-time.Hour)}
+	clk := newFakeClock(t0)
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNext(t, g)
+	if s := g.Stats(); s != (schemes.SnowflakeStats{}) {
+		t.Errorf("after the first ID (which waits out the start tick): %+v, want all zero", s)
+	}
+	for range 11 { // 4 IDs a tick: 12 IDs use up the sequence of the first two ticks
+		mustNext(t, g)
+	}
+	if s := g.Stats(); s.SeqExhausted != 2 || s.DriftWaits != 0 || s.DriftContinued != 0 {
+		t.Errorf("after 12 IDs at 4 a tick: %+v, want SeqExhausted 2", s)
+	}
+	clk.Step(-3 * time.Millisecond) // within the default 5 ms wait
+	mustNext(t, g)
+	if s := g.Stats(); s.DriftWaits != 1 {
+		t.Errorf("after a 3 ms step back: %+v, want DriftWaits 1", s)
+	}
+	clk.Step(-50 * time.Millisecond) // within the default 100 ms continue bound
+	mustNext(t, g)
+	if s := g.Stats(); s.DriftContinued < 1 {
+		t.Errorf("after a 50 ms step back: %+v, want DriftContinued at least 1", s)
+	}
+}

@@ -31,7 +31,14 @@ Flags:
                      installed server binaries, on a unix socket, removed afterwards;
                      sqlite: an embedded SQLite database (pure Go) in a temp directory;
                      pg: the server the libpq variables (PGHOST, PGUSER, …) describe;
-                     or a connection string: postgres://user@host/db, "host=… dbname=…".
+                     or a connection string: postgres://user@host/db, "host=… dbname=…";
+                     mariadb-local: a private throwaway MariaDB/MySQL server (InnoDB) started
+                     from the installed binaries, on a unix socket, removed afterwards;
+                     mysql://user:password@host:port/db (?socket=PATH for a unix socket):
+                     an existing MariaDB/MySQL server (idbench works in a database of its
+                     own, idbench_<random>, and drops it).
+                     all-local: every engine available here (pg-local, mariadb-local, sqlite),
+                     one after the other, in one report.
                      Default: pg-local when server binaries are found, else sqlite.
   --schemes LIST     rows to compare, separated by commas or semicolons (default
                      "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text"):
@@ -42,10 +49,17 @@ Flags:
                      uuidv7-plpgsql (UUIDv7 made by the server; PostgreSQL), segment[:step=N]
                      (the segment scheme, its counter in the benchmark database; PostgreSQL),
                      or any spec of idbench gen, e.g. "ulid:monotonic=false" or
-                     "snowflake:layout=discord,node=3"
+                     "snowflake:layout=discord,node=3".
+                     A 128-bit spec may end in -text (text, binary collation), -text-icu,
+                     -text-default (MariaDB/MySQL: the database's default collation) or
+                     -native (MariaDB's UUID type; UUIDs only). On MariaDB/MySQL the default
+                     is "auto-increment,snowflake,sonyflake,ulid,uuidv7,uuidv4,uuidv7-native,
+                     uuidv4-native,ulid-text,ulid-text-default,uuidv7-text,uuidv7-text-default"
   --rows N           rows per measured load (default %d)
-  --mode MODE        copy (binary COPY, default), batch (multi-row INSERT), single
-                     (one-row INSERTs, autocommitted, from --clients connections)
+  --mode MODE        copy (the bulk path, default: binary COPY on PostgreSQL, LOAD DATA LOCAL
+                     INFILE from an io.Reader on MariaDB/MySQL), batch (multi-row INSERT,
+                     prepared on MariaDB/MySQL), single (one-row INSERTs, autocommitted, from
+                     --clients connections)
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
@@ -60,6 +74,12 @@ Flags:
   --fillfactor N     primary-key index fillfactor (default 90)
   --pg-setting K=V   pg-local server setting, repeatable (pinned: shared_buffers=128MB,
                      fsync=on, synchronous_commit=off, …)
+  --mariadb-setting K=V
+                     mariadb-local server option, repeatable (pinned:
+                     innodb_buffer_pool_size=128M, innodb_log_file_size=512M,
+                     innodb_flush_log_at_trx_commit=2, …)
+  --secondary-index  add an index on payload to every table (MariaDB/MySQL), to show what the
+                     primary key costs each secondary index, which carries a copy of it
   --points N         chunks in the throughput curve (default 20)
   --lookups N        point lookups and range scans after loading (default %d; -1: none)
   --range N          rows per range scan (default 100)
@@ -79,6 +99,8 @@ Examples:
   idbench db --mode single --clients 8 --schemes bigserial,uuidv7,uuidv4
   idbench db --nodes 16 --schemes snowflake,ulid:monotonic=false --json
   idbench db --profile checkpoints --pg-setting shared_buffers=64MB
+  idbench db --db mariadb-local --secondary-index --mariadb-setting innodb_buffer_pool_size=16M
+  idbench db --db "mysql://bench:secret@db.internal:3306/app" --schemes snowflake,uuidv7,uuidv4
 `
 
 // runDB is "idbench db".
@@ -105,6 +127,8 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	asBench := fs.Bool("benchstat", false, "")
 	out := fs.String("out", "", "")
 	verbose := fs.Bool("v", false, "")
+	secondary := fs.Bool("secondary-index", false, "")
+	mariadbSettings := settingFlag(fs, "mariadb-setting")
 	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
 	if err != nil {
@@ -138,6 +162,10 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	if len(settings) > 0 {
 		cfg.PGSettings = settings
 	}
+	if len(mariadbSettings) > 0 {
+		cfg.MariaDBSettings = mariadbSettings
+	}
+	cfg.SecondaryIndex = *secondary
 	if *schemes != "" {
 		if cfg.Schemes, err = splitSchemes(*schemes); err != nil {
 			return usagef("db", "db: --schemes: %w", err)
@@ -155,6 +183,9 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	cfg.Command = commandLine("idbench db", args)
 
+	if cfg.DB == dbbench.EngineAllLocal {
+		return runDBAllLocal(ctx, stdout, stderr, cfg, *asJSON, *asBench, *out)
+	}
 	rep, err := dbbench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("db: %w", err)
@@ -181,9 +212,12 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 
 // pgSettingFlag defines the repeatable --pg-setting NAME=VALUE flag on fs and returns the map
 // it fills.
-func pgSettingFlag(fs *flag.FlagSet) map[string]string {
+func pgSettingFlag(fs *flag.FlagSet) map[string]string { return settingFlag(fs, "pg-setting") }
+
+// settingFlag defines a repeatable NAME=VALUE flag and returns the map it fills.
+func settingFlag(fs *flag.FlagSet, name string) map[string]string {
 	settings := map[string]string{}
-	fs.Func("pg-setting", "", func(s string) error {
+	fs.Func(name, "", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || strings.TrimSpace(k) == "" {
 			return fmt.Errorf("want NAME=VALUE, got %q", s)

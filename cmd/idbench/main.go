@@ -91,6 +91,7 @@ func commands() []command {
 		{"scale", "measure how B-tree cost grows with the fleet (--nodes) and the table (--sizes)", withoutStdin(runScale)},
 		{"plan", "design a layout for a load: IDs/s per node, nodes, years, bit limits", runPlan},
 		{"nodes", "list the node slots of a lease store (etcd, PostgreSQL) and who holds them", withoutStdin(runNodes)},
+		{"load", "drive an idkitd ID service (or one started in process) and report req/s and latency", withoutStdin(runLoad)},
 		{"help", "show help for idbench or one of its subcommands", runHelp},
 	}
 }

@@ -130,6 +130,8 @@ type Lease struct {
 	node     uint64
 	ttl      time.Duration
 	fenceErr atomic.Pointer[fenceState]
+	renewed  atomic.Uint64 // renewals that succeeded (a claim taken again counts)
+	failed   atomic.Uint64 // renewals that failed
 
 	mu       sync.Mutex
 	claim    Claim
@@ -217,6 +219,10 @@ func (l *Lease) Err() error {
 	}
 	return nil
 }
+
+// Renewals returns how many renewals of the holding succeeded and how many failed so far, for
+// monitoring: failures come before a fence, and a fence follows when they outlast half the TTL.
+func (l *Lease) Renewals() (ok, failed uint64) { return l.renewed.Load(), l.failed.Load() }
 
 // Marks returns a schemes.MarkStore kept in the lease store beside the slot. SaveMark fails
 // while the Lease is fenced, and the store refuses it once the holding is no longer current.
@@ -327,8 +333,10 @@ func (l *Lease) renewLoop() {
 		}
 		l.mu.Unlock()
 		if err == nil {
+			l.renewed.Add(1)
 			next.Reset(interval)
 		} else {
+			l.failed.Add(1)
 			next.Reset(interval / 2)
 		}
 	}

@@ -195,6 +195,11 @@ func TestLeaseFencesAndResumes(t *testing.T) {
 	if l.Node() != 0 {
 		t.Errorf("node %d", l.Node())
 	}
+	// Renewals went through before the link went down and after it came back, and failed
+	// while it was down.
+	if ok, failed := l.Renewals(); ok < 2 || failed < 1 {
+		t.Errorf("Renewals() = %d ok, %d failed; want at least 2 and 1", ok, failed)
+	}
 }
 
 func TestLeaseReclaimsAfterLapse(t *testing.T) {

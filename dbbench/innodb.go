@@ -1,0 +1,121 @@
+package dbbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/idkit/idkit/dbbench/mariadblocal"
+)
+
+// isInnoDBEngine reports whether a report's engine is MariaDB/MySQL.
+func isInnoDBEngine(engine string) bool {
+	return engine == EngineMariaDBLocal || engine == EngineMySQL
+}
+
+// openMariaDBLocal starts a private server and opens the engine on it.
+func openMariaDBLocal(ctx context.Context, cfg Config) (engine, func() error, error) {
+	settings := MariaDBLocalSettings(cfg.Profile)
+	for k, v := range cfg.MariaDBSettings {
+		settings[k] = v
+	}
+	logf(cfg, "dbbench: starting a private MariaDB server")
+	srv, err := mariadblocal.Start(ctx, mariadblocal.Options{Settings: settings})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+		return nil, nil, fmt.Errorf("dbbench: mariadb-local: %w", err)
+	}
+	c, err := mysql.ParseDSN(srv.DSN())
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("dbbench: mariadb-local: %w", err), srv.Close())
+	}
+	e, err := openMySQL(ctx, cfg, EngineMariaDBLocal, c)
+	if err != nil {
+		return nil, nil, errors.Join(err, srv.Close())
+	}
+	return e, func() error { return errors.Join(e.close(), srv.Close()) }, nil
+}
+
+// usable drops the rows the server cannot store: the UUID-type rows on a
+// server without that type, when they come from the default list. Asked for
+// by name, they are an error.
+func (e *mysqlEngine) usable(rows []row, asked []string) (keep []row, skipped []string) {
+	byDefault := slices.Equal(asked, InnoDBSchemes())
+	for _, r := range rows {
+		if r.col == colUUIDNative && !e.uuidType {
+			if !byDefault {
+				return nil, []string{fmt.Sprintf("scheme %q needs MariaDB's UUID type (10.7+): %s", r.label, e.uuidOrder)}
+			}
+			skipped = append(skipped, r.label)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep, skipped
+}
+
+// notes explains the InnoDB figures a reader could misread.
+func (e *mysqlEngine) notes(rep *Report, rows []row, skipped []string) []string {
+	var out []string
+	if len(skipped) > 0 {
+		out = append(out, fmt.Sprintf("Left out: %s (this server has no UUID type: %s).", strings.Join(skipped, ", "), e.uuidOrder))
+	}
+	if e.uuidType {
+		out = append(out, "MariaDB's UUID type on this server, probed with two UUIDs that sort one way by bytes and the other way from the last group: "+e.uuidOrder+".")
+	}
+	if e.kind == EngineMySQL {
+		out = append(out, "Redo bytes, buffer-pool reads and page splits are server-wide counters: other activity on the server during a load is counted too.")
+	}
+	if !e.monitors {
+		out = append(out, "Page splits and merges are unavailable: "+strings.TrimPrefix(e.set.Statistics, "mysql.innodb_index_stats; ")+".")
+	} else if len(e.enabled) > 0 {
+		out = append(out, "The run enabled the INNODB_METRICS counters "+strings.Join(e.enabled, ", ")+" and disabled them again afterwards.")
+	}
+	if len(e.badLeafStats) > 0 {
+		out = append(out, "mysql.innodb_index_stats reported fewer leaf pages than the rows need ("+strings.Join(e.badLeafStats, "; ")+
+			"), as it does for indexes of a few pages; leaf pages and fill are left empty there rather than estimated.")
+	}
+	for _, r := range rows {
+		if r.col == colText || r.col == colTextDefault {
+			out = append(out, fmt.Sprintf("Text keys are CHAR columns in the database's character set (%s, up to %d bytes a character), which InnoDB stores with a length byte; the -text rows compare with %s_bin (bytes), the -text-default rows with the default collation %s, whose comparisons are case- and accent-insensitive and go through the collation's weight tables.",
+				e.charset, e.mbMaxLen, e.charset, e.set.Collation))
+			break
+		}
+	}
+	return out
+}
+
+// summarizeInnoDB adds the medians of the InnoDB figures to res.
+func summarizeInnoDB(res *Result, ms []metrics) {
+	var sec, secLeaves, splits, merges, reads []float64
+	for _, m := range ms {
+		sec = append(sec, float64(m.secIndexBytes))
+		if m.secLeafPages != nil {
+			secLeaves = append(secLeaves, float64(*m.secLeafPages))
+		}
+		if m.splits != nil {
+			splits = append(splits, float64(*m.splits))
+			merges = append(merges, float64(*m.merges))
+		}
+		if m.bpReads != nil && m.rows > 0 {
+			reads = append(reads, 1000*float64(*m.bpReads)/float64(m.rows))
+		}
+	}
+	res.SecondaryIndexBytes = int64(median(sec))
+	res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
+	if len(secLeaves) == len(ms) {
+		res.SecondaryLeafPages = ptr(int64(median(secLeaves)))
+	}
+	if len(splits) == len(ms) {
+		res.PageSplits = ptr(int64(median(splits)))
+		res.PageMerges = ptr(int64(median(merges)))
+	}
+	if len(reads) == len(ms) {
+		res.BufferPoolReadsPer1k = ptr(median(reads))
+	}
+}

@@ -1,0 +1,565 @@
+// Package remote is the Go client of the idkit ID service (cmd/idkitd): importing it registers
+// the scheme "remote" with idkit, so that an application moves between generating IDs in
+// process and asking the service by changing one spec string:
+//
+//	import _ "github.com/idkit/idkit/schemes/remote"
+//
+//	s, err := idkit.New("remote:addr=127.0.0.1:7070,generator=orders,prefetch=1000")
+//	id, err := s.Next()
+//
+// Settings:
+//
+//	addr=host:port        the service (required)
+//	generator=NAME        one of its generators (required)
+//	prefetch=N            keep up to N IDs fetched ahead and refill in the background once half
+//	                      are used, so that Next is a local operation (default 0: one request
+//	                      per Next). IDs wait in the buffer, so their time fields lag the
+//	                      moment Next returns them by up to the buffer's age, and a batch
+//	                      larger than N (fetched directly) can sort above IDs still buffered.
+//	protocol=grpc|connect|json  wire protocol (default grpc)
+//	tls=true              HTTPS with the system roots (default false: cleartext HTTP/2)
+//	token_env=VAR         send the bearer token held in environment variable VAR
+//	timeout=5s            deadline of one request
+//	retry_for=10s         how long to retry while the service is UNAVAILABLE or out of reach,
+//	                      with exponential backoff (10 ms doubling to 500 ms, with jitter)
+//	max_count=10000       the largest batch one request asks for (the server's limit)
+//
+// The scheme is a Batcher (NextBatch asks for the whole batch in one request, a chunk of
+// max_count at a time, and the server reserves it in one step), a ContextScheme and
+// ContextBatcher (NextContext and NextBatchContext end with the context) and an io.Closer.
+// Parse and Decode work locally with the codec of the scheme the service reports (for any
+// scheme registered in this program too) and otherwise ask the service.
+//
+// Why a leaf adapter may import the root package: the root registers schemes by name and must
+// not link a network stack (deps_test.go enforces it); this package is the network half,
+// imported only by programs that want it, like the lease stores in schemes/nodeid.
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
+	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
+)
+
+// ErrUnavailable reports a service that stayed out of reach (or answered UNAVAILABLE) for the
+// whole retry_for period.
+var ErrUnavailable = errors.New("remote: service unavailable")
+
+var errClosed = errors.New("remote: scheme closed")
+
+var keys = []string{"addr", "generator", "prefetch", "protocol", "tls", "token_env", "timeout", "retry_for", "max_count"}
+
+func init() {
+	idkit.Register("remote", func(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error) {
+		c, err := parse(sp)
+		if err != nil {
+			return nil, err
+		}
+		return Dial(ctx, c)
+	})
+}
+
+// Config is a remote scheme's settings, as the spec gives them (see the package doc); Dial
+// takes it directly, for programs that build the scheme without a spec.
+type Config struct {
+	// Addr is the service's host:port; Generator the name of one of its generators.
+	Addr, Generator string
+	// Prefetch is how many IDs to keep fetched ahead; 0 fetches on demand.
+	Prefetch int
+	// Protocol is grpc (the default when empty), connect or json.
+	Protocol string
+	// TLS selects HTTPS with the system roots.
+	TLS bool
+	// Token, when set, is sent as a bearer token.
+	Token string
+	// Timeout bounds one request (default 5s); RetryFor the retrying of transient failures
+	// (default 10s).
+	Timeout, RetryFor time.Duration
+	// MaxCount is the largest batch one request asks for (default 10,000).
+	MaxCount int
+	// HTTPClient, when set, carries the requests instead of the client Dial builds.
+	HTTPClient connect.HTTPClient
+}
+
+func parse(sp *idkit.Settings) (Config, error) {
+	c := Config{Protocol: "grpc", Timeout: 5 * time.Second, RetryFor: 10 * time.Second, MaxCount: 10_000}
+	var ok bool
+	if c.Addr, ok = sp.Lookup("addr"); !ok {
+		return c, sp.Errorf("addr=host:port is required")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return c, sp.Errorf("addr=%s: want host:port", c.Addr)
+	}
+	if c.Generator, ok = sp.Lookup("generator"); !ok {
+		return c, sp.Errorf("generator=NAME is required")
+	}
+	n, _, err := sp.Uint("prefetch", 1<<24)
+	if err != nil {
+		return c, err
+	}
+	c.Prefetch = int(n)
+	if n, ok, err = sp.Uint("max_count", 1<<24); err != nil {
+		return c, err
+	} else if ok {
+		if n == 0 {
+			return c, sp.Errorf("max_count=0: want at least 1")
+		}
+		c.MaxCount = int(n)
+	}
+	if v, ok := sp.Lookup("protocol"); ok {
+		switch v = strings.ToLower(v); v {
+		case "grpc", "connect", "json":
+			c.Protocol = v
+		default:
+			return c, sp.Errorf("protocol=%s: want grpc, connect or json", v)
+		}
+	}
+	if c.TLS, err = sp.Bool("tls", false); err != nil {
+		return c, err
+	}
+	if v, ok := sp.Lookup("token_env"); ok {
+		c.Token, ok = os.LookupEnv(v)
+		if !ok || c.Token == "" {
+			return c, sp.Errorf("token_env=%s: the variable is not set", v)
+		}
+	}
+	if d, ok, err := sp.Duration("timeout"); err != nil {
+		return c, err
+	} else if ok {
+		c.Timeout = d
+	}
+	if d, ok, err := sp.Duration("retry_for"); err != nil {
+		return c, err
+	} else if ok {
+		c.RetryFor = d
+	}
+	return c, sp.Done(keys...)
+}
+
+// Scheme is the remote scheme. It is safe for concurrent use.
+type Scheme struct {
+	cfg    Config
+	name   string
+	client idkitv1connect.IDServiceClient
+	hc     *http.Client // nil when the caller supplied one
+	codec  idkit.Codec  // local codec, or nil
+	uuid   bool         // 128-bit IDs are UUIDs (else ULIDs)
+	pf     *prefetcher  // nil without prefetch
+}
+
+var (
+	_ idkit.Scheme  = (*Scheme)(nil)
+	_ idkit.Batcher = (*Scheme)(nil)
+)
+
+// Dial connects to the service and checks that it serves the generator: it asks for the
+// generator list (retrying as requests do) and builds the local codec. Errors wrap
+// ErrUnavailable when the service stays away, and idkit.ErrSpec when it has no such generator.
+func Dial(ctx context.Context, c Config) (*Scheme, error) {
+	if c.Addr == "" || c.Generator == "" {
+		return nil, fmt.Errorf("%w: remote: Config needs Addr and Generator", idkit.ErrSpec)
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.RetryFor <= 0 {
+		c.RetryFor = 10 * time.Second
+	}
+	if c.MaxCount <= 0 {
+		c.MaxCount = 10_000
+	}
+	if c.Protocol == "" {
+		c.Protocol = "grpc"
+	}
+	s := &Scheme{cfg: c}
+	s.name = fmt.Sprintf("remote:addr=%s,generator=%s", c.Addr, c.Generator)
+	if c.Prefetch > 0 {
+		s.name += fmt.Sprintf(",prefetch=%d", c.Prefetch)
+	}
+	if c.Protocol != "grpc" {
+		s.name += ",protocol=" + c.Protocol
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		tr := &http.Transport{Protocols: new(http.Protocols), ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 16,
+			DialContext: (&net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}).DialContext}
+		if c.TLS {
+			tr.Protocols.SetHTTP2(true)
+			tr.Protocols.SetHTTP1(c.Protocol != "grpc")
+			tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		} else {
+			tr.Protocols.SetUnencryptedHTTP2(true)
+		}
+		s.hc = &http.Client{Transport: tr}
+		hc = s.hc
+	}
+	scheme := "http://"
+	if c.TLS {
+		scheme = "https://"
+	}
+	var opts []connect.ClientOption
+	switch c.Protocol {
+	case "grpc":
+		opts = append(opts, connect.WithGRPC())
+	case "json":
+		opts = append(opts, connect.WithProtoJSON())
+	}
+	if c.Token != "" {
+		opts = append(opts, connect.WithInterceptors(bearer(c.Token)))
+	}
+	s.client = idkitv1connect.NewIDServiceClient(hc, scheme+c.Addr, opts...)
+	var gens *v1.GeneratorsResponse
+	err := s.retry(ctx, func(ctx context.Context) error {
+		res, err := s.client.Generators(ctx, connect.NewRequest(&v1.GeneratorsRequest{}))
+		if err == nil {
+			gens = res.Msg
+		}
+		return err
+	})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	var g *v1.Generator
+	var names []string
+	for _, x := range gens.Generators {
+		names = append(names, x.Name)
+		if x.Name == c.Generator {
+			g = x
+		}
+	}
+	if g == nil {
+		s.Close()
+		return nil, fmt.Errorf("%w: remote: %s has no generator %q (it has: %s)", idkit.ErrSpec, c.Addr, c.Generator, strings.Join(names, ", "))
+	}
+	s.uuid = strings.HasPrefix(g.Scheme, "uuid")
+	if codec, err := idkit.NewCodec(g.Scheme); err == nil {
+		s.codec = codec
+	}
+	if c.Prefetch > 0 {
+		s.pf = newPrefetcher(c.Prefetch, s.fetch)
+	}
+	return s, nil
+}
+
+// bearer adds the Authorization header to every request.
+func bearer(token string) connect.Interceptor {
+	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			return next(ctx, req)
+		}
+	})
+}
+
+// Name returns the scheme's canonical spec (without credentials).
+func (s *Scheme) Name() string { return s.name }
+
+// Next returns a new ID: from the prefetch buffer, or from one request.
+func (s *Scheme) Next() (idkit.ID, error) { return s.NextContext(context.Background()) }
+
+// NextContext is Next that gives up when ctx ends.
+func (s *Scheme) NextContext(ctx context.Context) (idkit.ID, error) {
+	var one [1]idkit.ID
+	if err := s.NextBatchContext(ctx, one[:]); err != nil {
+		return idkit.ID{}, err
+	}
+	return one[0], nil
+}
+
+// NextBatch fills dst with new IDs, in increasing order for time-ordered schemes.
+func (s *Scheme) NextBatch(dst []idkit.ID) error {
+	return s.NextBatchContext(context.Background(), dst)
+}
+
+// NextBatchContext is NextBatch that gives up when ctx ends.
+func (s *Scheme) NextBatchContext(ctx context.Context, dst []idkit.ID) error {
+	if s.pf != nil && len(dst) <= s.cfg.Prefetch {
+		return s.pf.take(ctx, dst)
+	}
+	for len(dst) > 0 {
+		n := min(len(dst), s.cfg.MaxCount)
+		if err := s.fetch(ctx, dst[:n]); err != nil {
+			return err
+		}
+		dst = dst[n:]
+	}
+	return nil
+}
+
+// fetch fills dst with new IDs from one request, retrying while the service is unavailable.
+func (s *Scheme) fetch(ctx context.Context, dst []idkit.ID) error {
+	return s.retry(ctx, func(ctx context.Context) error {
+		res, err := s.client.Next(ctx, connect.NewRequest(&v1.NextRequest{Generator: s.cfg.Generator, Count: uint32(len(dst))}))
+		if err != nil {
+			return err
+		}
+		return s.ids(res.Msg, dst)
+	})
+}
+
+// ids converts a response into dst, checking it holds len(dst) IDs.
+func (s *Scheme) ids(m *v1.NextResponse, dst []idkit.ID) error {
+	if got := len(m.Ids64) + len(m.Ids128); got != len(dst) {
+		return fmt.Errorf("remote: %s sent %d IDs for %d asked", s.cfg.Addr, got, len(dst))
+	}
+	if len(m.Ids64) > 0 {
+		for i, v := range m.Ids64 {
+			dst[i] = idkit.FromUint64(v)
+		}
+		return nil
+	}
+	for i, b := range m.Ids128 {
+		if len(b) != 16 {
+			return fmt.Errorf("remote: %s sent a 128-bit ID of %d bytes", s.cfg.Addr, len(b))
+		}
+		if s.uuid {
+			dst[i] = idkit.FromUUID([16]byte(b))
+		} else {
+			dst[i] = idkit.FromULID([16]byte(b))
+		}
+	}
+	return nil
+}
+
+// retry runs call with a per-attempt deadline until it succeeds, fails with an error retrying
+// cannot help, ctx ends, or RetryFor passes; transient errors (see transient) are retried with
+// exponential backoff and jitter.
+func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) error {
+	deadline := time.Now().Add(s.cfg.RetryFor)
+	backoff := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		err := call(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("remote: %s: %w", s.cfg.Addr, ctx.Err())
+		}
+		if !transient(err) {
+			return fmt.Errorf("remote: %s generator %q: %w", s.cfg.Addr, s.cfg.Generator, err)
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		if time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("%w: %s generator %q after %d attempts in %v: %w", ErrUnavailable, s.cfg.Addr, s.cfg.Generator, attempt, s.cfg.RetryFor, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("remote: %s: %w", s.cfg.Addr, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// transient reports whether an attempt's error may pass: UNAVAILABLE from the service or the
+// transport (connection refused), an attempt past its own deadline, and a request cut off by
+// its connection when the service dies mid-request, which connect reports, without a status
+// from the wire, as CANCELED or UNKNOWN (a reset stream) or INTERNAL (a response body that
+// ends early). The caller has checked that its own context is still live. Retrying Next is
+// safe: a request that was answered but whose answer was lost only loses IDs.
+func transient(err error) bool {
+	switch connect.CodeOf(err) {
+	case connect.CodeUnavailable, connect.CodeDeadlineExceeded:
+		return true
+	case connect.CodeCanceled, connect.CodeUnknown:
+		// A status the service sent is final; a transport failure carries no wire status.
+		return !connect.IsWireError(err)
+	case connect.CodeInternal:
+		return !connect.IsWireError(err) && cutOff(err)
+	}
+	return false
+}
+
+// cutOff reports an error caused by a connection that ended or was reset.
+func cutOff(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+}
+
+// Parse reads an ID's canonical text, with the local codec when there is one.
+func (s *Scheme) Parse(text string) (idkit.ID, error) {
+	if s.codec != nil {
+		return s.codec.Parse(text)
+	}
+	id, err := idkit.Parse(text)
+	if err != nil {
+		return idkit.ID{}, err
+	}
+	if _, err := s.remoteDecode(text); err != nil {
+		return idkit.ID{}, err
+	}
+	return id, nil
+}
+
+// Decode takes an ID apart, locally when possible and otherwise through the service.
+func (s *Scheme) Decode(id idkit.ID) (idkit.Parts, error) {
+	if s.codec != nil {
+		return s.codec.Decode(id)
+	}
+	return s.remoteDecode(id.String())
+}
+
+func (s *Scheme) remoteDecode(text string) (idkit.Parts, error) {
+	var d *v1.DecodeResponse
+	err := s.retry(context.Background(), func(ctx context.Context) error {
+		res, err := s.client.Decode(ctx, connect.NewRequest(&v1.DecodeRequest{Generator: s.cfg.Generator, Id: text}))
+		if err == nil {
+			d = res.Msg
+		}
+		return err
+	})
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeInvalidArgument {
+			return idkit.Parts{}, fmt.Errorf("%w: %w", idkit.ErrScheme, err)
+		}
+		return idkit.Parts{}, err
+	}
+	p := idkit.Parts{Version: int(d.Version)}
+	if d.UnixNanos != 0 || d.Time != "" {
+		p.Time = time.Unix(0, d.UnixNanos).UTC()
+	}
+	if d.Node != nil {
+		p.Node, p.HasNode = *d.Node, true
+	}
+	if d.Seq != nil {
+		p.Seq, p.HasSeq = *d.Seq, true
+	}
+	for _, f := range d.Fields {
+		p.Fields = append(p.Fields, idkit.Field{Name: f.Name, Value: f.Value})
+	}
+	return p, nil
+}
+
+// Close stops the background refill and closes idle connections. IDs still in the prefetch
+// buffer are dropped (lost, never reissued).
+func (s *Scheme) Close() error {
+	if s.pf != nil {
+		s.pf.close()
+	}
+	if s.hc != nil {
+		s.hc.CloseIdleConnections()
+	}
+	return nil
+}
+
+// prefetcher is a double buffer of IDs: takers use cur, and once half of it is used a
+// background fill fetches the next batch, so that takers rarely wait for the network.
+type prefetcher struct {
+	size  int
+	fetch func(context.Context, []idkit.ID) error
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	mu      sync.Mutex
+	cur     []idkit.ID
+	pos     int
+	next    []idkit.ID
+	spare   []idkit.ID    // a used-up buffer for the next fill to reuse
+	err     error         // the last fill's error, given to one taker
+	filling chan struct{} // non-nil while a fill runs; closed when it ends
+}
+
+func newPrefetcher(size int, fetch func(context.Context, []idkit.ID) error) *prefetcher {
+	ctx, stop := context.WithCancel(context.Background())
+	return &prefetcher{size: size, fetch: fetch, ctx: ctx, stop: stop}
+}
+
+// take fills dst from the buffer, waiting for fills as needed.
+func (p *prefetcher) take(ctx context.Context, dst []idkit.ID) error {
+	for len(dst) > 0 {
+		p.mu.Lock()
+		if p.pos < len(p.cur) {
+			n := copy(dst, p.cur[p.pos:])
+			p.pos += n
+			dst = dst[n:]
+			if len(p.cur)-p.pos <= p.size/2 && p.next == nil {
+				p.startFill()
+			}
+			p.mu.Unlock()
+			continue
+		}
+		if p.next != nil {
+			p.spare = p.cur[:0]
+			p.cur, p.pos, p.next = p.next, 0, nil
+			p.startFill()
+			p.mu.Unlock()
+			continue
+		}
+		if err := p.err; err != nil {
+			p.err = nil
+			p.mu.Unlock()
+			return err
+		}
+		if p.ctx.Err() != nil {
+			p.mu.Unlock()
+			return errClosed
+		}
+		p.startFill()
+		wait := p.filling
+		p.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return fmt.Errorf("remote: waiting for IDs: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// startFill starts a background fill unless one runs or the pool is closed; p.mu is held.
+func (p *prefetcher) startFill() {
+	if p.filling != nil || p.ctx.Err() != nil {
+		return
+	}
+	done := make(chan struct{})
+	p.filling = done
+	ids := p.spare
+	p.spare = nil
+	if cap(ids) < p.size {
+		ids = make([]idkit.ID, p.size)
+	}
+	ids = ids[:p.size]
+	go func() {
+		err := p.fetch(p.ctx, ids)
+		p.mu.Lock()
+		if err != nil {
+			p.err = err
+		} else {
+			p.next = ids
+		}
+		p.filling = nil
+		close(done)
+		p.mu.Unlock()
+	}()
+}
+
+func (p *prefetcher) close() {
+	p.stop()
+	p.mu.Lock()
+	w := p.filling
+	p.mu.Unlock()
+	if w != nil {
+		<-w
+	}
+}

@@ -1,0 +1,291 @@
+package remote_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/schemes/remote"
+	"github.com/idkit/idkit/schemes/remote/server"
+)
+
+// serve runs an in-process service on addr ("127.0.0.1:0" for any port) until stop is called;
+// it returns the address.
+func serve(t testing.TB, addr string, gens ...server.Generator) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		wait func() error
+		err  error
+	)
+	for i := 0; ; i++ { // a just-closed port can take a moment to come free
+		var srv *server.Server
+		if srv, err = server.New(server.Config{Listen: addr, Generators: gens}); err != nil {
+			t.Fatal(err)
+		}
+		if addr, wait, err = srv.Start(ctx); err == nil || i == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := wait(); err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return addr, stop
+}
+
+func open(t testing.TB, spec string) idkit.Scheme {
+	t.Helper()
+	s, err := idkit.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.(io.Closer).Close() })
+	return s
+}
+
+var gens = []server.Generator{
+	{Name: "orders", Spec: "snowflake:layout=twitter,worker=9"},
+	{Name: "sessions", Spec: "ulid"},
+	{Name: "keys", Spec: "uuidv7"},
+}
+
+// TestRemote draws IDs through every protocol, with and without prefetch, from eight
+// goroutines at once: all unique, each goroutine's in increasing order, parsed and decoded by
+// the local codec.
+func TestRemote(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", gens...)
+	for _, gen := range []string{"orders", "sessions", "keys"} {
+		for _, extra := range []string{"", ",prefetch=100", ",prefetch=1000,protocol=json", ",protocol=connect"} {
+			spec := fmt.Sprintf("remote:addr=%s,generator=%s%s", addr, gen, extra)
+			t.Run(gen+extra, func(t *testing.T) {
+				s := open(t, spec)
+				if s.Name() != spec {
+					t.Errorf("Name = %q, want %q", s.Name(), spec)
+				}
+				per := 300
+				if extra == "" || strings.Contains(extra, "connect") {
+					per = 50
+				}
+				var mu sync.Mutex
+				seen := map[idkit.ID]bool{}
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						var prev idkit.ID
+						batch := make([]idkit.ID, 7)
+						for i := range per {
+							var ids []idkit.ID
+							if i%10 == 0 {
+								if err := s.(idkit.Batcher).NextBatch(batch); err != nil {
+									t.Error(err)
+									return
+								}
+								ids = batch
+							} else {
+								id, err := s.Next()
+								if err != nil {
+									t.Error(err)
+									return
+								}
+								ids = []idkit.ID{id}
+							}
+							mu.Lock()
+							for _, id := range ids {
+								if seen[id] {
+									t.Errorf("duplicate %v", id)
+								}
+								seen[id] = true
+								if !prev.IsZero() && idkit.Compare(prev, id) >= 0 {
+									t.Errorf("out of order: %v then %v", prev, id)
+								}
+								prev = id
+							}
+							mu.Unlock()
+						}
+					})
+				}
+				wg.Wait()
+				for id := range seen {
+					back, err := s.Parse(id.String())
+					if err != nil || back != id {
+						t.Fatalf("Parse(%v) = %v, %v", id, back, err)
+					}
+					if _, err := s.Decode(id); err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+			})
+		}
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", gens...)
+	t.Setenv("IDKIT_TEST_EMPTY_TOKEN", "")
+	for _, tc := range []struct{ spec, want string }{
+		{"remote", "addr=host:port is required"},
+		{"remote:generator=orders", "addr=host:port is required"},
+		{"remote:addr=nocolon,generator=x", "addr=nocolon: want host:port"},
+		{"remote:addr=" + addr, "generator=NAME is required"},
+		{"remote:addr=" + addr + ",generator=orders,prefetch=-1", "prefetch=-1"},
+		{"remote:addr=" + addr + ",generator=orders,protocol=soap", "protocol=soap: want grpc, connect or json"},
+		{"remote:addr=" + addr + ",generator=orders,colour=red", `unknown key "colour"`},
+		{"remote:addr=" + addr + ",generator=orders,token_env=IDKIT_TEST_EMPTY_TOKEN", "the variable is not set"},
+		{"remote:addr=" + addr + ",generator=nope", `has no generator "nope" (it has: orders, sessions, keys)`},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			_, err := idkit.New(tc.spec)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, idkit.ErrSpec) {
+				t.Fatalf("err = %v, want ErrSpec with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestServiceAway: a service that never answers gives ErrUnavailable after retry_for, and a
+// context ends the wait sooner.
+func TestServiceAway(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	start := time.Now()
+	_, err = idkit.New("remote:addr=" + addr + ",generator=orders,retry_for=300ms")
+	if !errors.Is(err, remote.ErrUnavailable) || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("err = %v, want ErrUnavailable naming %s", err, addr)
+	}
+	// It gives up once the next backoff would end past retry_for.
+	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Errorf("gave up after %v, want about 300ms", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, err = idkit.NewContext(ctx, "remote:addr="+addr+",generator=orders,retry_for=1m")
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("err = %v after %v, want the context's deadline", err, time.Since(start))
+	}
+}
+
+// TestRetryAcrossRestart stops the service while a client draws IDs and starts it again on the
+// same port with the same node and a mark file: the client retries through the gap and no ID
+// repeats.
+func TestRetryAcrossRestart(t *testing.T) {
+	marks := filepath.Join(t.TempDir(), "marks")
+	g := server.Generator{Name: "orders", Spec: "snowflake:layout=twitter,worker=9,marks=file:" + marks}
+	addr, stop := serve(t, "127.0.0.1:0", g)
+	for _, extra := range []string{"", ",prefetch=50"} {
+		s := open(t, "remote:addr="+addr+",generator=orders,retry_for=20s"+extra)
+		seen := map[idkit.ID]bool{}
+		draw := func(n int) {
+			for range n {
+				id, err := s.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if seen[id] {
+					t.Fatalf("duplicate %v", id)
+				}
+				seen[id] = true
+			}
+		}
+		draw(500)
+		stop()
+		restarted := make(chan func())
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			_, st := serve(t, addr, g)
+			restarted <- st
+		}()
+		draw(500) // waits through the gap
+		stop = <-restarted
+		draw(500)
+	}
+}
+
+// BenchmarkNext compares Next in process, through the service with prefetch and through the
+// service one request per ID, for the twitter layout (capped at 4,096,000 IDs/s, 244 ns/ID)
+// and a layout whose 21 sequence bits put its cap out of reach (2^21 IDs per millisecond).
+func BenchmarkNext(b *testing.B) {
+	wide := server.Generator{Name: "wide", Spec: "snowflake:fields=time:41/node:1/seq:21"}
+	addr, _ := serve(b, "127.0.0.1:0", gens[0], wide)
+	for _, g := range []server.Generator{gens[0], wide} {
+		layout := map[string]string{"orders": "twitter", "wide": "seq21"}[g.Name]
+		for _, bc := range []struct{ name, spec string }{
+			{"inprocess", g.Spec},
+			{"remote-prefetch", "remote:addr=" + addr + ",generator=" + g.Name + ",prefetch=10000"},
+			{"remote", "remote:addr=" + addr + ",generator=" + g.Name},
+		} {
+			b.Run("layout="+layout+"/scheme="+bc.name, func(b *testing.B) {
+				s := open(b, bc.spec)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := s.Next(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkNextBatch(b *testing.B) {
+	addr, _ := serve(b, "127.0.0.1:0", gens[0])
+	for _, n := range []int{1000, 10000} {
+		for _, bc := range []struct{ name, spec string }{
+			{"inprocess", gens[0].Spec},
+			{"remote", "remote:addr=" + addr + ",generator=orders"},
+		} {
+			b.Run(fmt.Sprintf("scheme=%s/batch=%d", bc.name, n), func(b *testing.B) {
+				s := open(b, bc.spec).(idkit.Batcher)
+				buf := make([]idkit.ID, n)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := s.NextBatch(buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/ID")
+			})
+		}
+	}
+}
+
+// TestDialDefaults builds the scheme from a Config with only the address and generator set.
+func TestDialDefaults(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", gens...)
+	s, err := remote.Dial(context.Background(), remote.Config{Addr: addr, Generator: "keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Dial(context.Background(), remote.Config{Addr: addr}); !errors.Is(err, idkit.ErrSpec) {
+		t.Errorf("Dial without a generator: %v", err)
+	}
+}

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/schemes"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// batchContexter and nextContexter are idkit's ContextBatcher and ContextScheme, spelled out
+// here so that the server honours a request's deadline with schemes that offer it.
+type batchContexter interface {
+	NextBatchContext(ctx context.Context, dst []idkit.ID) error
+}
+
+type nextContexter interface {
+	NextContext(ctx context.Context) (idkit.ID, error)
+}
+
+// generator is one named scheme and its metrics.
+type generator struct {
+	name, spec string
+	s          idkit.Scheme
+	bits       atomic.Int32 // 64 or 128 once known
+	issued     prometheus.Counter
+	errs       *prometheus.CounterVec
+	drift      prometheus.Counter
+	generate   prometheus.Observer
+	bufs       sync.Pool // *[]idkit.ID
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
+	g := &generator{
+		name:     name,
+		spec:     spec,
+		s:        s,
+		issued:   m.issued.WithLabelValues(name),
+		errs:     m.errors.MustCurryWith(prometheus.Labels{"generator": name}),
+		drift:    m.drift.WithLabelValues(name),
+		generate: m.generate.WithLabelValues(name),
+	}
+	if _, ok := s.(idkit.Layouter); ok {
+		g.bits.Store(64)
+	}
+	return g
+}
+
+// err is the scheme's Fenced error, nil for schemes that cannot be fenced.
+func (g *generator) err() error {
+	if f, ok := g.s.(idkit.Fenced); ok {
+		return f.Err()
+	}
+	return nil
+}
+
+func (g *generator) close() error {
+	g.closeOnce.Do(func() {
+		if c, ok := g.s.(io.Closer); ok {
+			g.closeErr = c.Close()
+		}
+	})
+	return g.closeErr
+}
+
+// next fills a pooled buffer with n new IDs, through the scheme's Batcher when it has one (one
+// reservation for the whole request), and calls use with it before returning it to the pool.
+func (g *generator) next(ctx context.Context, n int, use func([]idkit.ID)) error {
+	bp, _ := g.bufs.Get().(*[]idkit.ID)
+	if bp == nil || cap(*bp) < n {
+		b := make([]idkit.ID, n)
+		bp = &b
+	}
+	buf := (*bp)[:n]
+	start := time.Now()
+	err := g.fill(ctx, buf)
+	g.generate.Observe(time.Since(start).Seconds())
+	if err == nil {
+		g.issued.Add(float64(n))
+		if n > 0 && g.bits.Load() == 0 {
+			g.bits.Store(int32(buf[0].Bits()))
+		}
+		use(buf)
+	}
+	g.bufs.Put(bp)
+	if err != nil {
+		code := codeOf(err)
+		g.errs.WithLabelValues(code.String()).Inc()
+		if errors.Is(err, schemes.ErrClockBackward) {
+			g.drift.Inc()
+		}
+		return connect.NewError(code, fmt.Errorf("generator %q: %w", g.name, err))
+	}
+	return nil
+}
+
+func (g *generator) fill(ctx context.Context, buf []idkit.ID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch s := g.s.(type) {
+	case batchContexter:
+		return s.NextBatchContext(ctx, buf)
+	case idkit.Batcher:
+		return s.NextBatch(buf)
+	}
+	nc, hasCtx := g.s.(nextContexter)
+	for i := range buf {
+		var err error
+		if hasCtx {
+			buf[i], err = nc.NextContext(ctx)
+		} else {
+			buf[i], err = g.s.Next()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// codeOf maps a generator's error to the status a client sees: UNAVAILABLE for conditions that
+// pass (a fenced node, the clock behind, a mark store out of reach) so that clients retry,
+// FAILED_PRECONDITION for a layout out of time, the context's own code for a cancelled or
+// expired request, INTERNAL for the rest.
+func codeOf(err error) connect.Code {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return connect.CodeCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.CodeDeadlineExceeded
+	case errors.Is(err, schemes.ErrFenced), errors.Is(err, schemes.ErrClockBackward), errors.Is(err, schemes.ErrMark), errors.Is(err, errClosed):
+		return connect.CodeUnavailable
+	case errors.Is(err, schemes.ErrTimeOverflow):
+		return connect.CodeFailedPrecondition
+	}
+	return connect.CodeInternal
+}
+
+// errClosed reports a request that reached a generator after the server closed it.
+var errClosed = errors.New("server: shutting down")

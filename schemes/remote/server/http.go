@@ -1,0 +1,97 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
+)
+
+// httpNext serves GET /v1/next/{generator}?n=N: N new IDs (default 1) as canonical text, one
+// a line. A bad request gets a 4xx status and a one-line reason; a generator that cannot issue
+// IDs right now gets 503.
+func (s *Server) httpNext(w http.ResponseWriter, r *http.Request) {
+	start := s.m.now()
+	code := s.plainNext(w, r)
+	s.m.observe("http_next", code, start)
+}
+
+func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code {
+	q := r.URL.Query()
+	n := int64(1)
+	for k, vs := range q {
+		if k != "n" {
+			return httpError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("unknown query parameter %s (known: n)", strconv.Quote(cut(k)))))
+		}
+		if len(vs) > 1 {
+			return httpError(w, connect.NewError(connect.CodeInvalidArgument, errors.New("n is given more than once")))
+		}
+		v, err := strconv.ParseInt(vs[0], 10, 64)
+		if err != nil {
+			return httpError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("n=%s: want a whole number from 1 to %d", strconv.Quote(cut(vs[0])), s.cfg.MaxCount)))
+		}
+		n = v
+	}
+	if err := s.checkCount(n); err != nil {
+		return httpError(w, err)
+	}
+	g, err := s.lookup(r.PathValue("generator"))
+	if err != nil {
+		return httpError(w, err)
+	}
+	var body []byte
+	err = g.next(r.Context(), int(n), func(ids []idkit.ID) {
+		body = make([]byte, 0, len(ids)*(ids[0].Bits()/64*18+3))
+		for _, id := range ids {
+			body, _ = id.AppendText(body)
+			body = append(body, '\n')
+		}
+	})
+	if err != nil {
+		return httpError(w, err)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
+	return 0
+}
+
+// httpError writes err's message as one line with the HTTP status its code maps to, and
+// returns the code.
+func httpError(w http.ResponseWriter, err error) connect.Code {
+	code := connect.CodeOf(err)
+	msg := err.Error()
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		msg = ce.Message()
+	}
+	textReply(w, httpStatus(code), idkit.Redact(msg))
+	return code
+}
+
+// httpStatus is the HTTP status for a code, as the Connect protocol maps them.
+func httpStatus(c connect.Code) int {
+	switch c {
+	case connect.CodeInvalidArgument, connect.CodeFailedPrecondition, connect.CodeOutOfRange:
+		return http.StatusBadRequest
+	case connect.CodeNotFound:
+		return http.StatusNotFound
+	case connect.CodeUnauthenticated:
+		return http.StatusUnauthorized
+	case connect.CodePermissionDenied:
+		return http.StatusForbidden
+	case connect.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case connect.CodeDeadlineExceeded:
+		return http.StatusGatewayTimeout
+	case connect.CodeCanceled:
+		return 499
+	case connect.CodeResourceExhausted:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}

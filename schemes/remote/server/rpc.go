@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
+	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
+)
+
+// service implements the IDService RPCs.
+type service struct{ s *Server }
+
+var _ idkitv1connect.IDServiceHandler = (*service)(nil)
+
+// lookup returns the named generator, or NOT_FOUND naming the known ones.
+func (s *Server) lookup(name string) (*generator, error) {
+	g, ok := s.gens[name]
+	if !ok {
+		if name == "" {
+			return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("no generator named (want one of "+s.names()+")"))
+		}
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown generator %s (known: %s)", strconv.Quote(cut(name)), s.names()))
+	}
+	if s.isClosed() {
+		return nil, connect.NewError(connect.CodeUnavailable, errClosed)
+	}
+	return g, nil
+}
+
+func (s *Server) isClosed() bool { return s.closed.Load() }
+
+func (s *Server) names() string {
+	out := ""
+	for i, g := range s.order {
+		if i > 0 {
+			out += ", "
+		}
+		out += g.name
+	}
+	return out
+}
+
+// cut shortens untrusted text for an error message.
+func cut(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// checkCount refuses a count outside 1..MaxCount with INVALID_ARGUMENT.
+func (s *Server) checkCount(n int64) error {
+	if n < 1 || n > int64(s.cfg.MaxCount) {
+		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("count %d: want 1 to %d", n, s.cfg.MaxCount))
+	}
+	return nil
+}
+
+// Next issues IDs.
+func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error) {
+	g, err := x.s.lookup(req.Msg.GetGenerator())
+	if err != nil {
+		return nil, err
+	}
+	n := req.Msg.GetCount()
+	if err := x.s.checkCount(int64(n)); err != nil {
+		return nil, err
+	}
+	out := &v1.NextResponse{}
+	err = g.next(ctx, int(n), func(ids []idkit.ID) {
+		if ids[0].Bits() == 64 {
+			out.Ids64 = make([]uint64, len(ids))
+			for i, id := range ids {
+				out.Ids64[i] = id.Uint64()
+			}
+		} else {
+			back := make([]byte, 16*len(ids))
+			out.Ids128 = make([][]byte, len(ids))
+			for i, id := range ids {
+				b := back[16*i : 16*i+16 : 16*i+16]
+				v := id.Bytes16()
+				copy(b, v[:])
+				out.Ids128[i] = b
+			}
+		}
+		if req.Msg.GetText() {
+			out.Text = make([]string, len(ids))
+			for i, id := range ids {
+				out.Text[i] = id.String()
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(out), nil
+}
+
+// Decode takes an ID apart.
+func (x *service) Decode(_ context.Context, req *connect.Request[v1.DecodeRequest]) (*connect.Response[v1.DecodeResponse], error) {
+	g, err := x.s.lookup(req.Msg.GetGenerator())
+	if err != nil {
+		return nil, err
+	}
+	text := req.Msg.GetId()
+	if text == "" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("no id given (want the canonical text of an ID)"))
+	}
+	id, err := g.s.Parse(text)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	p, err := g.s.Decode(id)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	out := &v1.DecodeResponse{Version: int32(p.Version), Text: id.String()}
+	if !p.Time.IsZero() {
+		out.Time = p.Time.UTC().Format(time.RFC3339Nano)
+		out.UnixNanos = p.Time.UnixNano()
+	}
+	if p.HasNode {
+		out.Node = &p.Node
+	}
+	if p.HasSeq {
+		out.Seq = &p.Seq
+	}
+	for _, f := range p.Fields {
+		out.Fields = append(out.Fields, &v1.Field{Name: f.Name, Value: f.Value})
+	}
+	return connect.NewResponse(out), nil
+}
+
+// Generators lists the generators.
+func (x *service) Generators(context.Context, *connect.Request[v1.GeneratorsRequest]) (*connect.Response[v1.GeneratorsResponse], error) {
+	out := &v1.GeneratorsResponse{}
+	for _, g := range x.s.order {
+		out.Generators = append(out.Generators, g.describe())
+	}
+	return connect.NewResponse(out), nil
+}
+
+// describe is the generator as Generators lists it.
+func (g *generator) describe() *v1.Generator {
+	d := &v1.Generator{Name: g.name, Spec: idkit.Redact(g.spec), Scheme: idkit.Redact(g.s.Name()), Bits: g.bits.Load(), Ready: true}
+	if n, ok := g.s.(idkit.Noder); ok {
+		node := n.Node()
+		d.Node = &node
+	}
+	if l, ok := g.s.(idkit.Layouter); ok {
+		lay := l.Layout()
+		d.Layout = lay.String()
+		d.IdsPerSecond = lay.IDsPerSecond()
+	}
+	if err := g.err(); err != nil {
+		d.Ready, d.Reason = false, idkit.Redact(err.Error())
+	}
+	return d
+}
+
+// Ping answers the empty message.
+func (x *service) Ping(context.Context, *connect.Request[v1.PingRequest]) (*connect.Response[v1.PingResponse], error) {
+	return connect.NewResponse(&v1.PingResponse{}), nil
+}
