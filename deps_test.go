@@ -120,6 +120,8 @@ func TestLightRoot(t *testing.T) {
 		"snowflake:node=etcd://127.0.0.1:1/x":          `add import _ "github.com/idkit/idkit/schemes/nodeid/etcdlease"`,
 		"snowflake:node=7,lease=pg://u:hunter2@h/db":   `add import _ "github.com/idkit/idkit/schemes/nodeid/pglease"`,
 		"snowflake:node=POSTGRES://u:hunter2@h/db?x=1": `add import _ "github.com/idkit/idkit/schemes/nodeid/pglease"`,
+		"segment:store=pg://u:hunter2@h/db,key=orders": `add import _ "github.com/idkit/idkit/schemes/segment/pgstore"`,
+		"remote:addr=127.0.0.1:1,generator=orders":     `add import _ "github.com/idkit/idkit/schemes/remote"`,
 	} {
 		out, err := exec.Command(filepath.Join(dir, "idkit"), spec).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) || strings.Contains(string(out), "hunter2") {

@@ -113,14 +113,11 @@ type Field struct {
 //	ulid        monotonic=true|false (default true)
 //	uuidv7, uuidv4
 //	sonyflake   machine=N (0..65535, also node=N); start=RFC 3339 time or YYYY-MM-DD
-//	segment     store=URL (pg://…, mysql://…, redis://…), key=NAME (the counter), step=1000 (block
-//	            size); store2=URL (a second store: store 1 issues odd IDs, store 2 even ones);
-//	            dynamic=true, max_step=N (Leaf's adaptive step); buffer=false (no background
-//	            preload); timeout=3s (one store round trip), wait=5s (Next's wait when dry).
-//	            IDs are dense and k-sorted within one process only; see package
-//	            schemes/segment.
 //
-// plus every name a package added with Register.
+// plus every name a package added with Register: segment (range allocation, package
+// schemes/segment, registered by importing one of its stores) and remote (the idkitd client,
+// package schemes/remote) among them. A spec naming one of those without its import fails with
+// a message that names the import.
 //
 // Lease stores are registered by import, so that a program that does not use them does not
 // link their clients. A spec with node=URL or lease=URL needs, in the program:
@@ -128,9 +125,8 @@ type Field struct {
 //	import _ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // etcd://host:port/prefix
 //	import _ "github.com/idkit/idkit/schemes/nodeid/pglease"   // postgres://, postgresql://, pg://
 //
-// A segment store=URL needs _ "github.com/idkit/idkit/schemes/segment/pgstore",
-// ".../segment/mysqlstore" or ".../segment/redisstore". Without it New fails with an error wrapping ErrSpec and
-// nodeid.ErrNoStoreDriver (segment.ErrNoStoreDriver) that names the import to add. Every other setting needs nothing beyond this package.
+// Without it New fails with an error wrapping ErrSpec and nodeid.ErrNoStoreDriver that names the
+// import to add. Every other setting needs nothing beyond this package.
 //
 // Errors wrap ErrSpec and name the bad part: unknown name, unknown or repeated key, bad value,
 // node out of range, or a layout whose bits do not fit in 64. Credentials in the spec are

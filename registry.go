@@ -26,6 +26,13 @@ type entry struct {
 	codec CodecFunc
 }
 
+// schemePackages names the package that registers each of idkit's schemes that the root does
+// not link, so that a missing import gets a message saying which one.
+var schemePackages = map[string]string{
+	"segment": "github.com/idkit/idkit/schemes/segment/pgstore", // or mysqlstore, redisstore
+	"remote":  "github.com/idkit/idkit/schemes/remote",
+}
+
 // registry holds the scheme names New accepts: the built-in ones from the start, and those
 // that packages add with Register at init time.
 var registry = struct {
@@ -37,13 +44,12 @@ var registry = struct {
 	"uuidv7":    {buildUUIDv7, codecUUID(7)},
 	"uuidv4":    {buildUUIDv4, codecUUID(4)},
 	"sonyflake": {buildSonyflake, codecSonyflake},
-	"segment":   {buildSegment, codecSegment},
 }}
 
 // Register makes a scheme name available to New, NewContext and NewCodec, in the manner of
 // database/sql.Register: a package calls it from an init function, and a program that imports
 // the package (for its side effect alone, with a blank import) gets the scheme. The built-in
-// names (snowflake, ulid, uuidv7, uuidv4, sonyflake, segment) need no import beyond this package.
+// names (snowflake, ulid, uuidv7, uuidv4, sonyflake) need no import beyond this package.
 //
 // Names are matched without regard to case; name must be a word of letters, digits and '_'.
 // Register panics when name is empty or not such a word, when build is nil, or when name is
@@ -151,6 +157,9 @@ func NewCodec(spec string) (Codec, error) {
 // entry returns the registry entry of the spec's scheme, or an error naming the known ones.
 func (sp *Settings) entry() (entry, error) {
 	e, ok := lookup(sp.name)
+	if pkg, known := schemePackages[sp.name]; !ok && known {
+		return entry{}, sp.Errorf("scheme %q is registered by importing its package: add import _ %q to the program", sp.name, pkg)
+	}
 	if !ok {
 		return entry{}, sp.Errorf("unknown scheme %q (known: %s)", sp.name, strings.Join(Schemes(), ", "))
 	}

@@ -1,4 +1,4 @@
-package idkit
+package segment
 
 import (
 	"context"
@@ -7,28 +7,45 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/redact"
-	"github.com/idkit/idkit/schemes/segment"
 )
 
-// segmentKeys are the settings of the segment scheme.
+// Importing this package (or one of its store packages, which import it) registers the scheme
+// "segment" with idkit.Register, so that idkit.New accepts
+// segment:store=URL,key=NAME,step=N,… The root package does not link it: a program that makes
+// no segment IDs carries none of this code.
+func init() {
+	idkit.Register("segment", buildSegment)
+	idkit.RegisterCodec("segment", codecSegment)
+}
+
+// segmentKeys are the settings of the segment scheme:
+//
+//	store=URL     the block store (pg://…, mysql://…, redis://…; its package registers it)
+//	store2=URL    a second store: store 1 issues odd IDs, store 2 even ones
+//	key=NAME      the counter (Leaf's biz_tag); required
+//	step=1000     the block size
+//	dynamic=true, max_step=N   Leaf's adaptive step
+//	buffer=false  no background preload (for comparisons)
+//	timeout=3s    one store round trip; wait=5s: how long Next waits when both blocks are dry
 var segmentKeys = []string{"store", "store2", "key", "step", "dynamic", "max_step", "buffer", "timeout", "wait"}
 
 // segmentSpec is a segment spec read but not started.
 type segmentSpec struct {
 	urls []string
-	set  segment.Settings
+	set  Settings
 }
 
 // readSegment reads a segment spec's settings; the store URLs are checked for form only.
-func readSegment(sp *Settings) (segmentSpec, error) {
+func readSegment(sp *idkit.Settings) (segmentSpec, error) {
 	var ss segmentSpec
 	for _, k := range []string{"store", "store2"} {
 		u, ok := sp.Lookup(k)
 		if !ok {
 			continue
 		}
-		if err := segment.CheckStoreURL(u); err != nil {
+		if err := CheckStoreURL(u); err != nil {
 			return ss, sp.Wrapf(err, "%s=%s", k, u)
 		}
 		ss.urls = append(ss.urls, u)
@@ -42,14 +59,14 @@ func readSegment(sp *Settings) (segmentSpec, error) {
 	}
 	ss.set.Key = key
 	var err error
-	if ss.set.Step, _, err = sp.Uint("step", segment.MaxID/2); err != nil {
+	if ss.set.Step, _, err = sp.Uint("step", MaxID/2); err != nil {
 		return ss, err
 	}
 	if ss.set.Dynamic, err = sp.Bool("dynamic", false); err != nil {
 		return ss, err
 	}
 	var hasMax bool
-	if ss.set.MaxStep, hasMax, err = sp.Uint("max_step", segment.MaxID/2); err != nil {
+	if ss.set.MaxStep, hasMax, err = sp.Uint("max_step", MaxID/2); err != nil {
 		return ss, err
 	}
 	if hasMax && !ss.set.Dynamic {
@@ -79,7 +96,7 @@ func readSegment(sp *Settings) (segmentSpec, error) {
 }
 
 // codecSegment reads a segment spec for NewCodec, without opening its stores.
-func codecSegment(sp *Settings) (Codec, error) {
+func codecSegment(sp *idkit.Settings) (idkit.Codec, error) {
 	ss, err := readSegment(sp)
 	if err != nil {
 		return nil, err
@@ -87,7 +104,7 @@ func codecSegment(sp *Settings) (Codec, error) {
 	return segmentCodec{stores: uint64(len(ss.urls))}, nil
 }
 
-func buildSegment(ctx context.Context, sp *Settings) (Scheme, error) {
+func buildSegment(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error) {
 	ss, err := readSegment(sp)
 	if err != nil {
 		return nil, err
@@ -98,17 +115,17 @@ func buildSegment(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 	}
 	for i, u := range ss.urls {
-		st, err := segment.OpenStore(ctx, u)
+		st, err := OpenStore(ctx, u)
 		if err != nil {
 			closeAll()
-			if errors.Is(err, segment.ErrNoStoreDriver) {
+			if errors.Is(err, ErrNoStoreDriver) {
 				return nil, sp.Wrapf(err, "store %d", i+1)
 			}
-			return nil, fmt.Errorf("idkit: %s: opening %s: %w", quote(sp.String()), segment.DescribeStore(u), redact.Error(err))
+			return nil, fmt.Errorf("idkit: %s: opening %s: %w", strconv.Quote(sp.String()), DescribeStore(u), redact.Error(err))
 		}
 		ss.set.Stores = append(ss.set.Stores, st)
 	}
-	g, err := segment.New(ss.set)
+	g, err := New(ss.set)
 	if err != nil {
 		closeAll()
 		return nil, sp.Wrapf(err, "segment")
@@ -119,14 +136,14 @@ func buildSegment(ctx context.Context, sp *Settings) (Scheme, error) {
 // segmentName is the canonical spec of a segment scheme, credentials redacted.
 func segmentName(ss segmentSpec) string {
 	var b strings.Builder
-	b.WriteString("segment:store=" + Redact(ss.urls[0]))
+	b.WriteString("segment:store=" + idkit.Redact(ss.urls[0]))
 	if len(ss.urls) > 1 {
-		b.WriteString(",store2=" + Redact(ss.urls[1]))
+		b.WriteString(",store2=" + idkit.Redact(ss.urls[1]))
 	}
 	b.WriteString(",key=" + ss.set.Key)
 	step := ss.set.Step
 	if step == 0 {
-		step = segment.DefaultStep
+		step = DefaultStep
 	}
 	b.WriteString(",step=" + strconv.FormatUint(step, 10))
 	if ss.set.Dynamic {
@@ -153,74 +170,77 @@ type segmentCodec struct {
 	stores uint64
 }
 
-func (c segmentCodec) Parse(text string) (ID, error) {
-	id, err := parseDecimal64(text)
+func (c segmentCodec) Parse(text string) (idkit.ID, error) {
+	if len(text) == 0 || len(text) > 20 || strings.Trim(text, "0123456789") != "" {
+		return idkit.ID{}, fmt.Errorf("%w: %s: want 1 to 20 decimal digits", idkit.ErrSyntax, strconv.Quote(text))
+	}
+	id, err := idkit.Parse(text)
 	if err != nil {
-		return ID{}, err
+		return idkit.ID{}, err
 	}
 	if err := c.check(id); err != nil {
-		return ID{}, err
+		return idkit.ID{}, err
 	}
 	return id, nil
 }
 
-func (c segmentCodec) check(id ID) error {
+func (c segmentCodec) check(id idkit.ID) error {
 	if id.Bits() != 64 {
-		return fmt.Errorf("%w: %s is a %d-bit %s, segment IDs are 64-bit", ErrScheme, id, id.Bits(), id.Format())
+		return fmt.Errorf("%w: %s is a %d-bit %s, segment IDs are 64-bit", idkit.ErrScheme, id, id.Bits(), id.Format())
 	}
-	if id.lo == 0 || id.lo > segment.MaxID {
-		return fmt.Errorf("%w: %s: segment IDs run from 1 to %d", ErrScheme, id, uint64(segment.MaxID))
+	if id.Uint64() == 0 || id.Uint64() > MaxID {
+		return fmt.Errorf("%w: %s: segment IDs run from 1 to %d", idkit.ErrScheme, id, uint64(MaxID))
 	}
 	return nil
 }
 
 // Decode returns the ID as its sequence number; with two stores, Fields also names the store
 // whose counter it came from ("store": 1 or 2). Segment IDs hold no time and no node.
-func (c segmentCodec) Decode(id ID) (Parts, error) {
+func (c segmentCodec) Decode(id idkit.ID) (idkit.Parts, error) {
 	if err := c.check(id); err != nil {
-		return Parts{}, err
+		return idkit.Parts{}, err
 	}
-	p := Parts{Seq: id.lo, HasSeq: true, Fields: []Field{{Name: "seq", Value: id.lo}}}
+	p := idkit.Parts{Seq: id.Uint64(), HasSeq: true, Fields: []idkit.Field{{Name: "seq", Value: id.Uint64()}}}
 	if c.stores > 1 {
-		p.Fields = append(p.Fields, Field{Name: "store", Value: (id.lo-1)%c.stores + 1})
+		p.Fields = append(p.Fields, idkit.Field{Name: "store", Value: (id.Uint64()-1)%c.stores + 1})
 	}
 	return p, nil
 }
 
-// segmentScheme wraps segment.Segment. It implements Scheme, Batcher, the context variants
+// segmentScheme wraps Segment. It implements idkit.Scheme, Batcher, the context variants
 // and io.Closer.
 type segmentScheme struct {
 	segmentCodec
-	g    *segment.Segment
+	g    *Segment
 	name string
 }
 
 func (s *segmentScheme) Name() string { return s.name }
 
-func (s *segmentScheme) Next() (ID, error) {
+func (s *segmentScheme) Next() (idkit.ID, error) {
 	v, err := s.g.Next()
 	if err != nil {
-		return ID{}, err
+		return idkit.ID{}, err
 	}
-	return FromUint64(v), nil
+	return idkit.FromUint64(v), nil
 }
 
 // NextContext is Next with a context that ends a wait for the store early.
-func (s *segmentScheme) NextContext(ctx context.Context) (ID, error) {
+func (s *segmentScheme) NextContext(ctx context.Context) (idkit.ID, error) {
 	v, err := s.g.NextContext(ctx)
 	if err != nil {
-		return ID{}, err
+		return idkit.ID{}, err
 	}
-	return FromUint64(v), nil
+	return idkit.FromUint64(v), nil
 }
 
 // NextBatch fills dst from the current block, a chunk at a time.
-func (s *segmentScheme) NextBatch(dst []ID) error {
+func (s *segmentScheme) NextBatch(dst []idkit.ID) error {
 	return s.NextBatchContext(context.Background(), dst)
 }
 
 // NextBatchContext is NextBatch with a context that ends a wait for the store early.
-func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []ID) error {
+func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []idkit.ID) error {
 	var buf [512]uint64
 	for len(dst) > 0 {
 		chunk := buf[:min(len(dst), len(buf))]
@@ -228,7 +248,7 @@ func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []ID) error {
 			return err
 		}
 		for i, v := range chunk {
-			dst[i] = FromUint64(v)
+			dst[i] = idkit.FromUint64(v)
 		}
 		dst = dst[len(chunk):]
 	}
