@@ -3,12 +3,10 @@ package nodeid
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/internal/urlreg"
 )
 
 // ErrNoStoreDriver reports a lease store URL whose scheme no imported package registered. The
@@ -30,67 +28,33 @@ type StoreDriver interface {
 	DescribeStore(url string) string
 }
 
-// knownStores names the package that registers each URL scheme of idkit's own stores, so
-// that a missing import gets a message saying which one.
-var knownStores = map[string]string{
+// stores is the process-wide registry that store packages fill from init functions.
+var stores = urlreg.New[StoreDriver]("nodeid", ErrNoStoreDriver, map[string]string{
 	"etcd":       "github.com/idkit/idkit/schemes/nodeid/etcdlease",
 	"postgres":   "github.com/idkit/idkit/schemes/nodeid/pglease",
 	"postgresql": "github.com/idkit/idkit/schemes/nodeid/pglease",
 	"pg":         "github.com/idkit/idkit/schemes/nodeid/pglease",
-}
-
-// storeDrivers is the process-wide registry that init functions fill. It is written only by
-// RegisterStore, which store packages call at init time.
-var storeDrivers = struct {
-	sync.RWMutex
-	m map[string]StoreDriver
-}{m: map[string]StoreDriver{}}
+}, "github.com/idkit/idkit/schemes/nodeid/etcdlease")
 
 // RegisterStore makes the lease stores of URL scheme (such as "etcd", without "://") available
 // to OpenStore and so to idkit specs (node=scheme://…, lease=scheme://…). Schemes are
 // matched without regard to case. Like database/sql.Register it is meant for init functions
 // and panics when scheme is not a word of letters, digits, '+', '-' or '.', when d is nil or
 // when scheme is registered twice: those are mistakes in a program, not in its input.
-func RegisterStore(scheme string, d StoreDriver) {
-	s := strings.ToLower(scheme)
-	if !validURLScheme(s) {
-		panic(fmt.Sprintf("nodeid: RegisterStore: invalid URL scheme %q", scheme))
-	}
-	if d == nil {
-		panic("nodeid: RegisterStore: nil driver for " + s)
-	}
-	storeDrivers.Lock()
-	defer storeDrivers.Unlock()
-	if _, dup := storeDrivers.m[s]; dup {
-		panic("nodeid: RegisterStore called twice for " + s)
-	}
-	storeDrivers.m[s] = d
-}
+func RegisterStore(scheme string, d StoreDriver) { stores.Register(scheme, d) }
 
 // StoreSchemes returns the registered URL schemes, sorted.
-func StoreSchemes() []string {
-	storeDrivers.RLock()
-	defer storeDrivers.RUnlock()
-	out := make([]string, 0, len(storeDrivers.m))
-	for s := range storeDrivers.m {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func StoreSchemes() []string { return stores.Schemes() }
 
 // IsStoreURL reports whether s has the form of a lease store URL, scheme://…, whether or not
 // a driver for the scheme is registered; OpenStore says which import is missing.
-func IsStoreURL(s string) bool {
-	scheme, _, ok := strings.Cut(s, "://")
-	return ok && validURLScheme(strings.ToLower(scheme))
-}
+func IsStoreURL(s string) bool { return urlreg.IsURL(s) }
 
 // OpenStore opens the lease store url names through the driver registered for its scheme.
 // Its errors never show a password the URL holds. It returns an error wrapping ErrNoStoreDriver, which names the package to import, when no
 // driver is registered for the scheme; otherwise whatever the driver returns.
 func OpenStore(ctx context.Context, url string) (Store, error) {
-	d, err := storeDriver(url)
+	d, err := stores.Lookup(url)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +66,7 @@ func OpenStore(ctx context.Context, url string) (Store, error) {
 // DescribeStore names the store url points at, without credentials, through its driver; for
 // a URL without a registered driver it returns the URL's scheme and host part only.
 func DescribeStore(url string) string {
-	d, err := storeDriver(url)
+	d, err := stores.Lookup(url)
 	if err != nil {
 		scheme, rest, _ := strings.Cut(url, "://")
 		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
@@ -112,45 +76,4 @@ func DescribeStore(url string) string {
 		return scheme + "://" + host
 	}
 	return d.DescribeStore(url)
-}
-
-func storeDriver(url string) (StoreDriver, error) {
-	scheme, _, ok := strings.Cut(url, "://")
-	scheme = strings.ToLower(scheme)
-	if !ok || !validURLScheme(scheme) {
-		return nil, fmt.Errorf("%w: want scheme://… (registered: %s)", ErrNoStoreDriver, registered())
-	}
-	storeDrivers.RLock()
-	d, found := storeDrivers.m[scheme]
-	storeDrivers.RUnlock()
-	if found {
-		return d, nil
-	}
-	if pkg, known := knownStores[scheme]; known {
-		return nil, fmt.Errorf("%w %s://: add import _ %q to the program", ErrNoStoreDriver, scheme, pkg)
-	}
-	return nil, fmt.Errorf("%w %s:// (registered: %s)", ErrNoStoreDriver, scheme, registered())
-}
-
-func registered() string {
-	s := StoreSchemes()
-	if len(s) == 0 {
-		return "none; import a store package such as github.com/idkit/idkit/schemes/nodeid/etcdlease"
-	}
-	return strings.Join(s, ", ")
-}
-
-// validURLScheme reports whether s is an RFC 3986 scheme in lower case: a letter, then
-// letters, digits, '+', '-' or '.'.
-func validURLScheme(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 
-	"github.com/idkit/idkit/schemes/nodeid"
+	"github.com/idkit/idkit/internal/urlreg"
 )
 
 // ErrNoStoreDriver reports a store URL whose scheme no imported package registered. The
@@ -30,8 +28,8 @@ type StoreDriver interface {
 	DescribeStore(url string) string
 }
 
-// knownStores names the package that registers each URL scheme of idkit's own stores.
-var knownStores = map[string]string{
+// stores is the process-wide registry that store packages fill from init functions.
+var stores = urlreg.New[StoreDriver]("segment", ErrNoStoreDriver, map[string]string{
 	"pg":         "github.com/idkit/idkit/schemes/segment/pgstore",
 	"postgres":   "github.com/idkit/idkit/schemes/segment/pgstore",
 	"postgresql": "github.com/idkit/idkit/schemes/segment/pgstore",
@@ -40,50 +38,21 @@ var knownStores = map[string]string{
 	"redis":      "github.com/idkit/idkit/schemes/segment/redisstore",
 	"rediss":     "github.com/idkit/idkit/schemes/segment/redisstore",
 	"redis+unix": "github.com/idkit/idkit/schemes/segment/redisstore",
-}
-
-// drivers is the process-wide registry that init functions fill; only RegisterStore writes it.
-var drivers = struct {
-	sync.RWMutex
-	m map[string]StoreDriver
-}{m: map[string]StoreDriver{}}
+}, "github.com/idkit/idkit/schemes/segment/pgstore")
 
 // RegisterStore makes the block stores of URL scheme (such as "pg", without "://") available
 // to OpenStore and so to idkit's segment specs (store=scheme://…). Schemes are matched without
 // regard to case. Like database/sql.Register it is meant for init functions and panics when
 // scheme is not a valid URL scheme, when d is nil or when scheme is registered twice.
-func RegisterStore(scheme string, d StoreDriver) {
-	s := strings.ToLower(scheme)
-	if !nodeid.IsStoreURL(s + "://") {
-		panic(fmt.Sprintf("segment: RegisterStore: invalid URL scheme %q", scheme))
-	}
-	if d == nil {
-		panic("segment: RegisterStore: nil driver for " + s)
-	}
-	drivers.Lock()
-	defer drivers.Unlock()
-	if _, dup := drivers.m[s]; dup {
-		panic("segment: RegisterStore called twice for " + s)
-	}
-	drivers.m[s] = d
-}
+func RegisterStore(scheme string, d StoreDriver) { stores.Register(scheme, d) }
 
 // StoreSchemes returns the registered URL schemes, sorted.
-func StoreSchemes() []string {
-	drivers.RLock()
-	defer drivers.RUnlock()
-	out := make([]string, 0, len(drivers.m))
-	for s := range drivers.m {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func StoreSchemes() []string { return stores.Schemes() }
 
 // CheckStoreURL reports whether url has the form scheme://… with a valid scheme; it does not
 // look for a driver. Errors wrap ErrNoStoreDriver.
 func CheckStoreURL(url string) error {
-	if !nodeid.IsStoreURL(url) {
+	if !urlreg.IsURL(url) {
 		return fmt.Errorf("%w: want scheme://… such as pg://… or mysql://…", ErrNoStoreDriver)
 	}
 	return nil
@@ -115,20 +84,5 @@ func driverFor(url string) (StoreDriver, error) {
 	if err := CheckStoreURL(url); err != nil {
 		return nil, err
 	}
-	scheme, _, _ := strings.Cut(url, "://")
-	scheme = strings.ToLower(scheme)
-	drivers.RLock()
-	d, ok := drivers.m[scheme]
-	drivers.RUnlock()
-	if ok {
-		return d, nil
-	}
-	if pkg, known := knownStores[scheme]; known {
-		return nil, fmt.Errorf("%w %s://: add import _ %q to the program", ErrNoStoreDriver, scheme, pkg)
-	}
-	reg := strings.Join(StoreSchemes(), ", ")
-	if reg == "" {
-		reg = "none; import a store package such as github.com/idkit/idkit/schemes/segment/pgstore"
-	}
-	return nil, fmt.Errorf("%w %s:// (registered: %s)", ErrNoStoreDriver, scheme, reg)
+	return stores.Lookup(url)
 }
