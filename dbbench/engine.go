@@ -165,6 +165,26 @@ func (c *claimer) claim() (start, count int64, ok bool) {
 	return start, min(c.batch, c.total-start), true
 }
 
+// timeQueries times, for each key in turn, a point lookup and then a range scan starting at it,
+// and returns their latencies. The functions return errors ready for Run (through fail).
+func timeQueries(keys []any, point, scan func(k any) error) (Latency, Latency, error) {
+	pd := make([]time.Duration, 0, len(keys))
+	rd := make([]time.Duration, 0, len(keys))
+	for _, k := range keys {
+		t0 := time.Now()
+		if err := point(k); err != nil {
+			return Latency{}, Latency{}, err
+		}
+		pd = append(pd, time.Since(t0))
+		t0 = time.Now()
+		if err := scan(k); err != nil {
+			return Latency{}, Latency{}, err
+		}
+		rd = append(rd, time.Since(t0))
+	}
+	return latencies(pd), latencies(rd), nil
+}
+
 // latencies returns the median and 99th percentile of ds in microseconds.
 func latencies(ds []time.Duration) Latency {
 	if len(ds) == 0 {

@@ -1116,34 +1116,29 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 		return point, rng, fail(ctx, "prepare range scan", err)
 	}
 	defer scan.Close()
-	pd := make([]time.Duration, 0, len(keys))
-	rd := make([]time.Duration, 0, len(keys))
 	var id sql.RawBytes
-	for _, k := range keys {
-		t0 := time.Now()
-		var payload int64
+	var payload int64
+	return timeQueries(keys, func(k any) error {
 		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
-			return point, rng, fail(ctx, "point lookup", err)
+			return fail(ctx, "point lookup", err)
 		}
-		pd = append(pd, time.Since(t0))
-
-		t0 = time.Now()
+		return nil
+	}, func(k any) error {
 		rs, err := scan.QueryContext(ctx, k)
 		if err != nil {
-			return point, rng, fail(ctx, "range scan", err)
+			return fail(ctx, "range scan", err)
 		}
 		for rs.Next() {
 			if err := rs.Scan(&id, &payload); err != nil {
 				rs.Close()
-				return point, rng, fail(ctx, "range scan", err)
+				return fail(ctx, "range scan", err)
 			}
 		}
 		if err := rs.Err(); err != nil {
-			return point, rng, fail(ctx, "range scan", err)
+			return fail(ctx, "range scan", err)
 		}
-		rd = append(rd, time.Since(t0))
-	}
-	return latencies(pd), latencies(rd), nil
+		return nil
+	})
 }
 
 // close drops the database with everything in it, restores the counters it

@@ -645,29 +645,24 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 
 	lookup := "SELECT payload FROM " + tbl.Sanitize() + " WHERE id = $1"
 	scan := "SELECT id, payload FROM " + tbl.Sanitize() + " WHERE id > $1 ORDER BY id LIMIT " + strconv.Itoa(e.cfg.RangeN)
-	pd := make([]time.Duration, 0, len(keys))
-	rd := make([]time.Duration, 0, len(keys))
-	for _, k := range keys {
-		t0 := time.Now()
+	return timeQueries(keys, func(k any) error {
 		var payload int64
 		if err := e.admin.QueryRow(ctx, lookup, k).Scan(&payload); err != nil {
-			return point, rng, fail(ctx, "point lookup", err)
+			return fail(ctx, "point lookup", err)
 		}
-		pd = append(pd, time.Since(t0))
-
-		t0 = time.Now()
+		return nil
+	}, func(k any) error {
 		rows, err := e.admin.Query(ctx, scan, k)
 		if err != nil {
-			return point, rng, fail(ctx, "range scan", err)
+			return fail(ctx, "range scan", err)
 		}
 		for rows.Next() {
 		}
 		if err := rows.Err(); err != nil {
-			return point, rng, fail(ctx, "range scan", err)
+			return fail(ctx, "range scan", err)
 		}
-		rd = append(rd, time.Since(t0))
-	}
-	return latencies(pd), latencies(rd), nil
+		return nil
+	})
 }
 
 // close drops the schema with everything in it and closes the connections.
