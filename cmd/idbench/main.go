@@ -5,10 +5,11 @@
 //	idbench inspect ID...           take IDs apart: time, node, sequence
 //	idbench layouts                 the 64-bit layout presets and their limits
 //	idbench speed                   generation cost per scheme, beside the wrapped libraries
-//	idbench db                      PostgreSQL / SQLite B-tree cost per scheme
+//	idbench db                      B-tree cost per scheme: PostgreSQL, InnoDB, SQLite
 //	idbench scale                   how that cost grows with the fleet and the table
 //	idbench plan                    design a layout for a load
 //	idbench nodes --store URL       the node slots of a lease store and who holds them
+//	idbench load --spawn            requests/s and latency of the idkitd ID service
 //
 // Every subcommand takes --help. Errors go to stderr; the exit status is 1 for a failed run
 // and 2 for a bad command line.
