@@ -165,6 +165,42 @@ func parsePGSize(s string) (int64, bool) {
 	return 0, false
 }
 
+// pageCache names the server's page cache setting as the report shows it and its size in
+// bytes: shared_buffers on PostgreSQL, innodb_buffer_pool_size on InnoDB; ok is false when the
+// size is unknown.
+func pageCache(st Settings) (name, value string, bytes int64, ok bool) {
+	if v := st.InnoDBBufferPoolSize; v != "" {
+		mult := int64(1)
+		num := v
+		if n, cut := strings.CutSuffix(v, "G"); cut {
+			num, mult = n, 1<<30
+		} else if n, cut := strings.CutSuffix(v, "M"); cut {
+			num, mult = n, 1<<20
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt64/mult {
+			return "innodb_buffer_pool_size", v, 0, false
+		}
+		return "innodb_buffer_pool_size", v, n * mult, true
+	}
+	b, ok := parsePGSize(st.SharedBuffers)
+	return "shared_buffers", st.SharedBuffers, b, ok
+}
+
+// cacheText is "shared_buffers 128MB" or "innodb_buffer_pool_size 128M".
+func cacheText(st Settings) string {
+	name, value, _, _ := pageCache(st)
+	return name + " " + value
+}
+
+// logName names the server's write-ahead log: WAL on PostgreSQL, redo on InnoDB.
+func logName(st Settings) string {
+	if st.InnoDBBufferPoolSize != "" {
+		return "redo"
+	}
+	return "WAL"
+}
+
 // cacheCrossing returns the row count at which r's index reaches cache bytes, taking the
 // index to grow at its final bytes per row; false when it never does within r's rows.
 func cacheCrossing(r Result, cache int64) (int64, bool) {
@@ -188,8 +224,8 @@ func writeScaleMarkdown(w io.Writer, s *Scale, cs []chart) error {
 		p("K simulated application servers write one table, each with its own generator, node value and clock. "+
 			"The fleet issues %s IDs/s in all (R/K per node, Poisson arrivals in simulated time); each node's clock reads true time "+
 			"plus a fixed offset drawn from a normal distribution with standard deviation %s; rows reach the table in the true order of issue. "+
-			"%s rows per scheme, %s mode, median of %d run(s); %s, shared_buffers %s.\n\n",
-			roundThousands(st.FleetRate), st.ClockSkew, thousands(int64(st.Rows)), st.Mode, st.Repeat, st.ServerVersion, st.SharedBuffers)
+			"%s rows per scheme, %s mode, median of %d run(s); %s, %s.\n\n",
+			roundThousands(st.FleetRate), st.ClockSkew, thousands(int64(st.Rows)), st.Mode, st.Repeat, st.ServerVersion, cacheText(st))
 		writeFleetTable(p, s)
 		for _, c := range cs {
 			if strings.HasPrefix(c.file, "fleet-") {
@@ -201,15 +237,16 @@ func writeScaleMarkdown(w io.Writer, s *Scale, cs []chart) error {
 	if len(s.Sizes) > 0 {
 		st := s.Sizes[len(s.Sizes)-1].Report.Settings
 		p("## Table size\n\n")
-		p("One generator on the real clock loads each table size into a fresh table; %s, shared_buffers %s, %s mode, median of %d run(s).\n\n",
-			st.ServerVersion, st.SharedBuffers, st.Mode, st.Repeat)
+		p("One generator on the real clock loads each table size into a fresh table; %s, %s, %s mode, median of %d run(s).\n\n",
+			st.ServerVersion, cacheText(st), st.Mode, st.Repeat)
 		writeSizeTable(p, s)
 		for _, c := range cs {
 			if strings.HasPrefix(c.file, "size-") {
 				p("\n![%s](%s)\n\n", c.title, c.file)
-				p("The dotted vertical lines mark, in each scheme's colour, the row count at which its index reaches shared_buffers (%s), "+
-					"taking the index to grow at the bytes per row it ended with. The OS page cache was not limited: past shared_buffers, "+
-					"evicted pages are read back from memory, not from disk.\n", st.SharedBuffers)
+				name, value, _, _ := pageCache(st)
+				p("The dotted vertical lines mark, in each scheme's colour, the row count at which its index reaches %s (%s), "+
+					"taking the index to grow at the bytes per row it ended with. The OS page cache was not limited: past %s, "+
+					"evicted pages are read back from memory, not from disk.\n", name, value, name)
 			}
 		}
 		p("\n")
@@ -233,7 +270,11 @@ func writeScaleMarkdown(w io.Writer, s *Scale, cs []chart) error {
 }
 
 func writeFleetTable(p func(string, ...any), s *Scale) {
-	p("| scheme | nodes | rows/s | leaf density %% | index B/row | WAL B/row | rows/s vs 1 node |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	var st Settings
+	if len(s.Fleet) > 0 {
+		st = s.Fleet[0].Report.Settings
+	}
+	p("| scheme | nodes | rows/s | leaf density %% | index B/row | %s B/row | rows/s vs 1 node |\n|---|--:|--:|--:|--:|--:|--:|\n", logName(st))
 	for _, name := range schemeNames(s.Fleet) {
 		var first float64
 		for i, r := range s.Fleet {
@@ -251,7 +292,12 @@ func writeFleetTable(p func(string, ...any), s *Scale) {
 }
 
 func writeSizeTable(p func(string, ...any), s *Scale) {
-	p("| scheme | rows | rows/s | index MB | index B/row | WAL B/row | leaf density %% | index reaches shared_buffers at |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	var st Settings
+	if len(s.Sizes) > 0 {
+		st = s.Sizes[len(s.Sizes)-1].Report.Settings
+	}
+	name, _, _, _ := pageCache(st)
+	p("| scheme | rows | rows/s | index MB | index B/row | %s B/row | leaf density %% | index reaches %s at |\n|---|--:|--:|--:|--:|--:|--:|--:|\n", logName(st), name)
 	for _, name := range schemeNames(s.Sizes) {
 		for _, r := range s.Sizes {
 			res, ok := result(r.Report, name)
@@ -259,7 +305,7 @@ func writeSizeTable(p func(string, ...any), s *Scale) {
 				continue
 			}
 			cross := "-"
-			if cache, ok := parsePGSize(r.Report.Settings.SharedBuffers); ok {
+			if _, _, cache, ok := pageCache(r.Report.Settings); ok {
 				if at, in := cacheCrossing(res, cache); in {
 					cross = thousands(at) + " rows"
 				} else {
@@ -290,10 +336,10 @@ func WriteScaleSummary(w io.Writer, s *Scale) error {
 	}
 	if len(s.Sizes) > 1 {
 		lo, hi := s.Sizes[0], s.Sizes[len(s.Sizes)-1]
-		p("Table size: %s to %s rows per scheme, shared_buffers %s; %s.\n\n", thousands(int64(lo.Rows)), thousands(int64(hi.Rows)),
-			hi.Report.Settings.SharedBuffers, hi.Report.Settings.ServerVersion)
-		p("| scheme | rows/s at %s | rows/s at %s | change | index B/row | WAL B/row |\n|---|--:|--:|--:|--:|--:|\n",
-			thousands(int64(lo.Rows)), thousands(int64(hi.Rows)))
+		p("Table size: %s to %s rows per scheme, %s; %s.\n\n", thousands(int64(lo.Rows)), thousands(int64(hi.Rows)),
+			cacheText(hi.Report.Settings), hi.Report.Settings.ServerVersion)
+		p("| scheme | rows/s at %s | rows/s at %s | change | index B/row | %s B/row |\n|---|--:|--:|--:|--:|--:|\n",
+			thousands(int64(lo.Rows)), thousands(int64(hi.Rows)), logName(hi.Report.Settings))
 		for _, name := range schemeNames(s.Sizes) {
 			a, ok1 := result(lo.Report, name)
 			z, ok2 := result(hi.Report, name)

@@ -126,7 +126,7 @@ func sizeChart(rep *Report) (*plot.Plot, plot.Legend, error) {
 	p.X.Label.Text = "rows inserted (log scale)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logThousandsTicks{}
-	cache, ok := parsePGSize(rep.Settings.SharedBuffers)
+	_, _, cache, ok := pageCache(rep.Settings)
 	if !ok {
 		return p, legend, nil
 	}

@@ -47,3 +47,27 @@ func TestCacheCrossing(t *testing.T) {
 		t.Error("no bytes per row: crossing")
 	}
 }
+
+// TestPageCache reads the page cache setting of each engine: the scale report marks where an
+// index outgrows it, and InnoDB's is innodb_buffer_pool_size, not shared_buffers.
+func TestPageCache(t *testing.T) {
+	for _, c := range []struct {
+		st          Settings
+		name, value string
+		bytes       int64
+		log         string
+	}{
+		{Settings{SharedBuffers: "128MB"}, "shared_buffers", "128MB", 128 << 20, "WAL"},
+		{Settings{InnoDBBufferPoolSize: "128M"}, "innodb_buffer_pool_size", "128M", 128 << 20, "redo"},
+		{Settings{InnoDBBufferPoolSize: "2G"}, "innodb_buffer_pool_size", "2G", 2 << 30, "redo"},
+		{Settings{InnoDBBufferPoolSize: "16777216"}, "innodb_buffer_pool_size", "16777216", 16 << 20, "redo"},
+	} {
+		name, value, bytes, ok := pageCache(c.st)
+		if !ok || name != c.name || value != c.value || bytes != c.bytes || logName(c.st) != c.log {
+			t.Errorf("pageCache(%+v) = %q %q %d %v, log %q", c.st, name, value, bytes, ok, logName(c.st))
+		}
+	}
+	if _, _, _, ok := pageCache(Settings{InnoDBBufferPoolSize: "lots"}); ok {
+		t.Error("pageCache read an unreadable size")
+	}
+}
