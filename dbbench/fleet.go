@@ -2,6 +2,7 @@ package dbbench
 
 import (
 	"container/heap"
+	"context"
 	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
+	"github.com/idkit/idkit/schemes/segment"
 )
 
 // Defaults of the fleet simulation (Config.FleetRate, Config.ClockSkew).
@@ -59,10 +61,11 @@ type fleet struct {
 	closers []func()
 }
 
-// close releases what the nodes' generators hold.
+// close releases what the nodes' generators hold, last taken first (the nodes before the
+// store they share).
 func (f *fleet) close() {
-	for _, c := range f.closers {
-		c()
+	for i := len(f.closers) - 1; i >= 0; i-- {
+		f.closers[i]()
 	}
 	f.closers = nil
 }
@@ -187,22 +190,45 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 		}, nil
 	case strings.HasPrefix(name, "segment:"):
 		// A segment node reads no clock: it is a process of its own, counting through its own
-		// blocks of the store all nodes share (serverside.go).
+		// blocks of the store all nodes share (serverside.go). The nodes share one store
+		// client too, as processes behind one connection pooler would: a connection each would
+		// take 1,024 server connections at --nodes 1024.
+		sp, err := idkit.ParseSpec(r.spec)
+		if err != nil {
+			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+		}
+		url, _ := sp.Lookup("store")
+		key, _ := sp.Lookup("key")
+		step, _, err := sp.Uint("step", segment.MaxID/2)
+		if err != nil {
+			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+		}
+		st, err := segment.OpenStore(context.Background(), url)
+		if err != nil {
+			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+		}
+		*closers = append(*closers, func() { st.Close() })
 		return func(int, *fleetClock) (func() (value, error), error) {
-			g, err := idkit.New(r.spec)
+			g, err := segment.New(segment.Settings{Key: key, Step: step, Stores: []segment.Store{sharedStore{st}}})
 			if err != nil {
 				return nil, err
 			}
-			*closers = append(*closers, func() { closeScheme(g) })
+			*closers = append(*closers, func() { g.Close() })
 			return func() (value, error) {
 				id, err := g.Next()
-				return value{i64: int64(id.Uint64())}, err
+				return value{i64: int64(id)}, err
 			}, nil
 		}, nil
 	default:
 		return nil, fmt.Errorf("dbbench: scheme %q: the fleet simulation (--nodes above 1) sets the clock of snowflake, sonyflake, ulid and uuidv7 generators and runs uuidv4; %s has no clock it can set", r.label, name)
 	}
 }
+
+// sharedStore is a segment store that several simulated processes use; closing it through
+// one of them leaves it open for the others (the fleet closes it once, at the end).
+type sharedStore struct{ segment.Store }
+
+func (sharedStore) Close() error { return nil }
 
 // snowflakeNode is idkit's Snowflake generator for layout l and node, reading clock c, making
 // values for row r's column (colUint64, or unsigned on InnoDB, for layouts whose IDs set bit 63).

@@ -87,7 +87,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		// The segment row's spec names its store only once the engine is open (serverside.go).
 		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && !r.col.serverMade() && r.storeStep == 0 {
 			var closers []func()
-			if _, err := fleetMaker(r, cfg.Nodes, &closers); err != nil {
+			_, err := fleetMaker(r, cfg.Nodes, &closers)
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
