@@ -193,9 +193,8 @@ func nodeSpec(spec string, i, k int) (string, error) {
 type source struct {
 	col      column
 	unsigned bool
-	fleet    *fleet // the simulated fleet, or nil for gens
-	gens     []idkit.Scheme
-	n        atomic.Uint64
+	fleet    *fleet       // the simulated fleet, or nil for gen
+	gen      idkit.Scheme // the one generator when there is no fleet
 	seq      atomic.Int64 // for colIdentity on engines without sequences
 }
 
@@ -212,19 +211,16 @@ func newSource(r row, nodes int) (*source, error) {
 		s.fleet = f
 		return s, nil
 	}
-	for i := 0; i < nodes; i++ {
-		spec, err := nodeSpec(r.spec, i, nodes)
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		g, err := idkit.New(spec)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("dbbench: scheme %q, node %d: %w", r.label, i, err)
-		}
-		s.gens = append(s.gens, g)
+	if nodes > 1 {
+		// Config.fleet gives every run with more than one node a fleet; several plain
+		// generators would interleave in an order no real fleet produces.
+		return nil, fmt.Errorf("dbbench: scheme %q: %d nodes need the fleet simulation (Config.FleetRate above 0)", r.label, nodes)
 	}
+	g, err := idkit.New(r.spec)
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+	}
+	s.gen = g
 	return s, nil
 }
 
@@ -232,10 +228,10 @@ func (s *source) close() {
 	if s.fleet != nil {
 		s.fleet.close()
 	}
-	for _, g := range s.gens {
-		closeScheme(g)
+	if s.gen != nil {
+		closeScheme(s.gen)
+		s.gen = nil
 	}
-	s.gens = nil
 }
 
 // next fills v with the next key; nextContext is the form whose generator waits end with ctx.
@@ -251,10 +247,7 @@ func (s *source) nextContext(ctx context.Context, v *value) error {
 	if s.fleet != nil {
 		return s.fleet.next(v)
 	}
-	g := s.gens[0]
-	if len(s.gens) > 1 {
-		g = s.gens[(s.n.Add(1)-1)%uint64(len(s.gens))]
-	}
+	g := s.gen
 	id, err := idkit.NextContext(ctx, g)
 	if err != nil {
 		return fmt.Errorf("dbbench: generate ID: %w", err)
