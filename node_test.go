@@ -201,6 +201,20 @@ func TestNodePostgres(t *testing.T) {
 	})
 }
 
+// TestStoreURLAnyCase hands the registered drivers URLs whose scheme is in another case: the
+// registry folds it before the driver parses the URL.
+func TestStoreURLAnyCase(t *testing.T) {
+	for url, want := range map[string]string{
+		"ETCD://127.0.0.1:2379/idkit/orders":    "etcd prefix /idkit/orders at 127.0.0.1:2379",
+		"Pg://u:hunter2@h/db?namespace=orders":  "PostgreSQL table idkit_node_slots, namespace orders",
+		"POSTGRESQL://h/db?table=t&namespace=x": "PostgreSQL table t, namespace x",
+	} {
+		if got := nodeid.DescribeStore(url); got != want {
+			t.Errorf("DescribeStore(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
 // TestStoreURLNoPassword opens bad or unreachable store URLs that carry a password through the
 // registered stores and checks that neither the error nor DescribeStore repeats it.
 func TestStoreURLNoPassword(t *testing.T) {

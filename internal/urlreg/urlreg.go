@@ -60,25 +60,28 @@ func (r *Registry[D]) Schemes() []string {
 	return out
 }
 
-// Lookup returns the driver for url's scheme. Its error wraps the registry's sentinel and
-// names the import to add for a known scheme, or the registered schemes otherwise.
-func (r *Registry[D]) Lookup(url string) (D, error) {
+// Lookup returns the driver for url's scheme and url with that scheme in lower case, the form
+// drivers are handed (they register lower-case schemes and need not fold case themselves). Its
+// error wraps the registry's sentinel and names the import to add for a known scheme, or the
+// registered schemes otherwise.
+func (r *Registry[D]) Lookup(url string) (D, string, error) {
 	var zero D
-	scheme, _, ok := strings.Cut(url, "://")
+	scheme, rest, ok := strings.Cut(url, "://")
 	scheme = strings.ToLower(scheme)
 	if !ok || !ValidScheme(scheme) {
-		return zero, fmt.Errorf("%w: want scheme://… (registered: %s)", r.errNone, r.registered())
+		return zero, url, fmt.Errorf("%w: want scheme://… (registered: %s)", r.errNone, r.registered())
 	}
+	url = scheme + "://" + rest
 	r.mu.RLock()
 	d, found := r.m[scheme]
 	r.mu.RUnlock()
 	if found {
-		return d, nil
+		return d, url, nil
 	}
 	if pkg, known := r.known[scheme]; known {
-		return zero, fmt.Errorf("%w %s://: add import _ %q to the program", r.errNone, scheme, pkg)
+		return zero, url, fmt.Errorf("%w %s://: add import _ %q to the program", r.errNone, scheme, pkg)
 	}
-	return zero, fmt.Errorf("%w %s:// (registered: %s)", r.errNone, scheme, r.registered())
+	return zero, url, fmt.Errorf("%w %s:// (registered: %s)", r.errNone, scheme, r.registered())
 }
 
 func (r *Registry[D]) registered() string {

@@ -20,8 +20,8 @@ var ErrNoStoreDriver = errors.New("nodeid: no lease store registered for URL sch
 //	import _ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // node=etcd://…
 //	import _ "github.com/idkit/idkit/schemes/nodeid/pglease"   // node=postgres://…, pg://…
 type StoreDriver interface {
-	// OpenStore opens the store url names (the whole URL, scheme included). The context
-	// bounds connecting. The caller closes the store, or hands it to Hold.
+	// OpenStore opens the store url names (the whole URL, its scheme in lower case). The
+	// context bounds connecting. The caller closes the store, or hands it to Hold.
 	OpenStore(ctx context.Context, url string) (Store, error)
 	// DescribeStore names the store url points at, for messages and listings, without
 	// credentials: "etcd prefix /idkit/orders at 127.0.0.1:2379".
@@ -54,7 +54,7 @@ func IsStoreURL(s string) bool { return urlreg.IsURL(s) }
 // Its errors never show a password the URL holds. It returns an error wrapping ErrNoStoreDriver, which names the package to import, when no
 // driver is registered for the scheme; otherwise whatever the driver returns.
 func OpenStore(ctx context.Context, url string) (Store, error) {
-	d, err := stores.Lookup(url)
+	d, url, err := stores.Lookup(url)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func OpenStore(ctx context.Context, url string) (Store, error) {
 // DescribeStore names the store url points at, without credentials, through its driver; for
 // a URL without a registered driver it returns the URL's scheme and host part only.
 func DescribeStore(url string) string {
-	d, err := stores.Lookup(url)
+	d, url, err := stores.Lookup(url)
 	if err != nil {
 		scheme, rest, _ := strings.Cut(url, "://")
 		if at := strings.LastIndexByte(rest, '@'); at >= 0 {

@@ -62,7 +62,7 @@ func CheckStoreURL(url string) error {
 // wrap ErrNoStoreDriver, naming the package to import, when no driver is registered for the
 // scheme; otherwise they are the driver's.
 func OpenStore(ctx context.Context, url string) (Store, error) {
-	d, err := driverFor(url)
+	d, url, err := driverFor(url)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func OpenStore(ctx context.Context, url string) (Store, error) {
 // DescribeStore names the store url points at, without credentials, through its driver; for
 // a URL without a registered driver it returns its scheme only.
 func DescribeStore(url string) string {
-	d, err := driverFor(url)
+	d, url, err := driverFor(url)
 	if err != nil {
 		scheme, _, _ := strings.Cut(url, "://")
 		return scheme + " store"
@@ -80,9 +80,10 @@ func DescribeStore(url string) string {
 	return d.DescribeStore(url)
 }
 
-func driverFor(url string) (StoreDriver, error) {
+// driverFor returns the driver for url and url with its scheme in lower case.
+func driverFor(url string) (StoreDriver, string, error) {
 	if err := CheckStoreURL(url); err != nil {
-		return nil, err
+		return nil, url, err
 	}
 	return stores.Lookup(url)
 }

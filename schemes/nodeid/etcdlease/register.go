@@ -15,10 +15,10 @@ func init() { nodeid.RegisterStore("etcd", driver{}) }
 // driver opens stores from etcd:// URLs for nodeid.OpenStore.
 type driver struct{}
 
-// OpenStore parses url with ParseURL and opens the store. The scheme is matched without regard
-// to case, as nodeid.OpenStore does.
+// OpenStore parses url with ParseURL and opens the store. nodeid.OpenStore hands it the URL
+// with its scheme in lower case.
 func (driver) OpenStore(_ context.Context, url string) (nodeid.Store, error) {
-	s, err := ParseURL(lowerScheme(url))
+	s, err := ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func (driver) OpenStore(_ context.Context, url string) (nodeid.Store, error) {
 
 // DescribeStore names the prefix and endpoints: "etcd prefix /idkit/orders at 127.0.0.1:2379".
 func (driver) DescribeStore(url string) string {
-	s, err := ParseURL(lowerScheme(url))
+	s, err := ParseURL(url)
 	if err != nil {
 		return "etcd store (unreadable URL)"
 	}
@@ -40,11 +40,4 @@ func (driver) DescribeStore(url string) string {
 		hosts[i] = strings.TrimPrefix(e, "http://")
 	}
 	return fmt.Sprintf("etcd prefix %s at %s", p, strings.Join(hosts, ","))
-}
-
-func lowerScheme(url string) string {
-	if scheme, rest, ok := strings.Cut(url, "://"); ok {
-		return strings.ToLower(scheme) + "://" + rest
-	}
-	return url
 }

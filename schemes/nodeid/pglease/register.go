@@ -3,7 +3,6 @@ package pglease
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/idkit/idkit/schemes/nodeid"
 )
@@ -22,7 +21,7 @@ type driver struct{}
 
 // OpenStore parses url with ParseURL and opens the store, creating its table if needed.
 func (driver) OpenStore(ctx context.Context, url string) (nodeid.Store, error) {
-	s, err := ParseURL(lowerScheme(url))
+	s, err := ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +31,7 @@ func (driver) OpenStore(ctx context.Context, url string) (nodeid.Store, error) {
 // DescribeStore names the table and namespace: "PostgreSQL table idkit_node_slots, namespace
 // orders". It never shows the URL, which may hold a password.
 func (driver) DescribeStore(url string) string {
-	s, err := ParseURL(lowerScheme(url))
+	s, err := ParseURL(url)
 	if err != nil {
 		return "PostgreSQL store (unreadable URL)"
 	}
@@ -44,11 +43,4 @@ func (driver) DescribeStore(url string) string {
 		ns = DefaultNamespace
 	}
 	return fmt.Sprintf("PostgreSQL table %s, namespace %s", t, ns)
-}
-
-func lowerScheme(url string) string {
-	if scheme, rest, ok := strings.Cut(url, "://"); ok {
-		return strings.ToLower(scheme) + "://" + rest
-	}
-	return url
 }
