@@ -105,23 +105,7 @@ func writeInnoDBMarkdown(w io.Writer, rep *Report, cs []chart) error {
 		p(" %s | %s | %s | %s | %.1f | %s | %s | %s |\n", optInt(r.LeafPages), optFloat(r.AvgLeafDensity), optInt(r.PageSplits),
 			optInt(r.PageMerges), r.WALBytesPerRow, optPer1k(r.BufferPoolReadsPer1k), optLatency(r.PointLookup), optLatency(r.RangeScan))
 	}
-	p("\nRange scan: `WHERE id > ? ORDER BY id LIMIT %d` from a sampled key; lookups and scans: %d each, after loading.\n", s.RangeN, s.Lookups)
-	if bl := rep.Baseline; bl != nil {
-		p("\nHarness overhead: a %s into the same table shape ran at %.0f rows/s in the same run", baselineName(s), bl.RowsPerSec)
-		if bl.Scheme != "" {
-			p("; %s reached %.0f rows/s, **%.2f×** of it", bl.Scheme, bl.RowsPerSec*bl.Ratio, bl.Ratio)
-		}
-		p(".\n")
-	}
-	for _, c := range cs {
-		p("\n## %s\n\n![%s](%s)\n", c.title, c.title, c.file)
-	}
-	if len(rep.Notes) > 0 {
-		p("\n## Notes\n\n")
-		for _, n := range rep.Notes {
-			p("- %s\n", n)
-		}
-	}
+	writeRunTail(p, rep, cs, "?", baselineName(s))
 	p("\n## How to read this\n\n")
 	p("- **clustered MB, B/row**: InnoDB stores the rows in the primary-key B-tree itself (the clustered index); its size is the table's size. " +
 		"Sizes are the `size` of each index in `mysql.innodb_index_stats` after `ANALYZE TABLE` (persistent statistics) times the page size: " +

@@ -57,6 +57,29 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	return writeMarkdown(w, rep, nil)
 }
 
+// writeRunTail writes what every engine's report puts after its results table: the range-scan
+// query (with the engine's placeholder), the harness baseline, the charts and the notes.
+func writeRunTail(p func(string, ...any), rep *Report, cs []chart, placeholder, baseline string) {
+	s := rep.Settings
+	p("\nRange scan: `WHERE id > %s ORDER BY id LIMIT %d` from a sampled key; lookups and scans: %d each, after loading.\n", placeholder, s.RangeN, s.Lookups)
+	if bl := rep.Baseline; bl != nil {
+		p("\nHarness overhead: a %s into the same table shape ran at %.0f rows/s in the same run", baseline, bl.RowsPerSec)
+		if bl.Scheme != "" {
+			p("; %s reached %.0f rows/s, **%.2f×** of it", bl.Scheme, bl.RowsPerSec*bl.Ratio, bl.Ratio)
+		}
+		p(".\n")
+	}
+	for _, c := range cs {
+		p("\n## %s\n\n![%s](%s)\n", c.title, c.title, c.file)
+	}
+	if len(rep.Notes) > 0 {
+		p("\n## Notes\n\n")
+		for _, n := range rep.Notes {
+			p("- %s\n", n)
+		}
+	}
+}
+
 func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	if isInnoDBEngine(rep.Settings.Engine) {
 		return writeInnoDBMarkdown(w, rep, cs)
@@ -90,25 +113,7 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 			r.WALBytesPerRow, optInt(r.WALFPI), optInt(r.Checkpoints), optFloat(r.AvgLeafDensity), optFloat(r.LeafFragmentation),
 			optLatency(r.PointLookup), optLatency(r.RangeScan))
 	}
-	p("\nRange scan: `WHERE id > $1 ORDER BY id LIMIT %d` from a sampled key; lookups and scans: %d each, after loading.\n", s.RangeN, s.Lookups)
-	if bl := rep.Baseline; bl != nil {
-		p("\nHarness overhead: a bare pgx `CopyFrom` of ascending int64 keys into the same table shape ran at %.0f rows/s in the same run", bl.RowsPerSec)
-		if bl.Scheme != "" {
-			p("; %s reached %.0f rows/s, **%.2f×** of it", bl.Scheme, bl.RowsPerSec*bl.Ratio, bl.Ratio)
-		}
-		p(".\n")
-	}
-
-	for _, c := range cs {
-		p("\n## %s\n\n![%s](%s)\n", c.title, c.title, c.file)
-	}
-
-	if len(rep.Notes) > 0 {
-		p("\n## Notes\n\n")
-		for _, n := range rep.Notes {
-			p("- %s\n", n)
-		}
-	}
+	writeRunTail(p, rep, cs, "$1", "bare pgx `CopyFrom` of ascending int64 keys")
 
 	p("\n## How to read this\n\n")
 	p("- **index B/row**: the primary-key index's size on disk divided by the rows in it. Ordered keys fill each leaf page to the fillfactor (%d) and split only the right-most page; random keys split pages in the middle, leaving them about half to three-quarters full.\n", s.Fillfactor)
