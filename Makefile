@@ -32,6 +32,7 @@ run:
 # Regenerate the ID service's Go code from schemes/remote/idkitv1/idkit.proto. Needs protoc and
 #   go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
 #   go install connectrpc.com/connect/cmd/protoc-gen-connect-go@v1.21.1
+#   go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 generate:
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" $(GO) generate ./schemes/remote/idkitv1
 
