@@ -9,24 +9,30 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
-// healthService is the standard gRPC health service (grpc.health.v1.Health), served through
-// Connect so that grpc_health_probe and Kubernetes gRPC probes work on the same port. The
-// overall service ("") and idkit.v1.IDService are SERVING while the server is ready (see
-// /readyz) and NOT_SERVING otherwise. Watch is not offered; clients get UNIMPLEMENTED.
+// The standard gRPC health service (grpc.health.v1.Health), so that grpc_health_probe and
+// Kubernetes gRPC probes work on the same port: served by grpc-go to gRPC clients and through
+// Connect to the rest. The overall service ("") and idkit.v1.IDService are SERVING while the
+// server is ready (see /readyz) and NOT_SERVING otherwise. Watch is not offered; clients get
+// UNIMPLEMENTED.
 const healthPath = "/grpc.health.v1.Health/"
+
+// health answers a health check for one service name.
+func (s *Server) health(req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	switch req.GetService() {
+	case "", "idkit.v1.IDService":
+	default:
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q (known: \"\", idkit.v1.IDService)", cut(req.GetService())))
+	}
+	st := healthpb.HealthCheckResponse_SERVING
+	if s.ready() != nil {
+		st = healthpb.HealthCheckResponse_NOT_SERVING
+	}
+	return &healthpb.HealthCheckResponse{Status: st}, nil
+}
 
 func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Handler) {
 	check := connect.NewUnaryHandlerSimple(healthPath+"Check", func(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-		switch req.GetService() {
-		case "", "idkit.v1.IDService":
-		default:
-			return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q (known: \"\", idkit.v1.IDService)", cut(req.GetService())))
-		}
-		st := healthpb.HealthCheckResponse_SERVING
-		if s.ready() != nil {
-			st = healthpb.HealthCheckResponse_NOT_SERVING
-		}
-		return &healthpb.HealthCheckResponse{Status: st}, nil
+		return s.health(req)
 	}, opts...)
 	mux := http.NewServeMux()
 	mux.Handle(healthPath+"Check", check)

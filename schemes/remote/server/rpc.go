@@ -62,14 +62,17 @@ func (s *Server) checkCount(n int64) error {
 	return nil
 }
 
-// Next issues IDs.
-func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error) {
-	g, err := x.s.lookup(req.Msg.GetGenerator())
+// The RPCs, written once: the Connect handler (service) and the gRPC server (grpcService,
+// grpc.go) wrap them. Errors are *connect.Error, whose codes are gRPC's.
+
+// nextIDs issues IDs.
+func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest) (*v1.NextResponse, error) {
+	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return nil, err
 	}
-	n := req.Msg.GetCount()
-	if err := x.s.checkCount(int64(n)); err != nil {
+	n := req.GetCount()
+	if err := s.checkCount(int64(n)); err != nil {
 		return nil, err
 	}
 	out := &v1.NextResponse{}
@@ -89,7 +92,7 @@ func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]
 				out.Ids128[i] = b
 			}
 		}
-		if req.Msg.GetText() {
+		if req.GetText() {
 			out.Text = make([]string, len(ids))
 			for i, id := range ids {
 				out.Text[i] = id.String()
@@ -99,16 +102,16 @@ func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(out), nil
+	return out, nil
 }
 
-// Decode takes an ID apart.
-func (x *service) Decode(_ context.Context, req *connect.Request[v1.DecodeRequest]) (*connect.Response[v1.DecodeResponse], error) {
-	g, err := x.s.lookup(req.Msg.GetGenerator())
+// decode takes an ID apart.
+func (s *Server) decode(req *v1.DecodeRequest) (*v1.DecodeResponse, error) {
+	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return nil, err
 	}
-	text := req.Msg.GetId()
+	text := req.GetId()
 	if text == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("no id given (want the canonical text of an ID)"))
 	}
@@ -134,16 +137,44 @@ func (x *service) Decode(_ context.Context, req *connect.Request[v1.DecodeReques
 	for _, f := range p.Fields {
 		out.Fields = append(out.Fields, &v1.Field{Name: f.Name, Value: f.Value})
 	}
-	return connect.NewResponse(out), nil
+	return out, nil
+}
+
+// generators lists the generators.
+func (s *Server) generators() *v1.GeneratorsResponse {
+	out := &v1.GeneratorsResponse{}
+	for _, g := range s.order {
+		out.Generators = append(out.Generators, g.describe())
+	}
+	return out
+}
+
+// Next issues IDs.
+func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error) {
+	return respond(x.s.nextIDs(ctx, req.Msg))
+}
+
+// Decode takes an ID apart.
+func (x *service) Decode(_ context.Context, req *connect.Request[v1.DecodeRequest]) (*connect.Response[v1.DecodeResponse], error) {
+	return respond(x.s.decode(req.Msg))
 }
 
 // Generators lists the generators.
 func (x *service) Generators(context.Context, *connect.Request[v1.GeneratorsRequest]) (*connect.Response[v1.GeneratorsResponse], error) {
-	out := &v1.GeneratorsResponse{}
-	for _, g := range x.s.order {
-		out.Generators = append(out.Generators, g.describe())
+	return connect.NewResponse(x.s.generators()), nil
+}
+
+// Ping answers the empty message.
+func (x *service) Ping(context.Context, *connect.Request[v1.PingRequest]) (*connect.Response[v1.PingResponse], error) {
+	return connect.NewResponse(&v1.PingResponse{}), nil
+}
+
+// respond wraps an RPC's result for Connect.
+func respond[T any](msg *T, err error) (*connect.Response[T], error) {
+	if err != nil {
+		return nil, err
 	}
-	return connect.NewResponse(out), nil
+	return connect.NewResponse(msg), nil
 }
 
 // describe is the generator as Generators lists it.
@@ -162,9 +193,4 @@ func (g *generator) describe() *v1.Generator {
 		d.Ready, d.Reason = false, idkit.Redact(err.Error())
 	}
 	return d
-}
-
-// Ping answers the empty message.
-func (x *service) Ping(context.Context, *connect.Request[v1.PingRequest]) (*connect.Response[v1.PingResponse], error) {
-	return connect.NewResponse(&v1.PingResponse{}), nil
 }

@@ -3,6 +3,12 @@
 // from connectrpc.com/connect), a plain GET /v1/next/{generator}?n=N that answers text lines,
 // the gRPC health service, /healthz, /readyz and Prometheus metrics at /metrics.
 //
+// Serve answers the connections of gRPC libraries (grpc-go, grpc-java, the C core, grpc-node,
+// grpc-dotnet, tonic …) with google.golang.org/grpc's own server and everything else with
+// net/http and Connect, choosing per connection by its first request: grpc-go's transport
+// costs less CPU per request and has a far shorter latency tail than net/http's HTTP/2 server
+// (docs/service.md has the figures).
+//
 // cmd/idkitd is this package behind flags; idbench load --spawn and the tests start it in
 // process with Serve, or mount Handler on an httptest server.
 //
@@ -13,6 +19,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +37,7 @@ import (
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 )
 
 // Defaults for the zero fields of Config.
@@ -224,8 +232,8 @@ func validName(s string) bool {
 }
 
 // Handler returns the service's HTTP handler, for tests and for embedding in another server.
-// It serves HTTP/2 requests only when the http.Server in front of it does (h2c or TLS);
-// gRPC needs HTTP/2.
+// It serves every protocol, gRPC included (through Connect), but HTTP/2 requests only when the
+// http.Server in front of it does (h2c or TLS); gRPC needs HTTP/2.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Registry returns the server's own Prometheus registry (never the global one), which /metrics
@@ -264,7 +272,23 @@ func (s *Server) Start(ctx context.Context) (addr string, wait func() error, err
 // Serve serves on ln until ctx ends. Then it reports not ready, stops accepting, waits up to
 // Config.DrainTimeout for in-flight requests, and closes the generators (releasing their
 // leases). It returns nil after a clean drain, and otherwise the error that ended it.
+//
+// Serve answers gRPC clients with grpc-go's own HTTP/2 transport and everything else (HTTP/1.1,
+// gRPC-Web, the Connect protocol, the plain endpoints) with Handler behind net/http, choosing
+// per connection by the content type of its first request; both see the same generators,
+// limits, tokens and metrics.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var tlsCfg *tls.Config
+	if s.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			ln.Close()
+			s.Close()
+			return fmt.Errorf("server: TLS: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+	}
+	sp := newSplitter(ln, tlsCfg, s.cfg.ReadHeaderTimeout, s.cfg.IdleTimeout, s.cfg.MaxRequestBytes+maxFrameLen, s.log)
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
@@ -273,43 +297,66 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		Protocols:         new(http.Protocols),
 	}
+	// HTTP/2 reaches net/http as h2c even under TLS: the splitter has decrypted it. HTTP/1.1
+	// over TLS arrives as the *tls.Conn itself.
 	hs.Protocols.SetHTTP1(true)
-	if s.cfg.TLSCert != "" {
-		hs.Protocols.SetHTTP2(true)
-	} else {
-		hs.Protocols.SetUnencryptedHTTP2(true)
-	}
-	errc := make(chan error, 1)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	gs := s.grpcServer()
+	errc := make(chan error, 3)
+	go func() { errc <- sp.serve() }()
 	go func() {
-		var err error
-		if s.cfg.TLSCert != "" {
-			err = hs.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey)
-		} else {
-			err = hs.Serve(ln)
+		if err := hs.Serve(sp.http); !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			errc <- err
 		}
-		errc <- err
 	}()
-	s.log.Info("serving", "addr", ln.Addr().String(), "tls", s.cfg.TLSCert != "", "generators", len(s.order))
+	go func() {
+		if err := gs.Serve(sp.grpc); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, grpc.ErrServerStopped) {
+			errc <- err
+		}
+	}()
+	s.log.Info("serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "generators", len(s.order))
 	var serveErr error
 	select {
 	case err := <-errc:
-		serveErr = fmt.Errorf("server: %w", err)
-	case <-ctx.Done():
-		s.draining.Store(true)
-		s.log.Info("draining", "timeout", s.cfg.DrainTimeout.String())
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DrainTimeout)
-		if err := hs.Shutdown(dctx); err != nil {
-			serveErr = fmt.Errorf("server: draining: %w", err)
-			hs.Close()
+		if err != nil {
+			serveErr = fmt.Errorf("server: %w", err)
 		}
-		cancel()
-		<-errc
+		ctx = context.Background() // drain at once
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	s.log.Info("draining", "timeout", s.cfg.DrainTimeout.String())
+	if err := s.drain(ctx, sp, hs, gs); err != nil && serveErr == nil {
+		serveErr = err
 	}
 	if err := s.Close(); err != nil && serveErr == nil {
 		serveErr = err
 	}
 	s.log.Info("stopped")
 	return serveErr
+}
+
+// drain stops accepting and waits up to Config.DrainTimeout for both servers' in-flight
+// requests; past it, it closes what is left.
+func (s *Server) drain(ctx context.Context, sp *splitter, hs *http.Server, gs *grpc.Server) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DrainTimeout)
+	defer cancel()
+	sp.close()
+	grpcDone := make(chan struct{})
+	go func() { gs.GracefulStop(); close(grpcDone) }()
+	var errs []error
+	if err := hs.Shutdown(dctx); err != nil {
+		errs = append(errs, fmt.Errorf("server: draining: %w", err))
+		hs.Close()
+	}
+	select {
+	case <-grpcDone:
+	case <-dctx.Done():
+		errs = append(errs, fmt.Errorf("server: draining gRPC: %w", dctx.Err()))
+		gs.Stop()
+		<-grpcDone
+	}
+	return errors.Join(errs...)
 }
 
 // Close closes the generators, releasing what they hold (node leases); the server answers
@@ -388,10 +435,13 @@ func (s *Server) routes() http.Handler {
 	})
 }
 
-// authorized reports whether r carries one of the configured bearer tokens, comparing in
-// constant time.
-func (s *Server) authorized(r *http.Request) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+// authorized reports whether r carries one of the configured bearer tokens.
+func (s *Server) authorized(r *http.Request) bool { return s.tokenOK(r.Header.Get("Authorization")) }
+
+// tokenOK reports whether an Authorization header value is "Bearer " and one of the configured
+// tokens, comparing in constant time.
+func (s *Server) tokenOK(auth string) bool {
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
 	if !ok {
 		return false
 	}
@@ -402,10 +452,13 @@ func (s *Server) authorized(r *http.Request) bool {
 	return good == 1
 }
 
+// unauthenticatedMsg is the reason a request without a valid token is refused.
+const unauthenticatedMsg = "missing or unknown bearer token"
+
 // unauthenticated answers a request without a valid token in its own protocol: gRPC status 16
 // for gRPC, a Connect error for Connect, 401 otherwise.
 func unauthenticated(w http.ResponseWriter, r *http.Request) {
-	const msg = "missing or unknown bearer token"
+	const msg = unauthenticatedMsg
 	w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
 	ct := r.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "application/grpc") {
