@@ -81,7 +81,7 @@ func (s schedule) pace(ctx context.Context, tk ticker, jobs chan<- time.Time, en
 	start := tk.started()
 	var next, ticks int64
 	for {
-		for due := s.dueBy(ticks); next < due; next++ {
+		for n := s.dueBy(ticks); next < n; next++ {
 			d := s.due(start, next)
 			select {
 			case jobs <- d:
