@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -20,6 +23,9 @@ import (
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/idkit/idkit/schemes/remote/server"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 const loadHelp = `Usage: idbench load (--addr HOST:PORT | --spawn) [flags]
@@ -29,6 +35,15 @@ latency percentiles from an HDR histogram. In the same run it measures the floor
 protocol stack answering an empty message (the Ping RPC; GET /healthz for --protocol http),
 so that the cost of issuing IDs shows apart from the cost of the stack.
 
+Without --rate the clients run closed loop: each sends its next request when the answer to
+the last one is back. With --rate R the load is open loop: one pacer releases requests at
+exactly R/s, request i due at start + i/R (1/R rounded to the nanosecond), to a pool of C
+workers, whatever the answers do. Each request's latency is then also reported from its due
+time, and the send lag (how long after its due time a worker sent it) shows whether the
+generator kept its schedule: a pool too small for the rate shows there. On Linux the pacer
+waits on a timerfd, which wakes within microseconds; elsewhere on a Go timer, which can be a
+millisecond late.
+
 Flags:
   --addr HOST:PORT     a running idkitd
   --spawn              start idkitd in this process on a loopback port (shares the CPU with
@@ -36,19 +51,22 @@ Flags:
   --gen NAME=SPEC      a generator for --spawn; repeat for more
                        (default orders=snowflake:layout=twitter,node=1)
   --generator NAME     the generator to ask (default: the first --gen, or "orders")
-  --protocol P         grpc (default), connect (binary), json (Connect JSON) or http
-                       (GET /v1/next/NAME?n=B, text lines)
-  --clients C          concurrent clients (default 4)
+  --protocol P         grpc (default; the google.golang.org/grpc client), connect (binary)
+                       or json (Connect JSON), both with the connectrpc.com/connect client,
+                       or http (net/http client; GET /v1/next/NAME?n=B, text lines)
+  --clients C          concurrent clients (default 4), or with --rate the workers that send
+                       the paced requests (default 32)
   --conns N            connections they share, round robin (default 1; http: one per client)
   --duration D         how long each measurement runs (default 5s)
-  --requests N         stop after N requests instead (per measurement)
+  --requests N         stop after N requests instead (N for next and N for the floor, spread
+                       over the rounds)
   --warmup D           unmeasured load before the first measurement (default 500ms)
   --rounds R           split each measurement into R parts, alternating next and floor, so
                        that load from elsewhere on the machine falls on both alike (default 3)
   --batch B            IDs per request (default 1)
-  --rate R             target requests/s over all clients, paced (default 0: as fast as
+  --rate R             target requests/s, paced open loop (default 0: closed loop, as fast as
                        answers come back); latency is then also reported from each request's
-                       scheduled start, which counts queueing behind a slow answer
+                       due time, which counts queueing behind slow answers, beside the send lag
   --no-floor           skip the floor measurement
   --token-env VAR      send the bearer token in environment variable VAR
   --json               one JSON object instead of the table
@@ -56,7 +74,7 @@ Flags:
 
 Examples:
   idbench load --spawn --duration 10s
-  idbench load --spawn --rate 10000 --clients 8
+  idbench load --spawn --rate 10000
   idbench load --spawn --batch 1000 --clients 1
   idbench load --addr 127.0.0.1:7070 --generator orders --protocol json --json
 `
@@ -92,15 +110,24 @@ type loadLatency struct {
 
 // loadResult is one measurement.
 type loadResult struct {
-	Kind           string       `json:"kind"` // "next" or "floor"
-	Requests       int64        `json:"requests"`
-	Errors         int64        `json:"errors"`
-	FirstError     string       `json:"first_error,omitempty"`
-	Seconds        float64      `json:"seconds"`
-	RequestsPerSec float64      `json:"requests_per_sec"`
-	IDsPerSec      float64      `json:"ids_per_sec"`
-	Latency        loadLatency  `json:"latency"`
-	Scheduled      *loadLatency `json:"latency_from_schedule,omitempty"`
+	Kind           string      `json:"kind"` // "next" or "floor"
+	Requests       int64       `json:"requests"`
+	Errors         int64       `json:"errors"`
+	FirstError     string      `json:"first_error,omitempty"`
+	Seconds        float64     `json:"seconds"`
+	RequestsPerSec float64     `json:"requests_per_sec"`
+	IDsPerSec      float64     `json:"ids_per_sec"`
+	Latency        loadLatency `json:"latency"`
+	// Scheduled is the latency from each request's due time (paced runs only).
+	Scheduled *loadLatency `json:"latency_from_schedule,omitempty"`
+	// SendLag is how long after its due time each request was sent, failed ones included
+	// (paced runs only).
+	SendLag *loadLatency `json:"send_lag,omitempty"`
+	// Sent counts the requests sent in a paced run, failed ones included.
+	Sent int64 `json:"sent,omitempty"`
+	// Unsent counts the requests of a paced run that came due but were never sent: the
+	// workers had not caught up when the measurement's time ran out.
+	Unsent int64 `json:"unsent,omitempty"`
 }
 
 // loadReport is what idbench load prints.
@@ -109,6 +136,7 @@ type loadReport struct {
 	Target     string       `json:"target"`
 	Spawned    bool         `json:"spawned"`
 	Protocol   string       `json:"protocol"`
+	Client     string       `json:"client"` // the Go package that speaks the protocol
 	Generator  string       `json:"generator"`
 	Spec       string       `json:"spec,omitempty"`
 	Clients    int          `json:"clients"`
@@ -145,7 +173,7 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 	fs.Var(&gens, "gen", "")
 	fs.StringVar(&c.generator, "generator", "", "")
 	fs.StringVar(&c.protocol, "protocol", "grpc", "")
-	fs.IntVar(&c.clients, "clients", 4, "")
+	fs.IntVar(&c.clients, "clients", 0, "")
 	fs.IntVar(&c.conns, "conns", 1, "")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "")
 	fs.Int64Var(&c.requests, "requests", 0, "")
@@ -165,6 +193,17 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: unexpected argument %q", pos[0])
 	}
 	c.gens, c.floor = gens, !*noFloor
+	clientsSet := false
+	fs.Visit(func(f *flag.Flag) { clientsSet = clientsSet || f.Name == "clients" })
+	if !clientsSet {
+		// A paced worker waits for each answer too, so the pool must cover the rate times
+		// the latency with room for slow answers: 32 workers keep up with 10,000 req/s as
+		// long as answers take under 3 ms.
+		c.clients = 4
+		if c.rate > 0 {
+			c.clients = 32
+		}
+	}
 	switch {
 	case c.spawn == (c.addr != ""):
 		return usagef("load", "load: give either --addr HOST:PORT or --spawn")
@@ -178,6 +217,10 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: give a positive --duration or --requests")
 	case c.rate < 0 || c.warmup < 0:
 		return usagef("load", "load: --rate and --warmup cannot be negative")
+	case c.rate > maxRate:
+		return usagef("load", "load: --rate %g: at most %g requests/s", c.rate, float64(maxRate))
+	case c.requests > 0 && c.requests < int64(c.rounds):
+		return usagef("load", "load: --requests %d: at least one per round (--rounds %d)", c.requests, c.rounds)
 	case *asJSON && *asMD:
 		return usagef("load", "load: choose --json or --markdown")
 	}
@@ -225,7 +268,7 @@ func shellJoin(args []string) string {
 
 // load runs the measurements.
 func load(ctx context.Context, c loadConfig) (*loadReport, error) {
-	rep := &loadReport{Target: c.addr, Spawned: c.spawn, Protocol: c.protocol, Generator: c.generator,
+	rep := &loadReport{Target: c.addr, Spawned: c.spawn, Protocol: c.protocol, Client: loadClient(c.protocol), Generator: c.generator,
 		Clients: c.clients, Conns: c.conns, Batch: c.batch, Rate: c.rate, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	if c.spawn {
 		srv, err := server.NewContext(ctx, server.Config{Listen: "127.0.0.1:0", Generators: c.gens, MaxCount: max(c.batch, server.DefaultMaxCount)})
@@ -243,7 +286,10 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 		rep.Target = c.addr + " (in process)"
 		rep.Notes = append(rep.Notes, "idkitd ran in the load generator's process (--spawn), so both share the CPUs")
 	}
-	cl := newLoadClients(c)
+	cl, err := newLoadClients(c)
+	if err != nil {
+		return nil, err
+	}
 	defer cl.close()
 	if spec, err := cl.describe(ctx); err != nil {
 		return nil, err
@@ -256,14 +302,23 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 		}
 	}
 	var next, floor tally
-	for range c.rounds {
-		t, err := measure(ctx, c, cl.next, c.duration/time.Duration(c.rounds), c.requests/int64(c.rounds))
+	for r := range c.rounds {
+		// --requests N is spread over the rounds, the first N mod R rounds taking one more.
+		var n int64
+		if c.requests > 0 {
+			n = c.requests / int64(c.rounds)
+			if int64(r) < c.requests%int64(c.rounds) {
+				n++
+			}
+		}
+		d := c.duration / time.Duration(c.rounds)
+		t, err := measure(ctx, c, cl.next, d, n)
 		if err != nil {
 			return nil, err
 		}
 		next.add(t)
 		if c.floor {
-			t, err := measure(ctx, c, cl.floor, c.duration/time.Duration(c.rounds), c.requests/int64(c.rounds))
+			t, err := measure(ctx, c, cl.floor, d, n)
 			if err != nil {
 				return nil, err
 			}
@@ -291,17 +346,56 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 	return rep, nil
 }
 
-// loadClients holds one client per connection and the calls the measurements make.
+// loadClient names the Go package that speaks protocol p.
+func loadClient(p string) string {
+	switch p {
+	case "grpc":
+		return "google.golang.org/grpc"
+	case "http":
+		return "net/http"
+	}
+	return "connectrpc.com/connect"
+}
+
+// loadClients holds one client per connection and the calls the measurements make:
+// google.golang.org/grpc for --protocol grpc, connect-go over net/http for connect and json,
+// net/http alone for http.
 type loadClients struct {
 	c       loadConfig
+	grpcs   []v1.IDServiceClient
+	ccs     []*grpc.ClientConn
 	rpcs    []idkitv1connect.IDServiceClient
 	hcs     []*http.Client
 	rr      atomic.Uint64
 	nextURL string
+	nextReq *v1.NextRequest // read only: shared by every call
 }
 
-func newLoadClients(c loadConfig) *loadClients {
-	cl := &loadClients{c: c, nextURL: fmt.Sprintf("http://%s/v1/next/%s?n=%d", c.addr, c.generator, c.batch)}
+func newLoadClients(c loadConfig) (*loadClients, error) {
+	cl := &loadClients{c: c, nextURL: fmt.Sprintf("http://%s/v1/next/%s?n=%d", c.addr, c.generator, c.batch),
+		nextReq: &v1.NextRequest{Generator: c.generator, Count: uint32(c.batch)}}
+	if c.protocol == "grpc" {
+		opts := []grpc.DialOption{
+			// The load has no TLS flag yet: idkitd serves cleartext HTTP/2 on loopback.
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			// Big batches make big answers; connect-go's client sets no limit either.
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
+		}
+		if c.token != "" {
+			opts = append(opts, grpc.WithPerRPCCredentials(bearerToken{md: map[string]string{"authorization": "Bearer " + c.token}}))
+		}
+		for range c.conns {
+			// Each ClientConn keeps its own HTTP/2 connection.
+			cc, err := grpc.NewClient(c.addr, opts...)
+			if err != nil {
+				cl.close()
+				return nil, fmt.Errorf("load: %s: %w", c.addr, err)
+			}
+			cl.ccs = append(cl.ccs, cc)
+			cl.grpcs = append(cl.grpcs, v1.NewIDServiceClient(cc))
+		}
+		return cl, nil
+	}
 	for range c.conns {
 		tr := &http.Transport{Protocols: new(http.Protocols), MaxIdleConnsPerHost: c.clients, DisableCompression: true}
 		if c.protocol == "http" {
@@ -312,10 +406,7 @@ func newLoadClients(c loadConfig) *loadClients {
 		hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 		cl.hcs = append(cl.hcs, hc)
 		var opts []connect.ClientOption
-		switch c.protocol {
-		case "grpc":
-			opts = append(opts, connect.WithGRPC())
-		case "json":
+		if c.protocol == "json" {
 			opts = append(opts, connect.WithProtoJSON())
 		}
 		if c.token != "" {
@@ -329,34 +420,71 @@ func newLoadClients(c loadConfig) *loadClients {
 		}
 		cl.rpcs = append(cl.rpcs, idkitv1connect.NewIDServiceClient(hc, "http://"+c.addr, opts...))
 	}
-	return cl
+	return cl, nil
 }
 
 func (cl *loadClients) close() {
 	for _, hc := range cl.hcs {
 		hc.CloseIdleConnections()
 	}
+	for _, cc := range cl.ccs {
+		cc.Close()
+	}
+}
+
+// bearerToken sends a bearer token as gRPC metadata on every call.
+type bearerToken struct {
+	md map[string]string // read only: shared by every call
+}
+
+// GetRequestMetadata returns the authorization header.
+func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return b.md, nil
+}
+
+// RequireTransportSecurity reports false: idbench load speaks cleartext HTTP/2 to idkitd,
+// usually on loopback.
+func (bearerToken) RequireTransportSecurity() bool { return false }
+
+// grpcError words a grpc-go error as connect-go words the same status ("unauthenticated:
+// missing or unknown bearer token"), so that reports read alike whichever client ran.
+func grpcError(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%s: %s", connect.Code(st.Code()), st.Message())
 }
 
 // pick returns the next connection's index, round robin.
-func (cl *loadClients) pick() int { return int(cl.rr.Add(1) % uint64(len(cl.hcs))) }
+func (cl *loadClients) pick() int { return int(cl.rr.Add(1) % uint64(cl.c.conns)) }
 
 // describe checks that the generator exists and returns its scheme.
 func (cl *loadClients) describe(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req := connect.NewRequest(&v1.GeneratorsRequest{})
-	if cl.c.token != "" {
-		req.Header().Set("Authorization", "Bearer "+cl.c.token)
-	}
-	// The Generators call goes over Connect even for --protocol http, which idkitd serves on
-	// the same port.
-	res, err := idkitv1connect.NewIDServiceClient(cl.hcs[0], "http://"+cl.c.addr).Generators(ctx, req)
-	if err != nil {
-		return "", fmt.Errorf("load: %s: %w", cl.c.addr, err)
+	var gens []*v1.Generator
+	if cl.c.protocol == "grpc" {
+		res, err := cl.grpcs[0].Generators(ctx, &v1.GeneratorsRequest{})
+		if err != nil {
+			return "", fmt.Errorf("load: %s: %w", cl.c.addr, grpcError(err))
+		}
+		gens = res.Generators
+	} else {
+		req := connect.NewRequest(&v1.GeneratorsRequest{})
+		if cl.c.token != "" {
+			req.Header().Set("Authorization", "Bearer "+cl.c.token)
+		}
+		// The Generators call goes over Connect even for --protocol http, which idkitd
+		// serves on the same port.
+		res, err := idkitv1connect.NewIDServiceClient(cl.hcs[0], "http://"+cl.c.addr).Generators(ctx, req)
+		if err != nil {
+			return "", fmt.Errorf("load: %s: %w", cl.c.addr, err)
+		}
+		gens = res.Msg.Generators
 	}
 	var names []string
-	for _, g := range res.Msg.Generators {
+	for _, g := range gens {
 		if g.Name == cl.c.generator {
 			return g.Scheme, nil
 		}
@@ -368,14 +496,23 @@ func (cl *loadClients) describe(ctx context.Context) (string, error) {
 // next makes one Next request and returns the number of IDs it brought.
 func (cl *loadClients) next(ctx context.Context) (int, error) {
 	i := cl.pick()
-	if cl.c.protocol == "http" {
+	var n int
+	switch cl.c.protocol {
+	case "http":
 		return cl.get(ctx, i, cl.nextURL, true)
+	case "grpc":
+		res, err := cl.grpcs[i].Next(ctx, cl.nextReq)
+		if err != nil {
+			return 0, grpcError(err)
+		}
+		n = len(res.Ids64) + len(res.Ids128)
+	default:
+		res, err := cl.rpcs[i].Next(ctx, connect.NewRequest(cl.nextReq))
+		if err != nil {
+			return 0, err
+		}
+		n = len(res.Msg.Ids64) + len(res.Msg.Ids128)
 	}
-	res, err := cl.rpcs[i].Next(ctx, connect.NewRequest(&v1.NextRequest{Generator: cl.c.generator, Count: uint32(cl.c.batch)}))
-	if err != nil {
-		return 0, err
-	}
-	n := len(res.Msg.Ids64) + len(res.Msg.Ids128)
 	if n != cl.c.batch {
 		return n, fmt.Errorf("asked for %d IDs, got %d", cl.c.batch, n)
 	}
@@ -385,8 +522,14 @@ func (cl *loadClients) next(ctx context.Context) (int, error) {
 // floor makes one request the stack answers with nothing.
 func (cl *loadClients) floor(ctx context.Context) (int, error) {
 	i := cl.pick()
-	if cl.c.protocol == "http" {
+	switch cl.c.protocol {
+	case "http":
 		return cl.get(ctx, i, "http://"+cl.c.addr+"/healthz", false)
+	case "grpc":
+		if _, err := cl.grpcs[i].Ping(ctx, &v1.PingRequest{}); err != nil {
+			return 0, grpcError(err)
+		}
+		return 0, nil
 	}
 	_, err := cl.rpcs[i].Ping(ctx, connect.NewRequest(&v1.PingRequest{}))
 	return 0, err
@@ -426,13 +569,20 @@ func (cl *loadClients) get(ctx context.Context, i int, url string, count bool) (
 
 // tally is what one or more measurements counted.
 type tally struct {
-	hist, sched         *hdrhistogram.Histogram
+	hist, sched, lag    *hdrhistogram.Histogram
 	requests, errs, ids int64
+	unsent              int64
 	seconds             float64
 	firstErr            string
 }
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(time.Minute), 3) }
+
+// record adds a duration to h, clamped to h's range so that no value is dropped: a negative
+// one can only come from two readings of the same clock nanoseconds apart.
+func record(h *hdrhistogram.Histogram, d time.Duration) {
+	h.RecordValue(min(max(int64(d), 0), h.HighestTrackableValue()))
+}
 
 // add merges u into t.
 func (t *tally) add(u tally) {
@@ -440,15 +590,18 @@ func (t *tally) add(u tally) {
 		t.hist = newHist()
 	}
 	t.hist.Merge(u.hist)
-	if u.sched != nil {
-		if t.sched == nil {
-			t.sched = newHist()
+	for _, p := range []struct{ to, from **hdrhistogram.Histogram }{{&t.sched, &u.sched}, {&t.lag, &u.lag}} {
+		if *p.from != nil {
+			if *p.to == nil {
+				*p.to = newHist()
+			}
+			(*p.to).Merge(*p.from)
 		}
-		t.sched.Merge(u.sched)
 	}
 	t.requests += u.requests
 	t.errs += u.errs
 	t.ids += u.ids
+	t.unsent += u.unsent
 	t.seconds += u.seconds
 	if t.firstErr == "" {
 		t.firstErr = u.firstErr
@@ -457,7 +610,8 @@ func (t *tally) add(u tally) {
 
 // result summarizes t.
 func (t *tally) result(kind string) (loadResult, error) {
-	r := loadResult{Kind: kind, Requests: t.requests, Errors: t.errs, FirstError: idkit.Redact(t.firstErr), Seconds: t.seconds, Latency: summarize(t.hist)}
+	r := loadResult{Kind: kind, Requests: t.requests, Errors: t.errs, FirstError: idkit.Redact(t.firstErr), Seconds: t.seconds,
+		Latency: summarize(t.hist), Unsent: t.unsent}
 	if t.seconds > 0 {
 		r.RequestsPerSec = float64(t.requests) / t.seconds
 		r.IDsPerSec = float64(t.ids) / t.seconds
@@ -466,14 +620,22 @@ func (t *tally) result(kind string) (loadResult, error) {
 		l := summarize(t.sched)
 		r.Scheduled = &l
 	}
+	if t.lag != nil {
+		l := summarize(t.lag)
+		r.SendLag, r.Sent = &l, t.lag.TotalCount()
+	}
 	if r.Requests == 0 {
 		return r, fmt.Errorf("load: no %s request succeeded (%d failed, first: %s)", kind, r.Errors, r.FirstError)
 	}
 	return r, nil
 }
 
-// measure runs call from c.clients goroutines for d (or until n requests, when n > 0).
+// measure runs call for d (or n requests, when n > 0): closed loop from c.clients goroutines,
+// or paced at c.rate by measurePaced.
 func measure(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64) (tally, error) {
+	if c.rate > 0 {
+		return measurePaced(ctx, c, call, d, n)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -482,38 +644,17 @@ func measure(ctx context.Context, c loadConfig, call func(context.Context) (int,
 		wg                sync.WaitGroup
 	)
 	hists := make([]*hdrhistogram.Histogram, c.clients)
-	sched := make([]*hdrhistogram.Histogram, c.clients)
 	start := time.Now()
 	end := start.Add(d)
 	if n > 0 {
 		end = start.Add(24 * time.Hour)
 	}
-	var interval time.Duration
-	if c.rate > 0 {
-		interval = time.Duration(float64(time.Second) * float64(c.clients) / c.rate)
-	}
 	for w := range c.clients {
 		hists[w] = newHist()
-		if interval > 0 {
-			sched[w] = newHist()
-		}
 		wg.Go(func() {
-			// Paced clients start spread over one interval so that they do not send in step.
-			due := start.Add(interval * time.Duration(w) / time.Duration(c.clients))
 			for ctx.Err() == nil {
 				if n > 0 && issued.Add(1) > n {
 					return
-				}
-				if interval > 0 {
-					if wait := time.Until(due); wait > 0 {
-						t := time.NewTimer(wait)
-						select {
-						case <-ctx.Done():
-							t.Stop()
-							return
-						case <-t.C:
-						}
-					}
 				}
 				t0 := time.Now()
 				if !t0.Before(end) {
@@ -531,11 +672,7 @@ func measure(ctx context.Context, c loadConfig, call func(context.Context) (int,
 					continue
 				}
 				ids.Add(int64(got))
-				hists[w].RecordValue(int64(t1.Sub(t0)))
-				if interval > 0 {
-					sched[w].RecordValue(int64(t1.Sub(due)))
-					due = due.Add(interval)
-				}
+				record(hists[w], t1.Sub(t0))
 			}
 		})
 	}
@@ -544,17 +681,105 @@ func measure(ctx context.Context, c loadConfig, call func(context.Context) (int,
 	if err := ctx.Err(); err != nil {
 		return tally{}, err
 	}
-	t := tally{hist: newHist(), requests: 0, errs: errs.Load(), ids: ids.Load(), seconds: elapsed.Seconds()}
+	t := tally{hist: newHist(), errs: errs.Load(), ids: ids.Load(), seconds: elapsed.Seconds()}
 	for _, h := range hists {
 		t.hist.Merge(h)
 	}
 	t.requests = t.hist.TotalCount()
-	if interval > 0 {
-		t.sched = newHist()
-		for _, h := range sched {
-			t.sched.Merge(h)
-		}
+	if p := firstErr.Load(); p != nil {
+		t.firstErr = *p
 	}
+	return t, nil
+}
+
+// pacedQueue is how many released requests may wait for a free worker. Past it the pacer
+// waits too; either way the wait counts in the send lag.
+const pacedQueue = 4096
+
+// measurePaced runs call open loop: a pacer releases requests at c.rate for d (or n of them,
+// when n > 0) to c.clients workers, which record latency from the send and from the due
+// time, and the send lag between the two. Requests released before the time is up are sent
+// even if that takes longer; those still waiting for room in the queue then are counted as
+// unsent.
+func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64) (tally, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		errs, ids atomic.Int64
+		firstErr  atomic.Pointer[string]
+		wg        sync.WaitGroup
+	)
+	s := newSchedule(c.rate, d, n)
+	jobs := make(chan time.Time, pacedQueue)
+	hists := make([]*hdrhistogram.Histogram, c.clients)
+	sched := make([]*hdrhistogram.Histogram, c.clients)
+	lags := make([]*hdrhistogram.Histogram, c.clients)
+	for w := range c.clients {
+		hists[w], sched[w], lags[w] = newHist(), newHist(), newHist()
+		wg.Go(func() {
+			for {
+				var due time.Time
+				select {
+				case <-ctx.Done():
+					return
+				case j, ok := <-jobs:
+					if !ok {
+						return
+					}
+					due = j
+				}
+				t0 := time.Now()
+				got, err := call(ctx)
+				t1 := time.Now()
+				record(lags[w], t0.Sub(due))
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					errs.Add(1)
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
+					continue
+				}
+				ids.Add(int64(got))
+				record(hists[w], t1.Sub(t0))
+				record(sched[w], t1.Sub(due))
+			}
+		})
+	}
+	tk, err := newTicker(ctx, s.tick())
+	if err != nil {
+		close(jobs)
+		wg.Wait()
+		return tally{}, err
+	}
+	var end <-chan time.Time
+	if n <= 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		end = timer.C
+	}
+	start := tk.started()
+	unsent, perr := s.pace(ctx, tk, jobs, end)
+	if perr != nil {
+		cancel()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cerr := tk.close()
+	if err := errors.Join(perr, cerr); err != nil {
+		return tally{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return tally{}, err
+	}
+	t := tally{hist: newHist(), sched: newHist(), lag: newHist(), errs: errs.Load(), ids: ids.Load(), unsent: unsent, seconds: elapsed.Seconds()}
+	for w := range c.clients {
+		t.hist.Merge(hists[w])
+		t.sched.Merge(sched[w])
+		t.lag.Merge(lags[w])
+	}
+	t.requests = t.hist.TotalCount()
 	if p := firstErr.Load(); p != nil {
 		t.firstErr = *p
 	}
@@ -569,18 +794,32 @@ func summarize(h *hdrhistogram.Histogram) loadLatency {
 	}
 }
 
-func writeLoadTable(w io.Writer, rep *loadReport) error {
-	fmt.Fprintf(w, "target %s, protocol %s, generator %s (%s), %d clients on %d connections, batch %d",
-		rep.Target, rep.Protocol, rep.Generator, rep.Spec, rep.Clients, rep.Conns, rep.Batch)
+// loadHeader is the report's first line, after the target (table) or the command (Markdown);
+// code quotes names and specs.
+func loadHeader(rep *loadReport, code func(string) string) string {
+	var b strings.Builder
+	who := "clients"
 	if rep.Rate > 0 {
-		fmt.Fprintf(w, ", paced at %s req/s", thousands(uint64(rep.Rate)))
+		who = "workers"
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(&b, "protocol %s (%s client), generator %s (%s), %d %s on %d connections, batch %d",
+		rep.Protocol, code(rep.Client), code(rep.Generator), code(rep.Spec), rep.Clients, who, rep.Conns, rep.Batch)
+	if rep.Rate > 0 {
+		fmt.Fprintf(&b, ", paced open loop at %s req/s", thousands(uint64(rep.Rate)))
+	}
+	return b.String()
+}
+
+func writeLoadTable(w io.Writer, rep *loadReport) error {
+	fmt.Fprintf(w, "target %s, %s\n", rep.Target, loadHeader(rep, func(s string) string { return s }))
 	t := newTable(w, "measure", ">requests", ">errors", ">req/s", ">IDs/s", ">p50 µs", ">p90 µs", ">p99 µs", ">p99.9 µs", ">max µs")
 	for _, r := range rep.Results {
 		t.row(loadCells(r, r.Latency)...)
 		if r.Scheduled != nil {
 			t.row(append([]string{"  from schedule"}, loadCells(r, *r.Scheduled)[1:]...)...)
+		}
+		if r.SendLag != nil {
+			t.row(lagCells("  send lag", r)...)
 		}
 	}
 	if err := t.flush(); err != nil {
@@ -593,6 +832,9 @@ func writeLoadTable(w io.Writer, rep *loadReport) error {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "%s: %d errors, first: %s\n", r.Kind, r.Errors, r.FirstError)
 		}
+		if r.Unsent > 0 {
+			fmt.Fprintf(w, "%s: %s\n", r.Kind, unsentNote(r, rep))
+		}
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "note:", n)
@@ -600,23 +842,34 @@ func writeLoadTable(w io.Writer, rep *loadReport) error {
 	return nil
 }
 
+// unsentNote says that a paced run fell short of its schedule.
+func unsentNote(r loadResult, rep *loadReport) string {
+	return fmt.Sprintf("%s requests came due but were not sent in time: %d workers could not keep up with %s req/s (raise --clients)",
+		thousands(uint64(r.Unsent)), rep.Clients, thousands(uint64(rep.Rate)))
+}
+
 func loadCells(r loadResult, l loadLatency) []string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	ids := thousands(uint64(r.IDsPerSec))
 	if r.Kind == "floor" {
 		ids = "-"
 	}
-	return []string{r.Kind, thousands(uint64(r.Requests)), thousands(uint64(r.Errors)), thousands(uint64(r.RequestsPerSec)), ids,
-		f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max)}
+	return append([]string{r.Kind, thousands(uint64(r.Requests)), thousands(uint64(r.Errors)), thousands(uint64(r.RequestsPerSec)), ids},
+		latencyCells(l)...)
+}
+
+// lagCells is the send-lag row: the requests sent, failed ones included, and the lag.
+func lagCells(name string, r loadResult) []string {
+	return append([]string{name, thousands(uint64(r.Sent)), "-", "-", "-"}, latencyCells(*r.SendLag)...)
+}
+
+func latencyCells(l loadLatency) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	return []string{f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max)}
 }
 
 func writeLoadMarkdown(w io.Writer, rep *loadReport) error {
 	fmt.Fprintf(w, "#### `%s`\n\n", rep.Command)
-	fmt.Fprintf(w, "%s, generator `%s` (`%s`), %d clients on %d connections, batch %d", rep.Protocol, rep.Generator, rep.Spec, rep.Clients, rep.Conns, rep.Batch)
-	if rep.Rate > 0 {
-		fmt.Fprintf(w, ", paced at %s req/s", thousands(uint64(rep.Rate)))
-	}
-	fmt.Fprintf(w, "; %d CPUs, %s.\n\n", rep.CPUs, rep.GoVersion)
+	fmt.Fprintf(w, "%s; %d CPUs, %s.\n\n", loadHeader(rep, func(s string) string { return "`" + s + "`" }), rep.CPUs, rep.GoVersion)
 	fmt.Fprintln(w, "| measure | requests | errors | req/s | IDs/s | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rep.Results {
@@ -624,10 +877,18 @@ func writeLoadMarkdown(w io.Writer, rep *loadReport) error {
 		if r.Scheduled != nil {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(append([]string{"from schedule"}, loadCells(r, *r.Scheduled)[1:]...), " | "))
 		}
+		if r.SendLag != nil {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(lagCells("send lag", r), " | "))
+		}
 	}
 	fmt.Fprintln(w)
 	if rep.FloorRatio > 0 {
 		fmt.Fprintf(w, "Next ÷ floor: %.3f of the floor's requests/s.\n\n", rep.FloorRatio)
+	}
+	for _, r := range rep.Results {
+		if r.Unsent > 0 {
+			fmt.Fprintf(w, "%s: %s.\n\n", strings.ToUpper(r.Kind[:1])+r.Kind[1:], unsentNote(r, rep))
+		}
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "Note: %s.\n\n", n)

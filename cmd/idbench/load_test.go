@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idkit/idkit/schemes/remote/server"
 )
@@ -27,6 +29,8 @@ func TestLoadUsage(t *testing.T) {
 		{"load", "--spawn", "--rounds", "0"},
 		{"load", "--spawn", "--duration", "0s"},
 		{"load", "--spawn", "--rate", "-1"},
+		{"load", "--spawn", "--rate", "1e8"},
+		{"load", "--spawn", "--requests", "2", "--rounds", "3"},
 		{"load", "--spawn", "--json", "--markdown"},
 		{"load", "--spawn", "--token-env", "IDKIT_TEST_SURELY_UNSET"},
 		{"load", "--spawn", "extra"},
@@ -38,18 +42,25 @@ func TestLoadUsage(t *testing.T) {
 }
 
 // TestLoadSpawn runs short loads against an in-process idkitd over every protocol: requests
-// succeed, IDs/s is batch × req/s, the floor is measured, and paced runs report latency from
-// the schedule too.
+// succeed, IDs/s is batch × req/s, the floor is measured, and paced runs send exactly
+// --requests requests and report the latency from the schedule, never below the latency from
+// the send, and the send lag.
 func TestLoadSpawn(t *testing.T) {
 	for _, tc := range []struct {
-		args  []string
-		batch int
+		args   []string
+		batch  int
+		client string
 	}{
-		{[]string{"--protocol", "grpc"}, 1},
-		{[]string{"--protocol", "connect", "--batch", "100"}, 100},
-		{[]string{"--protocol", "json", "--gen", "s=ulid"}, 1},
-		{[]string{"--protocol", "http", "--batch", "10", "--conns", "2"}, 10},
-		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m"}, 1},
+		{[]string{"--protocol", "grpc"}, 1, "google.golang.org/grpc"},
+		{[]string{"--protocol", "grpc", "--batch", "1000", "--conns", "3"}, 1000, "google.golang.org/grpc"},
+		{[]string{"--protocol", "connect", "--batch", "100"}, 100, "connectrpc.com/connect"},
+		{[]string{"--protocol", "json", "--gen", "s=ulid"}, 1, "connectrpc.com/connect"},
+		{[]string{"--protocol", "http", "--batch", "10", "--conns", "2"}, 10, "net/http"},
+		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m"}, 1, "google.golang.org/grpc"},
+		{[]string{"--rate", "2000", "--requests", "100", "--rounds", "3", "--protocol", "grpc", "--conns", "2"}, 1, "google.golang.org/grpc"},
+		{[]string{"--rate", "2000", "--requests", "50", "--rounds", "1", "--protocol", "connect"}, 1, "connectrpc.com/connect"},
+		{[]string{"--rate", "2000", "--requests", "50", "--rounds", "1", "--protocol", "http"}, 1, "net/http"},
+		{[]string{"--rate", "3000"}, 1, "google.golang.org/grpc"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			args := append([]string{"load", "--spawn", "--duration", "300ms", "--warmup", "50ms", "--clients", "2", "--json"}, tc.args...)
@@ -71,32 +82,72 @@ func TestLoadSpawn(t *testing.T) {
 			if got, want := next.IDsPerSec, next.RequestsPerSec*float64(tc.batch); got < want*0.999 || got > want*1.001 {
 				t.Errorf("IDs/s %v, want %v (batch %d × req/s)", got, want, tc.batch)
 			}
-			if paced := rep.Rate > 0; paced != (next.Scheduled != nil) {
-				t.Errorf("rate %v but latency from schedule %v", rep.Rate, next.Scheduled)
+			if rep.Client != tc.client {
+				t.Errorf("client %q, want %q", rep.Client, tc.client)
 			}
-			if rep.Rate > 0 && next.Requests != 60 {
-				t.Errorf("--requests 60 made %d requests", next.Requests)
+			for _, r := range rep.Results {
+				paced := rep.Rate > 0
+				if paced != (r.Scheduled != nil) || paced != (r.SendLag != nil) {
+					t.Fatalf("%s: rate %v but latency from schedule %v, send lag %v", r.Kind, rep.Rate, r.Scheduled, r.SendLag)
+				}
+				if !paced {
+					continue
+				}
+				if want := requestsFlag(t, tc.args); want > 0 && r.Requests != want {
+					t.Errorf("%s: --requests %d made %d requests", r.Kind, want, r.Requests)
+				}
+				if r.Sent != r.Requests+r.Errors || r.Unsent != 0 {
+					t.Errorf("%s: %d sent, %d unsent for %d requests and %d errors", r.Kind, r.Sent, r.Unsent, r.Requests, r.Errors)
+				}
+				s, l, g := *r.Scheduled, r.Latency, *r.SendLag
+				if s.P50 < l.P50 || s.P90 < l.P90 || s.P99 < l.P99 || s.P999 < l.P999 || s.Max < l.Max {
+					t.Errorf("%s: latency from schedule %+v below latency from send %+v", r.Kind, s, l)
+				}
+				if g.P50 < 0 || g.P99 < g.P50 || g.Max < g.P99 {
+					t.Errorf("%s: send lag %+v", r.Kind, g)
+				}
 			}
 		})
 	}
 }
 
-func TestLoadTableAndMarkdown(t *testing.T) {
-	for _, f := range []string{"", "--markdown"} {
-		args := []string{"load", "--spawn", "--duration", "150ms", "--warmup", "0s", "--rounds", "1"}
-		if f != "" {
-			args = append(args, f)
+// requestsFlag returns the value of --requests in args, or 0.
+func requestsFlag(t *testing.T, args []string) int64 {
+	t.Helper()
+	for i, a := range args {
+		if a == "--requests" {
+			var n int64
+			if err := json.Unmarshal([]byte(args[i+1]), &n); err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
+	}
+	return 0
+}
+
+func TestLoadTableAndMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  []string
+	}{
+		{nil, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (google.golang.org/grpc client)", "4 clients on 1 connections"}},
+		{[]string{"--markdown"}, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (`google.golang.org/grpc` client)"}},
+		{[]string{"--rate", "2000", "--protocol", "connect"}, []string{"from schedule", "send lag", "paced open loop at 2,000 req/s", "32 workers", "(connectrpc.com/connect client)"}},
+		{[]string{"--rate", "2000", "--markdown"}, []string{"| from schedule |", "| send lag |", "paced open loop at 2,000 req/s"}},
+	} {
+		f := strings.Join(tc.flags, " ")
+		args := append([]string{"load", "--spawn", "--duration", "150ms", "--warmup", "0s", "--rounds", "1"}, tc.flags...)
 		r := idbench(t, "", args...)
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
-		for _, want := range []string{"next", "floor", "p99", "of the floor's requests/s"} {
+		for _, want := range tc.want {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("%s output lacks %q:\n%s", f, want, r.stdout)
 			}
 		}
-		if f == "--markdown" && !strings.Contains(r.stdout, "#### `idbench load --spawn --duration 150ms") {
+		if strings.Contains(f, "--markdown") && !strings.Contains(r.stdout, "#### `idbench load --spawn --duration 150ms") {
 			t.Errorf("markdown lacks the command:\n%s", r.stdout)
 		}
 	}
@@ -116,8 +167,9 @@ func TestLoadAddrWithToken(t *testing.T) {
 	}
 	t.Cleanup(func() { cancel(); wait() })
 	t.Setenv("IDKIT_TEST_LOAD_TOKEN", "tok-123")
-	for _, proto := range []string{"grpc", "http"} {
-		args := []string{"load", "--addr", addr, "--generator", "ids", "--protocol", proto, "--duration", "200ms", "--warmup", "0s", "--rounds", "1", "--json"}
+	for _, tc := range []struct{ proto, rate string }{{"grpc", "0"}, {"grpc", "2000"}, {"connect", "0"}, {"http", "0"}} {
+		proto := tc.proto
+		args := []string{"load", "--addr", addr, "--generator", "ids", "--protocol", proto, "--rate", tc.rate, "--duration", "200ms", "--warmup", "0s", "--rounds", "1", "--json"}
 		r := idbench(t, "", append(args, "--token-env", "IDKIT_TEST_LOAD_TOKEN")...)
 		if r.err != nil {
 			t.Fatalf("%s with the token: %v %s", proto, r.err, r.stderr)
@@ -126,12 +178,64 @@ func TestLoadAddrWithToken(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Results[0].Errors != 0 || rep.Results[0].Requests == 0 || rep.Spec != "uuidv7" {
-			t.Errorf("%s: %+v", proto, rep)
+		for _, res := range rep.Results {
+			if res.Errors != 0 || res.Requests == 0 || rep.Spec != "uuidv7" {
+				t.Errorf("%s: %+v", proto, rep)
+			}
 		}
 		r = idbench(t, "", args...)
 		if r.code != 1 || !strings.Contains(r.stderr, "unauthenticated") || strings.Contains(r.stderr+r.stdout, "tok-123") {
 			t.Errorf("%s without the token: exit %d, stderr %s", proto, r.code, r.stderr)
 		}
+	}
+}
+
+// TestLoadDefaultClients checks the default pool: 4 closed-loop clients, or 32 workers for a
+// paced run, unless --clients says otherwise.
+func TestLoadDefaultClients(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 4},
+		{[]string{"--rate", "1000"}, 32},
+		{[]string{"--rate", "1000", "--clients", "3"}, 3},
+		{[]string{"--clients", "2"}, 2},
+	} {
+		args := append([]string{"load", "--spawn", "--requests", "20", "--rounds", "1", "--warmup", "0s", "--no-floor", "--json"}, tc.args...)
+		r := idbench(t, "", args...)
+		if r.err != nil {
+			t.Fatalf("%q: %v %s", tc.args, r.err, r.stderr)
+		}
+		var rep loadReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Clients != tc.want {
+			t.Errorf("%q: %d clients, want %d", tc.args, rep.Clients, tc.want)
+		}
+	}
+}
+
+// TestLoadCancel cancels a long paced run part way: idbench load returns the context's error
+// (main says "interrupted").
+func TestLoadCancel(t *testing.T) {
+	for _, proto := range []string{"grpc", "connect"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := time.AfterFunc(300*time.Millisecond, cancel)
+		done := make(chan result, 1)
+		go func() {
+			done <- idbenchCtx(ctx, t, "", "load", "--spawn", "--protocol", proto, "--rate", "2000", "--duration", "1h", "--warmup", "0s")
+		}()
+		select {
+		case r := <-done:
+			if !errors.Is(r.err, context.Canceled) || !strings.Contains(r.stderr, "interrupted") {
+				t.Errorf("%s: %v, stderr %q; want context.Canceled", proto, r.err, r.stderr)
+			}
+		case <-time.After(10 * time.Second): // a hang check, not a speed goal
+			t.Fatalf("%s: idbench load did not return after its context was cancelled", proto)
+		}
+		stop.Stop()
+		cancel()
 	}
 }
