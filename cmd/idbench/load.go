@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +54,10 @@ Flags:
   --generator NAME     the generator to ask (default: the first --gen, or "orders")
   --protocol P         grpc (default; the google.golang.org/grpc client), connect (binary)
                        or json (Connect JSON), both with the connectrpc.com/connect client,
-                       or http (net/http client; GET /v1/next/NAME?n=B, text lines)
+                       grpc-connect (gRPC through the connectrpc.com/connect client, which
+                       idkitd answers with Connect on net/http rather than with grpc-go: the
+                       two gRPC stacks side by side), or http (net/http client;
+                       GET /v1/next/NAME?n=B, text lines)
   --clients C          concurrent clients (default 4), or with --rate the workers that send
                        the paced requests (default 32)
   --conns N            connections they share, round robin (default 1; http: one per client)
@@ -209,8 +213,8 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: give either --addr HOST:PORT or --spawn")
 	case !c.spawn && len(c.gens) > 0:
 		return usagef("load", "load: --gen needs --spawn (a running idkitd has its own generators)")
-	case c.protocol != "grpc" && c.protocol != "connect" && c.protocol != "json" && c.protocol != "http":
-		return usagef("load", "load: --protocol %q: want grpc, connect, json or http", c.protocol)
+	case !slices.Contains([]string{"grpc", "connect", "json", "grpc-connect", "http"}, c.protocol):
+		return usagef("load", "load: --protocol %q: want grpc, connect, json, grpc-connect or http", c.protocol)
 	case c.clients < 1 || c.conns < 1 || c.batch < 1 || c.rounds < 1:
 		return usagef("load", "load: --clients, --conns, --batch and --rounds must be at least 1")
 	case c.duration <= 0 && c.requests <= 0:
@@ -358,8 +362,8 @@ func loadClient(p string) string {
 }
 
 // loadClients holds one client per connection and the calls the measurements make:
-// google.golang.org/grpc for --protocol grpc, connect-go over net/http for connect and json,
-// net/http alone for http.
+// google.golang.org/grpc for --protocol grpc, connect-go over net/http for connect, json and
+// grpc-connect, net/http alone for http.
 type loadClients struct {
 	c       loadConfig
 	grpcs   []v1.IDServiceClient
@@ -406,8 +410,11 @@ func newLoadClients(c loadConfig) (*loadClients, error) {
 		hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 		cl.hcs = append(cl.hcs, hc)
 		var opts []connect.ClientOption
-		if c.protocol == "json" {
+		switch c.protocol {
+		case "json":
 			opts = append(opts, connect.WithProtoJSON())
+		case "grpc-connect":
+			opts = append(opts, connect.WithGRPC())
 		}
 		if c.token != "" {
 			tok := c.token

@@ -55,6 +55,7 @@ func TestLoadSpawn(t *testing.T) {
 		{[]string{"--protocol", "grpc", "--batch", "1000", "--conns", "3"}, 1000, "google.golang.org/grpc"},
 		{[]string{"--protocol", "connect", "--batch", "100"}, 100, "connectrpc.com/connect"},
 		{[]string{"--protocol", "json", "--gen", "s=ulid"}, 1, "connectrpc.com/connect"},
+		{[]string{"--protocol", "grpc-connect"}, 1, "connectrpc.com/connect"},
 		{[]string{"--protocol", "http", "--batch", "10", "--conns", "2"}, 10, "net/http"},
 		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m"}, 1, "google.golang.org/grpc"},
 		{[]string{"--rate", "2000", "--requests", "100", "--rounds", "3", "--protocol", "grpc", "--conns", "2"}, 1, "google.golang.org/grpc"},
