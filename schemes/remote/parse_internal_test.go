@@ -12,6 +12,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // FuzzParse reads arbitrary remote specs without dialing: every spec either gives a Config
@@ -50,15 +52,19 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestTransient: which errors a request retries. The INTERNAL rows with a cut-off body are
-// what a client sees when the service is SIGKILLed while it answers.
+// TestTransient: which errors a request retries, from connect-go and from grpc-go. The
+// connect INTERNAL rows with a cut-off body are what connect-go reports when the service is
+// SIGKILLed while it answers; grpc-go says UNAVAILABLE. The rows marked live are errors a
+// grpc-go client really returned, from servers set up to fail that way (liveGRPCErrors), so
+// that a grpc-go upgrade that reports a failure differently shows here.
 func TestTransient(t *testing.T) {
 	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
-	for _, tc := range []struct {
+	type row struct {
 		name string
 		err  error
 		want bool
-	}{
+	}
+	rows := []row{
 		{"unavailable", connect.NewError(connect.CodeUnavailable, errors.New("refused")), true},
 		{"unavailable from the service", connect.NewWireError(connect.CodeUnavailable, errors.New("fenced")), true},
 		{"attempt deadline", connect.NewError(connect.CodeDeadlineExceeded, context.DeadlineExceeded), true},
@@ -70,9 +76,46 @@ func TestTransient(t *testing.T) {
 		{"internal from the service", connect.NewWireError(connect.CodeInternal, io.ErrUnexpectedEOF), false},
 		{"not found", connect.NewWireError(connect.CodeNotFound, errors.New("no such generator")), false},
 		{"invalid argument", connect.NewWireError(connect.CodeInvalidArgument, errors.New("count 0")), false},
-	} {
+		{"wrapped connect error", fmt.Errorf("remote: x: %w", connect.NewError(connect.CodeUnavailable, errors.New("refused"))), true},
+
+		{"grpc-go: connection refused", status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`), true},
+		{"grpc-go: connection cut mid-request", status.Error(codes.Unavailable, "error reading from server: EOF"), true},
+		{"grpc-go: connection reset", status.Error(codes.Unavailable, "error reading from server: read tcp 127.0.0.1:2->127.0.0.1:1: read: connection reset by peer"), true},
+		{"grpc-go: attempt deadline", status.Error(codes.DeadlineExceeded, context.DeadlineExceeded.Error()), true},
+		{"grpc-go: wrapped", fmt.Errorf("remote: x: %w", status.Error(codes.Unavailable, "fenced")), true},
+		{"grpc-go: internal", status.Error(codes.Internal, "server closed the stream without sending trailers"), false},
+		{"grpc-go: canceled", status.Error(codes.Canceled, "x"), false},
+		{"grpc-go: unknown", status.Error(codes.Unknown, "x"), false},
+		{"grpc-go: not found", status.Error(codes.NotFound, "no such generator"), false},
+		{"grpc-go: invalid argument", status.Error(codes.InvalidArgument, "count 0"), false},
+		{"grpc-go: unauthenticated", status.Error(codes.Unauthenticated, "missing or unknown bearer token"), false},
+
+		{"an answer without the IDs asked", errors.New("remote: h:1 sent 3 IDs for 4 asked"), false},
+	}
+	for _, l := range liveGRPCErrors(t) {
+		rows = append(rows, row{"live grpc-go: " + l.name, l.err, l.want})
+	}
+	for _, tc := range rows {
 		if got := transient(tc.err); got != tc.want {
 			t.Errorf("%s: transient(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestCodeOf: remoteDecode reads INVALID_ARGUMENT from either client.
+func TestCodeOf(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want connect.Code
+	}{
+		{connect.NewWireError(connect.CodeInvalidArgument, errors.New("x")), connect.CodeInvalidArgument},
+		{fmt.Errorf("remote: x: %w", connect.NewError(connect.CodeNotFound, errors.New("x"))), connect.CodeNotFound},
+		{status.Error(codes.InvalidArgument, "x"), connect.CodeInvalidArgument},
+		{fmt.Errorf("remote: x: %w", status.Error(codes.Unavailable, "x")), connect.CodeUnavailable},
+		{errors.New("plain"), connect.CodeUnknown},
+	} {
+		if got := codeOf(tc.err); got != tc.want {
+			t.Errorf("codeOf(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

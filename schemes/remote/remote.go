@@ -16,7 +16,9 @@
 //	                      per Next). IDs wait in the buffer, so their time fields lag the
 //	                      moment Next returns them by up to the buffer's age, and a batch
 //	                      larger than N (fetched directly) can sort above IDs still buffered.
-//	protocol=grpc|connect|json  wire protocol (default grpc)
+//	protocol=grpc|connect|json  wire protocol (default grpc): gRPC through google.golang.org/grpc,
+//	                      which the service answers with grpc-go's own server, its fastest
+//	                      path; the Connect protocol and its JSON form through connect-go
 //	tls=true              HTTPS with the system roots (default false: cleartext HTTP/2)
 //	token_env=VAR         send the bearer token held in environment variable VAR
 //	timeout=5s            deadline of one request
@@ -37,23 +39,18 @@ package remote
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
-	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 )
 
 // ErrUnavailable reports a service that stayed out of reach (or answered UNAVAILABLE) for the
@@ -81,7 +78,8 @@ type Config struct {
 	Addr, Generator string
 	// Prefetch is how many IDs to keep fetched ahead; 0 fetches on demand.
 	Prefetch int
-	// Protocol is grpc (the default when empty), connect or json.
+	// Protocol is grpc (the default when empty), connect or json. gRPC goes through
+	// google.golang.org/grpc, unless HTTPClient is set; the others through connect-go.
 	Protocol string
 	// TLS selects HTTPS with the system roots.
 	TLS bool
@@ -92,7 +90,11 @@ type Config struct {
 	Timeout, RetryFor time.Duration
 	// MaxCount is the largest batch one request asks for (default 10,000).
 	MaxCount int
-	// HTTPClient, when set, carries the requests instead of the client Dial builds.
+	// HTTPClient, when set, carries the requests instead of the client Dial builds. grpc-go
+	// cannot send requests through an HTTP client, so with protocol grpc setting it selects
+	// connect-go's gRPC over this client instead of grpc-go's; the service answers such
+	// connections with net/http's HTTP/2 server, which costs more CPU per request and has a
+	// longer latency tail than its grpc-go server.
 	HTTPClient connect.HTTPClient
 }
 
@@ -155,11 +157,10 @@ func parse(sp *idkit.Settings) (Config, error) {
 type Scheme struct {
 	cfg    Config
 	name   string
-	client idkitv1connect.IDServiceClient
-	hc     *http.Client // nil when the caller supplied one
-	codec  idkit.Codec  // local codec, or nil
-	uuid   bool         // 128-bit IDs are UUIDs (else ULIDs)
-	pf     *prefetcher  // nil without prefetch
+	client rpc
+	codec  idkit.Codec // local codec, or nil
+	uuid   bool        // 128-bit IDs are UUIDs (else ULIDs)
+	pf     *prefetcher // nil without prefetch
 }
 
 var (
@@ -194,41 +195,14 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 	if c.Protocol != "grpc" {
 		s.name += ",protocol=" + c.Protocol
 	}
-	hc := c.HTTPClient
-	if hc == nil {
-		tr := &http.Transport{Protocols: new(http.Protocols), ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 16,
-			DialContext: (&net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}).DialContext}
-		if c.TLS {
-			tr.Protocols.SetHTTP2(true)
-			tr.Protocols.SetHTTP1(c.Protocol != "grpc")
-			tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-		} else {
-			tr.Protocols.SetUnencryptedHTTP2(true)
-		}
-		s.hc = &http.Client{Transport: tr}
-		hc = s.hc
+	var err error
+	if s.client, err = dialRPC(c); err != nil {
+		return nil, err
 	}
-	scheme := "http://"
-	if c.TLS {
-		scheme = "https://"
-	}
-	var opts []connect.ClientOption
-	switch c.Protocol {
-	case "grpc":
-		opts = append(opts, connect.WithGRPC())
-	case "json":
-		opts = append(opts, connect.WithProtoJSON())
-	}
-	if c.Token != "" {
-		opts = append(opts, connect.WithInterceptors(bearer(c.Token)))
-	}
-	s.client = idkitv1connect.NewIDServiceClient(hc, scheme+c.Addr, opts...)
 	var gens *v1.GeneratorsResponse
-	err := s.retry(ctx, func(ctx context.Context) error {
-		res, err := s.client.Generators(ctx, connect.NewRequest(&v1.GeneratorsRequest{}))
-		if err == nil {
-			gens = res.Msg
-		}
+	err = s.retry(ctx, func(ctx context.Context) error {
+		var err error
+		gens, err = s.client.generators(ctx)
 		return err
 	})
 	if err != nil {
@@ -255,16 +229,6 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 		s.pf = newPrefetcher(c.Prefetch, s.fetch)
 	}
 	return s, nil
-}
-
-// bearer adds the Authorization header to every request.
-func bearer(token string) connect.Interceptor {
-	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			return next(ctx, req)
-		}
-	})
 }
 
 // Name returns the scheme's canonical spec (without credentials).
@@ -305,11 +269,11 @@ func (s *Scheme) NextBatchContext(ctx context.Context, dst []idkit.ID) error {
 // fetch fills dst with new IDs from one request, retrying while the service is unavailable.
 func (s *Scheme) fetch(ctx context.Context, dst []idkit.ID) error {
 	return s.retry(ctx, func(ctx context.Context) error {
-		res, err := s.client.Next(ctx, connect.NewRequest(&v1.NextRequest{Generator: s.cfg.Generator, Count: uint32(len(dst))}))
+		res, err := s.client.next(ctx, &v1.NextRequest{Generator: s.cfg.Generator, Count: uint32(len(dst))})
 		if err != nil {
 			return err
 		}
-		return s.ids(res.Msg, dst)
+		return s.ids(res, dst)
 	})
 }
 
@@ -371,32 +335,6 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 	}
 }
 
-// transient reports whether an attempt's error may pass: UNAVAILABLE from the service or the
-// transport (connection refused), an attempt past its own deadline, and a request cut off by
-// its connection when the service dies mid-request, which connect reports, without a status
-// from the wire, as CANCELED or UNKNOWN (a reset stream) or INTERNAL (a response body that
-// ends early). The caller has checked that its own context is still live. Retrying Next is
-// safe: a request that was answered but whose answer was lost only loses IDs.
-func transient(err error) bool {
-	switch connect.CodeOf(err) {
-	case connect.CodeUnavailable, connect.CodeDeadlineExceeded:
-		return true
-	case connect.CodeCanceled, connect.CodeUnknown:
-		// A status the service sent is final; a transport failure carries no wire status.
-		return !connect.IsWireError(err)
-	case connect.CodeInternal:
-		return !connect.IsWireError(err) && cutOff(err)
-	}
-	return false
-}
-
-// cutOff reports an error caused by a connection that ended or was reset.
-func cutOff(err error) bool {
-	var ne net.Error
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
-}
-
 // Parse reads an ID's canonical text, with the local codec when there is one.
 func (s *Scheme) Parse(text string) (idkit.ID, error) {
 	if s.codec != nil {
@@ -423,14 +361,12 @@ func (s *Scheme) Decode(id idkit.ID) (idkit.Parts, error) {
 func (s *Scheme) remoteDecode(text string) (idkit.Parts, error) {
 	var d *v1.DecodeResponse
 	err := s.retry(context.Background(), func(ctx context.Context) error {
-		res, err := s.client.Decode(ctx, connect.NewRequest(&v1.DecodeRequest{Generator: s.cfg.Generator, Id: text}))
-		if err == nil {
-			d = res.Msg
-		}
+		var err error
+		d, err = s.client.decode(ctx, &v1.DecodeRequest{Generator: s.cfg.Generator, Id: text})
 		return err
 	})
 	if err != nil {
-		if connect.CodeOf(err) == connect.CodeInvalidArgument {
+		if codeOf(err) == connect.CodeInvalidArgument {
 			return idkit.Parts{}, fmt.Errorf("%w: %w", idkit.ErrScheme, err)
 		}
 		return idkit.Parts{}, err
@@ -451,16 +387,15 @@ func (s *Scheme) remoteDecode(text string) (idkit.Parts, error) {
 	return p, nil
 }
 
-// Close stops the background refill and closes idle connections. IDs still in the prefetch
-// buffer are dropped (lost, never reissued).
+// Close stops the background refill and closes the connections: the gRPC connection, after
+// which requests fail, or the idle connections of the HTTP client Dial built (a caller's
+// HTTPClient stays the caller's). IDs still in the prefetch buffer are dropped (lost, never
+// reissued).
 func (s *Scheme) Close() error {
 	if s.pf != nil {
 		s.pf.close()
 	}
-	if s.hc != nil {
-		s.hc.CloseIdleConnections()
-	}
-	return nil
+	return s.client.close()
 }
 
 // prefetcher is a double buffer of IDs: takers use cur, and once half of it is used a

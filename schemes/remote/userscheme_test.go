@@ -1,9 +1,11 @@
 package remote_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -136,25 +138,31 @@ func init() {
 	})
 }
 
+// TestRemoteDecodeThroughService parses and decodes through the service, over every protocol:
+// the service's INVALID_ARGUMENT for an ID of another scheme is idkit.ErrScheme.
 func TestRemoteDecodeThroughService(t *testing.T) {
 	addr, _ := serve(t, "127.0.0.1:0", server.Generator{Name: "o", Spec: "opaque"})
-	s := open(t, "remote:addr="+addr+",generator=o")
-	id, err := s.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := s.Parse(id.String())
-	if err != nil || back != id {
-		t.Fatalf("Parse(%v) = %v, %v", id, back, err)
-	}
-	p, err := s.Decode(id)
-	if err != nil || !p.HasSeq || p.Seq != id.Uint64() {
-		t.Fatalf("Decode(%v) = %+v, %v", id, p, err)
-	}
-	if _, err := s.Parse("01ARZ3NDEKTSV4RRFFQ69G5FAV"); !errors.Is(err, idkit.ErrScheme) {
-		t.Errorf("Parse of a ULID: %v, want ErrScheme", err)
-	}
-	if _, err := s.Parse("12x"); !errors.Is(err, idkit.ErrSyntax) {
-		t.Errorf("Parse of bad text: %v, want ErrSyntax", err)
+	for _, extra := range []string{"", ",protocol=connect", ",protocol=json"} {
+		t.Run(cmp.Or(strings.TrimPrefix(extra, ","), "default"), func(t *testing.T) {
+			s := open(t, "remote:addr="+addr+",generator=o"+extra)
+			id, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := s.Parse(id.String())
+			if err != nil || back != id {
+				t.Fatalf("Parse(%v) = %v, %v", id, back, err)
+			}
+			p, err := s.Decode(id)
+			if err != nil || !p.HasSeq || p.Seq != id.Uint64() {
+				t.Fatalf("Decode(%v) = %+v, %v", id, p, err)
+			}
+			if _, err := s.Parse("01ARZ3NDEKTSV4RRFFQ69G5FAV"); !errors.Is(err, idkit.ErrScheme) {
+				t.Errorf("Parse of a ULID: %v, want ErrScheme", err)
+			}
+			if _, err := s.Parse("12x"); !errors.Is(err, idkit.ErrSyntax) {
+				t.Errorf("Parse of bad text: %v, want ErrSyntax", err)
+			}
+		})
 	}
 }
