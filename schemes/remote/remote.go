@@ -46,6 +46,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -161,6 +162,7 @@ type Scheme struct {
 	codec  idkit.Codec // local codec, or nil
 	uuid   bool        // 128-bit IDs are UUIDs (else ULIDs)
 	pf     *prefetcher // nil without prefetch
+	closed atomic.Bool
 }
 
 var (
@@ -184,8 +186,12 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 	if c.MaxCount <= 0 {
 		c.MaxCount = 10_000
 	}
-	if c.Protocol == "" {
+	switch c.Protocol {
+	case "":
 		c.Protocol = "grpc"
+	case "grpc", "connect", "json":
+	default:
+		return nil, fmt.Errorf("%w: remote: Config.Protocol %q: want grpc, connect or json", idkit.ErrSpec, c.Protocol)
 	}
 	s := &Scheme{cfg: c}
 	s.name = fmt.Sprintf("remote:addr=%s,generator=%s", c.Addr, c.Generator)
@@ -308,6 +314,9 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 	deadline := time.Now().Add(s.cfg.RetryFor)
 	backoff := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		if s.closed.Load() {
+			return errClosed
+		}
 		actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		err := call(actx)
 		cancel()
@@ -387,11 +396,14 @@ func (s *Scheme) remoteDecode(text string) (idkit.Parts, error) {
 	return p, nil
 }
 
-// Close stops the background refill and closes the connections: the gRPC connection, after
-// which requests fail, or the idle connections of the HTTP client Dial built (a caller's
-// HTTPClient stays the caller's). IDs still in the prefetch buffer are dropped (lost, never
-// reissued).
+// Close stops the background refill and closes the connections: the gRPC connection or the
+// idle connections of the HTTP client Dial built (a caller's HTTPClient stays the caller's).
+// IDs still in the prefetch buffer are dropped (lost, never reissued). Requests after Close
+// fail with an error saying the scheme is closed; a second Close does nothing.
 func (s *Scheme) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
 	if s.pf != nil {
 		s.pf.close()
 	}

@@ -288,4 +288,23 @@ func TestDialDefaults(t *testing.T) {
 	if _, err := remote.Dial(context.Background(), remote.Config{Addr: addr}); !errors.Is(err, idkit.ErrSpec) {
 		t.Errorf("Dial without a generator: %v", err)
 	}
+	if _, err := remote.Dial(context.Background(), remote.Config{Addr: addr, Generator: "keys", Protocol: "soap"}); !errors.Is(err, idkit.ErrSpec) || !strings.Contains(err.Error(), `"soap"`) {
+		t.Errorf("Dial with an unknown protocol: %v", err)
+	}
+	// After Close, every protocol says so at once instead of retrying or naming its transport.
+	for _, proto := range []string{"grpc", "connect", "json"} {
+		s, err := remote.Dial(context.Background(), remote.Config{Addr: addr, Generator: "keys", Protocol: proto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("%s: second Close: %v", proto, err)
+		}
+		if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "remote: scheme closed") {
+			t.Errorf("%s: Next after Close: %v", proto, err)
+		}
+	}
 }
