@@ -132,6 +132,10 @@ type loadResult struct {
 	// Unsent counts the requests of a paced run that came due but were never sent: the
 	// workers had not caught up when the measurement's time ran out.
 	Unsent int64 `json:"unsent,omitempty"`
+	// CPUPerRequest is the CPU time (user and system) the idbench process spent per
+	// request, in microseconds: the client's cost, and with --spawn the server's too.
+	// Zero where the platform does not report it.
+	CPUPerRequest float64 `json:"cpu_us_per_request,omitempty"`
 }
 
 // loadReport is what idbench load prints.
@@ -288,7 +292,7 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 		defer func() { stop(); wait() }()
 		c.addr = addr
 		rep.Target = c.addr + " (in process)"
-		rep.Notes = append(rep.Notes, "idkitd ran in the load generator's process (--spawn), so both share the CPUs")
+		rep.Notes = append(rep.Notes, fmt.Sprintf("idkitd ran in the load generator's process (--spawn), so both share its %s; compare ratios within one run", cpus(runtime.NumCPU())))
 	}
 	cl, err := newLoadClients(c)
 	if err != nil {
@@ -316,13 +320,13 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 			}
 		}
 		d := c.duration / time.Duration(c.rounds)
-		t, err := measure(ctx, c, cl.next, d, n)
+		t, err := measureCPU(ctx, c, cl.next, d, n)
 		if err != nil {
 			return nil, err
 		}
 		next.add(t)
 		if c.floor {
-			t, err := measure(ctx, c, cl.floor, d, n)
+			t, err := measureCPU(ctx, c, cl.floor, d, n)
 			if err != nil {
 				return nil, err
 			}
@@ -344,10 +348,19 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 			rep.FloorRatio = r.RequestsPerSec / f.RequestsPerSec
 		}
 	}
-	if runtime.NumCPU() <= 2 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d CPUs: the load generator and the server compete for them; compare ratios within one run", runtime.NumCPU()))
+	if !c.spawn && runtime.NumCPU() <= 2 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the load generator ran on %s; an idkitd on the same machine without CPUs of its own competes with it for them, so compare ratios within one run", cpus(runtime.NumCPU())))
 	}
 	return rep, nil
+}
+
+// cpus says "1 CPU" or "N CPUs": the CPUs this process may run on (its affinity, as
+// taskset sets it), which Go counts as runtime.NumCPU.
+func cpus(n int) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%d CPUs", n)
 }
 
 // loadClient names the Go package that speaks protocol p.
@@ -580,6 +593,7 @@ type tally struct {
 	requests, errs, ids int64
 	unsent              int64
 	seconds             float64
+	cpu                 time.Duration // the process's CPU time; 0 where unknown
 	firstErr            string
 }
 
@@ -610,6 +624,7 @@ func (t *tally) add(u tally) {
 	t.ids += u.ids
 	t.unsent += u.unsent
 	t.seconds += u.seconds
+	t.cpu += u.cpu
 	if t.firstErr == "" {
 		t.firstErr = u.firstErr
 	}
@@ -627,6 +642,9 @@ func (t *tally) result(kind string) (loadResult, error) {
 		l := summarize(t.sched)
 		r.Scheduled = &l
 	}
+	if sent := max(t.requests+t.errs, 1); t.cpu > 0 {
+		r.CPUPerRequest = float64(t.cpu) / 1e3 / float64(sent)
+	}
 	if t.lag != nil {
 		l := summarize(t.lag)
 		r.SendLag, r.Sent = &l, t.lag.TotalCount()
@@ -635,6 +653,14 @@ func (t *tally) result(kind string) (loadResult, error) {
 		return r, fmt.Errorf("load: no %s request succeeded (%d failed, first: %s)", kind, r.Errors, r.FirstError)
 	}
 	return r, nil
+}
+
+// measureCPU is measure that also counts the process's CPU time over the measurement.
+func measureCPU(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64) (tally, error) {
+	before := processCPU()
+	t, err := measure(ctx, c, call, d, n)
+	t.cpu = processCPU() - before
+	return t, err
 }
 
 // measure runs call for d (or n requests, when n > 0): closed loop from c.clients goroutines,
@@ -835,6 +861,9 @@ func writeLoadTable(w io.Writer, rep *loadReport) error {
 	if rep.FloorRatio > 0 {
 		fmt.Fprintf(w, "next ÷ floor: %.3f of the floor's requests/s\n", rep.FloorRatio)
 	}
+	if line := cpuLine(rep); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	for _, r := range rep.Results {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "%s: %d errors, first: %s\n", r.Kind, r.Errors, r.FirstError)
@@ -853,6 +882,25 @@ func writeLoadTable(w io.Writer, rep *loadReport) error {
 func unsentNote(r loadResult, rep *loadReport) string {
 	return fmt.Sprintf("%s requests came due but were not sent in time: %d workers could not keep up with %s req/s (raise --clients)",
 		thousands(uint64(r.Unsent)), rep.Clients, thousands(uint64(rep.Rate)))
+}
+
+// cpuLine says what each kind of request cost the idbench process in CPU time, or "" where
+// the platform does not report it.
+func cpuLine(rep *loadReport) string {
+	var parts []string
+	for _, r := range rep.Results {
+		if r.CPUPerRequest > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f µs", r.Kind, r.CPUPerRequest))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	whose := "the load generator's"
+	if rep.Spawned {
+		whose = "the load generator's and idkitd's (one process)"
+	}
+	return fmt.Sprintf("CPU time per request, %s, user and system: %s", whose, strings.Join(parts, ", "))
 }
 
 func loadCells(r loadResult, l loadLatency) []string {
@@ -876,7 +924,7 @@ func latencyCells(l loadLatency) []string {
 
 func writeLoadMarkdown(w io.Writer, rep *loadReport) error {
 	fmt.Fprintf(w, "#### `%s`\n\n", rep.Command)
-	fmt.Fprintf(w, "%s; %d CPUs, %s.\n\n", loadHeader(rep, func(s string) string { return "`" + s + "`" }), rep.CPUs, rep.GoVersion)
+	fmt.Fprintf(w, "%s; %s, %s.\n\n", loadHeader(rep, func(s string) string { return "`" + s + "`" }), cpus(rep.CPUs), rep.GoVersion)
 	fmt.Fprintln(w, "| measure | requests | errors | req/s | IDs/s | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rep.Results {
@@ -891,6 +939,9 @@ func writeLoadMarkdown(w io.Writer, rep *loadReport) error {
 	fmt.Fprintln(w)
 	if rep.FloorRatio > 0 {
 		fmt.Fprintf(w, "Next ÷ floor: %.3f of the floor's requests/s.\n\n", rep.FloorRatio)
+	}
+	if line := cpuLine(rep); line != "" {
+		fmt.Fprintf(w, "%s.\n\n", strings.ToUpper(line[:1])+line[1:])
 	}
 	for _, r := range rep.Results {
 		if r.Unsent > 0 {

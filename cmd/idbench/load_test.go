@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,10 @@ func TestLoadSpawn(t *testing.T) {
 				t.Errorf("client %q, want %q", rep.Client, tc.client)
 			}
 			for _, r := range rep.Results {
+				// Requests cost the process some CPU: getrusage counts it (Linux, in CI).
+				if runtime.GOOS == "linux" && r.CPUPerRequest <= 0 {
+					t.Errorf("%s: CPU per request %v", r.Kind, r.CPUPerRequest)
+				}
 				paced := rep.Rate > 0
 				if paced != (r.Scheduled != nil) || paced != (r.SendLag != nil) {
 					t.Fatalf("%s: rate %v but latency from schedule %v, send lag %v", r.Kind, rep.Rate, r.Scheduled, r.SendLag)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ func (s *Server) grpcServer() *grpc.Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.cfg.IdleTimeout}),
 		grpc.InTapHandle(s.grpcAuth),
 		grpc.UnaryInterceptor(s.grpcObserve),
+		// Long-lived workers instead of a goroutine per request: a new goroutine's stack grows
+		// (copied, ~2 µs) on the way down to the generator on every request.
+		grpc.NumStreamWorkers(uint32(4*runtime.GOMAXPROCS(0))),
 	)
 	register(gs, &v1.IDService_ServiceDesc, grpcService{s: s})
 	register(gs, &healthpb.Health_ServiceDesc, grpcHealth{s: s})
