@@ -7,7 +7,7 @@
 // grpc-dotnet, tonic …) with google.golang.org/grpc's own server and everything else with
 // net/http and Connect, choosing per connection by its first request: grpc-go's transport
 // costs less CPU per request and has a far shorter latency tail than net/http's HTTP/2 server
-// (docs/service.md has the figures).
+// (docs/service/report.md has the figures).
 //
 // cmd/idkitd is this package behind flags; idbench load --spawn and the tests start it in
 // process with Serve, or mount Handler on an httptest server.

@@ -18,12 +18,12 @@ import (
 
 // One port, two HTTP/2 servers. gRPC libraries' clients are answered by grpc-go's own
 // transport, which costs less CPU per request and has a far shorter latency tail than
-// net/http's HTTP/2 server (docs/service.md has the figures); HTTP/1.1, gRPC-Web, the Connect
-// protocol and the plain endpoints are answered by net/http and Connect. The splitter routes
-// whole connections by their first request, as cmux does, since a gRPC library keeps its
-// connections for gRPC alone. Unlike cmux it never lets the server behind it see a SETTINGS
-// frame it did not send or an acknowledgement it did not ask for: net/http hangs up on an
-// unexpected SETTINGS ACK.
+// net/http's HTTP/2 server (docs/service/report.md has the figures); HTTP/1.1, gRPC-Web, the
+// Connect protocol and the plain endpoints are answered by net/http and Connect. The splitter
+// routes whole connections by their first request, as cmux does, since a gRPC library keeps
+// its connections for gRPC alone. Unlike cmux it never lets the server behind it see a
+// SETTINGS frame it did not send or an acknowledgement it did not ask for: net/http hangs up
+// on an unexpected SETTINGS ACK.
 
 // http2Preface is what every HTTP/2 client sends first (RFC 9113, section 3.4).
 const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
