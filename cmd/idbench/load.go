@@ -672,9 +672,9 @@ func measure(ctx context.Context, c loadConfig, call func(context.Context) (int,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		issued, errs, ids atomic.Int64
-		firstErr          atomic.Pointer[string]
-		wg                sync.WaitGroup
+		issued atomic.Int64
+		out    outcomes
+		wg     sync.WaitGroup
 	)
 	hists := make([]*hdrhistogram.Histogram, c.clients)
 	start := time.Now()
@@ -696,15 +696,12 @@ func measure(ctx context.Context, c loadConfig, call func(context.Context) (int,
 				got, err := call(ctx)
 				t1 := time.Now()
 				if err != nil {
-					if ctx.Err() != nil {
+					if !out.failed(ctx, err) {
 						return
 					}
-					errs.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
 					continue
 				}
-				ids.Add(int64(got))
+				out.ids.Add(int64(got))
 				record(hists[w], t1.Sub(t0))
 			}
 		})
@@ -714,15 +711,40 @@ func measure(ctx context.Context, c loadConfig, call func(context.Context) (int,
 	if err := ctx.Err(); err != nil {
 		return tally{}, err
 	}
-	t := tally{hist: newHist(), errs: errs.Load(), ids: ids.Load(), seconds: elapsed.Seconds()}
+	t := tally{hist: newHist(), seconds: elapsed.Seconds()}
 	for _, h := range hists {
 		t.hist.Merge(h)
 	}
 	t.requests = t.hist.TotalCount()
-	if p := firstErr.Load(); p != nil {
+	out.fill(&t)
+	return t, nil
+}
+
+// outcomes counts what a measurement's workers got back: IDs, failed calls and the first
+// failure's message. It is safe for concurrent use.
+type outcomes struct {
+	ids, errs atomic.Int64
+	first     atomic.Pointer[string]
+}
+
+// failed counts a failed call and reports true, or reports false without counting it when
+// the call failed because the measurement is ending (ctx is done).
+func (o *outcomes) failed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	o.errs.Add(1)
+	msg := err.Error()
+	o.first.CompareAndSwap(nil, &msg)
+	return true
+}
+
+// fill copies the counts into t.
+func (o *outcomes) fill(t *tally) {
+	t.errs, t.ids = o.errs.Load(), o.ids.Load()
+	if p := o.first.Load(); p != nil {
 		t.firstErr = *p
 	}
-	return t, nil
 }
 
 // pacedQueue is how many released requests may wait for a free worker. Past it the pacer
@@ -738,9 +760,8 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		errs, ids atomic.Int64
-		firstErr  atomic.Pointer[string]
-		wg        sync.WaitGroup
+		out outcomes
+		wg  sync.WaitGroup
 	)
 	s := newSchedule(c.rate, d, n)
 	jobs := make(chan time.Time, pacedQueue)
@@ -766,15 +787,12 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 				t1 := time.Now()
 				record(lags[w], t0.Sub(due))
 				if err != nil {
-					if ctx.Err() != nil {
+					if !out.failed(ctx, err) {
 						return
 					}
-					errs.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
 					continue
 				}
-				ids.Add(int64(got))
+				out.ids.Add(int64(got))
 				record(hists[w], t1.Sub(t0))
 				record(sched[w], t1.Sub(due))
 			}
@@ -806,16 +824,14 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 	if err := ctx.Err(); err != nil {
 		return tally{}, err
 	}
-	t := tally{hist: newHist(), sched: newHist(), lag: newHist(), errs: errs.Load(), ids: ids.Load(), unsent: unsent, seconds: elapsed.Seconds()}
+	t := tally{hist: newHist(), sched: newHist(), lag: newHist(), unsent: unsent, seconds: elapsed.Seconds()}
 	for w := range c.clients {
 		t.hist.Merge(hists[w])
 		t.sched.Merge(sched[w])
 		t.lag.Merge(lags[w])
 	}
 	t.requests = t.hist.TotalCount()
-	if p := firstErr.Load(); p != nil {
-		t.firstErr = *p
-	}
+	out.fill(&t)
 	return t, nil
 }
 

@@ -4,26 +4,18 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/schemes/remote"
+	"github.com/idkit/idkit/schemes/remote/internal/certtest"
 	"github.com/idkit/idkit/schemes/remote/server"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -181,7 +173,7 @@ func TestTLS(t *testing.T) {
 		t.Skip("runs the test binary again")
 	}
 	dir := t.TempDir()
-	cert, key := selfSigned(t, dir)
+	cert, key, _ := certtest.SelfSigned(t, dir)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -193,40 +185,6 @@ func TestTLS(t *testing.T) {
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestTLS")) {
 		t.Fatalf("client with the certificate trusted: %v\n%s", err, out)
 	}
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key to dir and returns their paths.
-func selfSigned(t *testing.T, dir string) (certPath, keyPath string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "remote scheme test"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certPath, keyPath
 }
 
 // agentListener records the user agent of each cleartext HTTP/2 connection's first request,

@@ -7,14 +7,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
-	"github.com/idkit/idkit/schemes/remote/server"
+	"github.com/idkit/idkit/schemes/remote/internal/certtest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -180,7 +179,7 @@ func TestStockGRPCTokens(t *testing.T) {
 // TestStockGRPCTLS: the stock client over TLS is served, and on the same port a general HTTP
 // client sends gRPC (through Connect) and a plain GET on one HTTP/2 connection.
 func TestStockGRPCTLS(t *testing.T) {
-	certPath, keyPath, pool := selfSigned(t, t.TempDir())
+	certPath, keyPath, pool := certtest.SelfSigned(t, t.TempDir())
 	cfg := twoGens()
 	cfg.TLSCert, cfg.TLSKey = certPath, keyPath
 	r := start(t, cfg)
@@ -207,39 +206,5 @@ func TestStockGRPCTLS(t *testing.T) {
 		if res.StatusCode != 200 || res.ProtoMajor != 2 || bytes.Count(b, []byte("\n")) != 2 {
 			t.Fatalf("GET after gRPC on one connection: %s %s %q", res.Status, res.Proto, b)
 		}
-	}
-}
-
-// TestStockGRPCDrain cancels Serve while a stock client's request waits inside a generator:
-// the request completes, then Serve returns nil and the generator is closed.
-func TestStockGRPCDrain(t *testing.T) {
-	r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:key=grpcdrain,gated=true"}}})
-	c := v1.NewIDServiceClient(stock(t, r))
-	var wg sync.WaitGroup
-	var res *v1.NextResponse
-	var err error
-	wg.Go(func() { res, err = c.Next(context.Background(), &v1.NextRequest{Generator: "slow", Count: 2}) })
-	toy := waitToy(t, "grpcdrain")
-	<-toy.inside
-	r.stop()
-	select {
-	case <-r.done:
-		t.Fatalf("Serve returned %v with a request in flight", r.err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	if toy.closed.Load() {
-		t.Fatal("generator closed before the in-flight request finished")
-	}
-	toy.gate <- struct{}{}
-	toy.gate <- struct{}{}
-	wg.Wait()
-	if err != nil || len(res.Ids64) != 2 {
-		t.Fatalf("in-flight request: %v, %v", res, err)
-	}
-	if err := r.wait(); err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	if !toy.closed.Load() {
-		t.Fatal("generator not closed after the drain")
 	}
 }

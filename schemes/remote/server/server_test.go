@@ -497,48 +497,72 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestDrain cancels Serve while a request waits inside a generator: the request completes,
-// Serve returns nil, the generators are closed afterwards, and new connections are refused.
+// TestDrain cancels Serve while a request waits inside a generator, once from a plain HTTP
+// client (answered by net/http) and once from the stock gRPC client (answered by grpc-go): the
+// request completes, Serve returns nil, the generator is closed afterwards, and new
+// connections are refused.
 func TestDrain(t *testing.T) {
-	r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:key=drain,gated=true"}}})
-	url := r.url
-	var wg sync.WaitGroup
-	var status int
-	var body []byte
-	wg.Go(func() {
-		res, err := http.Get(url + "/v1/next/slow?n=1")
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		body, _ = io.ReadAll(res.Body)
-		res.Body.Close()
-		status = res.StatusCode
-	})
-	toy := waitToy(t, "drain")
-	<-toy.inside // the request is inside Next
-	r.stop()
-	select {
-	case <-r.done:
-		t.Fatalf("Serve returned %v with a request in flight", r.err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	if toy.closed.Load() {
-		t.Fatal("generator closed before the in-flight request finished")
-	}
-	toy.gate <- struct{}{}
-	wg.Wait()
-	if status != 200 || len(body) == 0 {
-		t.Fatalf("in-flight request: %d %q", status, body)
-	}
-	if err := r.wait(); err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	if !toy.closed.Load() {
-		t.Fatal("generator not closed after the drain")
-	}
-	if _, err := http.Get(url + "/healthz"); err == nil {
-		t.Fatal("server still accepts connections after the drain")
+	for _, tc := range []struct {
+		name string
+		// client returns a call that asks the generator "slow" for one ID and checks the answer.
+		client func(t *testing.T, r *running) func() error
+	}{
+		{"http", func(_ *testing.T, r *running) func() error {
+			return func() error {
+				res, err := http.Get(r.url + "/v1/next/slow?n=1")
+				if err != nil {
+					return err
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 || len(body) == 0 {
+					return fmt.Errorf("%s %q", res.Status, body)
+				}
+				return nil
+			}
+		}},
+		{"grpc-go", func(t *testing.T, r *running) func() error {
+			c := v1.NewIDServiceClient(stock(t, r))
+			return func() error {
+				res, err := c.Next(context.Background(), &v1.NextRequest{Generator: "slow", Count: 1})
+				if err == nil && len(res.Ids64) != 1 {
+					err = fmt.Errorf("%d IDs", len(res.Ids64))
+				}
+				return err
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "drain-" + tc.name
+			r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:gated=true,key=" + key}}})
+			call := tc.client(t, r)
+			errc := make(chan error, 1)
+			go func() { errc <- call() }()
+			toy := waitToy(t, key)
+			<-toy.inside // the request is inside Next
+			r.stop()
+			select {
+			case <-r.done:
+				t.Fatalf("Serve returned %v with a request in flight", r.err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if toy.closed.Load() {
+				t.Fatal("generator closed before the in-flight request finished")
+			}
+			toy.gate <- struct{}{}
+			if err := <-errc; err != nil {
+				t.Fatalf("in-flight request: %v", err)
+			}
+			if err := r.wait(); err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			if !toy.closed.Load() {
+				t.Fatal("generator not closed after the drain")
+			}
+			if _, err := http.Get(r.url + "/healthz"); err == nil {
+				t.Fatal("server still accepts connections after the drain")
+			}
+		})
 	}
 }
 
