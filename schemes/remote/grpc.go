@@ -72,7 +72,6 @@ func (x *grpcRPC) generators(ctx context.Context) (*v1.GeneratorsResponse, error
 // close closes the connection; closing it again does nothing.
 func (x *grpcRPC) close() error {
 	if err := x.cc.Close(); err != nil && status.Code(err) != codes.Canceled { // Canceled: closed before
-
 		return fmt.Errorf("remote: closing the gRPC connection: %w", err)
 	}
 	return nil

@@ -103,8 +103,9 @@ func (s *splitter) serve() error {
 	}
 }
 
-// close stops accepting, closes the connections not yet routed, and waits for their
-// goroutines. The two listeners are closed by the servers that serve them.
+// close stops accepting, closes the connections not yet handed to a server and both queues,
+// and waits for the routing goroutines. The servers behind the queues go on with the
+// connections they have; closing them is their Shutdown's business.
 func (s *splitter) close() {
 	s.mu.Lock()
 	s.closed = true
@@ -113,6 +114,8 @@ func (s *splitter) close() {
 	}
 	s.mu.Unlock()
 	s.ln.Close()
+	s.grpc.Close()
+	s.http.Close()
 	s.wg.Wait()
 }
 

@@ -351,6 +351,44 @@ func TestSplitterTimeouts(t *testing.T) {
 	}
 }
 
+// TestSplitterCloseUnserved: close returns even when a routed connection waits for a server
+// that no longer accepts (one whose Serve has failed), and that connection is closed.
+func TestSplitterCloseUnserved(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := newSplitter(ln, nil, time.Minute, time.Minute, 1<<16, slog.New(slog.DiscardHandler))
+	go sp.serve()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") // routed to HTTP at once; nobody accepts
+	// Wait until the routing goroutine holds it.
+	for range 500 {
+		sp.mu.Lock()
+		n := len(sp.sniffing)
+		sp.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() { sp.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("close waits for a server that does not accept")
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !strings.Contains(errString(err), "reset") {
+		t.Fatalf("read after close: %v", err)
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
