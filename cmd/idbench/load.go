@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,6 +27,7 @@ import (
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/idkit/idkit/schemes/remote/server"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
@@ -73,6 +76,9 @@ Flags:
                        due time, which counts queueing behind slow answers, beside the send lag
   --no-floor           skip the floor measurement
   --token-env VAR      send the bearer token in environment variable VAR
+  --tls                speak TLS to --addr, trusting the system's roots (an idkitd started
+                       with --tls-cert and --tls-key)
+  --tls-ca FILE        trust the PEM certificates in FILE instead (implies --tls)
   --json               one JSON object instead of the table
   --markdown           a Markdown section (the command, the machine, the table) for reports
 
@@ -100,6 +106,7 @@ type loadConfig struct {
 	rate      float64
 	floor     bool
 	token     string
+	tls       *tls.Config // nil: cleartext
 }
 
 // loadLatency is a latency summary in microseconds.
@@ -143,6 +150,7 @@ type loadReport struct {
 	Command    string       `json:"command"`
 	Target     string       `json:"target"`
 	Spawned    bool         `json:"spawned"`
+	TLS        bool         `json:"tls,omitempty"`
 	Protocol   string       `json:"protocol"`
 	Client     string       `json:"client"` // the Go package that speaks the protocol
 	Generator  string       `json:"generator"`
@@ -191,6 +199,8 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 	fs.Float64Var(&c.rate, "rate", 0, "")
 	noFloor := fs.Bool("no-floor", false, "")
 	tokenEnv := fs.String("token-env", "", "")
+	useTLS := fs.Bool("tls", false, "")
+	tlsCA := fs.String("tls-ca", "", "")
 	asJSON := fs.Bool("json", false, "")
 	asMD := fs.Bool("markdown", false, "")
 	pos, err := parseFlags(fs, "load", loadHelp, stdout, args)
@@ -231,6 +241,21 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: --requests %d: at least one per round (--rounds %d)", c.requests, c.rounds)
 	case *asJSON && *asMD:
 		return usagef("load", "load: choose --json or --markdown")
+	case c.spawn && (*useTLS || *tlsCA != ""):
+		return usagef("load", "load: --tls and --tls-ca need --addr (a spawned idkitd serves cleartext on loopback)")
+	}
+	if *useTLS || *tlsCA != "" {
+		c.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		if *tlsCA != "" {
+			pem, err := os.ReadFile(*tlsCA)
+			if err != nil {
+				return usagef("load", "load: --tls-ca: %v", err)
+			}
+			c.tls.RootCAs = x509.NewCertPool()
+			if !c.tls.RootCAs.AppendCertsFromPEM(pem) {
+				return usagef("load", "load: --tls-ca %s: no PEM certificate in it", *tlsCA)
+			}
+		}
 	}
 	if *tokenEnv != "" {
 		if c.token = os.Getenv(*tokenEnv); c.token == "" {
@@ -276,7 +301,7 @@ func shellJoin(args []string) string {
 
 // load runs the measurements.
 func load(ctx context.Context, c loadConfig) (*loadReport, error) {
-	rep := &loadReport{Target: c.addr, Spawned: c.spawn, Protocol: c.protocol, Client: loadClient(c.protocol), Generator: c.generator,
+	rep := &loadReport{Target: c.addr, Spawned: c.spawn, TLS: c.tls != nil, Protocol: c.protocol, Client: loadClient(c.protocol), Generator: c.generator,
 		Clients: c.clients, Conns: c.conns, Batch: c.batch, Rate: c.rate, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	if c.spawn {
 		srv, err := server.NewContext(ctx, server.Config{Listen: "127.0.0.1:0", Generators: c.gens, MaxCount: max(c.batch, server.DefaultMaxCount)})
@@ -384,17 +409,23 @@ type loadClients struct {
 	rpcs    []idkitv1connect.IDServiceClient
 	hcs     []*http.Client
 	rr      atomic.Uint64
+	base    string // http:// or https:// and the address
 	nextURL string
 	nextReq *v1.NextRequest // read only: shared by every call
 }
 
 func newLoadClients(c loadConfig) (*loadClients, error) {
-	cl := &loadClients{c: c, nextURL: fmt.Sprintf("http://%s/v1/next/%s?n=%d", c.addr, c.generator, c.batch),
+	base := "http://" + c.addr
+	creds := insecure.NewCredentials()
+	if c.tls != nil {
+		base = "https://" + c.addr
+		creds = credentials.NewTLS(c.tls.Clone())
+	}
+	cl := &loadClients{c: c, base: base, nextURL: fmt.Sprintf("%s/v1/next/%s?n=%d", base, c.generator, c.batch),
 		nextReq: &v1.NextRequest{Generator: c.generator, Count: uint32(c.batch)}}
 	if c.protocol == "grpc" {
 		opts := []grpc.DialOption{
-			// The load has no TLS flag yet: idkitd serves cleartext HTTP/2 on loopback.
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithTransportCredentials(creds),
 			// Big batches make big answers; connect-go's client sets no limit either.
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
 		}
@@ -415,10 +446,16 @@ func newLoadClients(c loadConfig) (*loadClients, error) {
 	}
 	for range c.conns {
 		tr := &http.Transport{Protocols: new(http.Protocols), MaxIdleConnsPerHost: c.clients, DisableCompression: true}
-		if c.protocol == "http" {
+		switch {
+		case c.protocol == "http":
 			tr.Protocols.SetHTTP1(true)
-		} else {
+		case c.tls != nil:
+			tr.Protocols.SetHTTP2(true)
+		default:
 			tr.Protocols.SetUnencryptedHTTP2(true)
+		}
+		if c.tls != nil {
+			tr.TLSClientConfig = c.tls.Clone()
 		}
 		hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 		cl.hcs = append(cl.hcs, hc)
@@ -438,7 +475,7 @@ func newLoadClients(c loadConfig) (*loadClients, error) {
 				}
 			})))
 		}
-		cl.rpcs = append(cl.rpcs, idkitv1connect.NewIDServiceClient(hc, "http://"+c.addr, opts...))
+		cl.rpcs = append(cl.rpcs, idkitv1connect.NewIDServiceClient(hc, base, opts...))
 	}
 	return cl, nil
 }
@@ -497,7 +534,7 @@ func (cl *loadClients) describe(ctx context.Context) (string, error) {
 		}
 		// The Generators call goes over Connect even for --protocol http, which idkitd
 		// serves on the same port.
-		res, err := idkitv1connect.NewIDServiceClient(cl.hcs[0], "http://"+cl.c.addr).Generators(ctx, req)
+		res, err := idkitv1connect.NewIDServiceClient(cl.hcs[0], cl.base).Generators(ctx, req)
 		if err != nil {
 			return "", fmt.Errorf("load: %s: %w", cl.c.addr, err)
 		}
@@ -544,7 +581,7 @@ func (cl *loadClients) floor(ctx context.Context) (int, error) {
 	i := cl.pick()
 	switch cl.c.protocol {
 	case "http":
-		return cl.get(ctx, i, "http://"+cl.c.addr+"/healthz", false)
+		return cl.get(ctx, i, cl.base+"/healthz", false)
 	case "grpc":
 		if _, err := cl.grpcs[i].Ping(ctx, &v1.PingRequest{}); err != nil {
 			return 0, grpcError(err)
@@ -851,8 +888,12 @@ func loadHeader(rep *loadReport, code func(string) string) string {
 	if rep.Rate > 0 {
 		who = "workers"
 	}
-	fmt.Fprintf(&b, "protocol %s (%s client), generator %s (%s), %d %s on %d connections, batch %d",
-		rep.Protocol, code(rep.Client), code(rep.Generator), code(rep.Spec), rep.Clients, who, rep.Conns, rep.Batch)
+	over := ""
+	if rep.TLS {
+		over = " over TLS"
+	}
+	fmt.Fprintf(&b, "protocol %s%s (%s client), generator %s (%s), %d %s on %d connections, batch %d",
+		rep.Protocol, over, code(rep.Client), code(rep.Generator), code(rep.Spec), rep.Clients, who, rep.Conns, rep.Batch)
 	if rep.Rate > 0 {
 		fmt.Fprintf(&b, ", paced open loop at %s req/s", thousands(uint64(rep.Rate)))
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/internal/certtest"
 	"github.com/idkit/idkit/schemes/remote/server"
 )
 
@@ -193,6 +194,55 @@ func TestLoadAddrWithToken(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "unauthenticated") || strings.Contains(r.stderr+r.stdout, "tok-123") {
 			t.Errorf("%s without the token: exit %d, stderr %s", proto, r.code, r.stderr)
 		}
+	}
+}
+
+// TestLoadTLS drives an idkitd that speaks TLS over every protocol with --tls-ca, and fails
+// clearly when the certificate is not trusted or TLS is not asked for.
+func TestLoadTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, _ := certtest.SelfSigned(t, dir)
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{{Name: "ids", Spec: "ulid"}}, TLSCert: cert, TLSKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, wait, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); wait() })
+	base := []string{"load", "--addr", addr, "--generator", "ids", "--duration", "150ms", "--warmup", "0s", "--rounds", "1", "--json"}
+	for _, proto := range []string{"grpc", "connect", "json", "grpc-connect", "http"} {
+		r := idbench(t, "", append(base, "--protocol", proto, "--tls-ca", cert)...)
+		if r.err != nil {
+			t.Fatalf("%s over TLS: %v %s", proto, r.err, r.stderr)
+		}
+		var rep loadReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if !rep.TLS || rep.Results[0].Requests == 0 || rep.Results[0].Errors != 0 {
+			t.Errorf("%s over TLS: %+v", proto, rep)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--tls"}, 1, "certificate"}, // the system does not trust the test's certificate
+		{nil, 1, addr},                        // cleartext to a TLS port
+		{[]string{"--tls-ca", dir + "/nope.pem"}, 2, "--tls-ca"},
+		{[]string{"--tls-ca", key}, 2, "no PEM certificate"},
+	} {
+		r := idbench(t, "", append(base, tc.args...)...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+	if r := idbench(t, "", "load", "--spawn", "--tls"); r.code != 2 || !strings.Contains(r.stderr, "--tls and --tls-ca need --addr") {
+		t.Errorf("--spawn --tls: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

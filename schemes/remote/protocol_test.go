@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/certtest"
 	"github.com/idkit/idkit/schemes/remote"
-	"github.com/idkit/idkit/schemes/remote/internal/certtest"
 	"github.com/idkit/idkit/schemes/remote/server"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"

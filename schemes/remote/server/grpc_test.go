@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/idkit/idkit/internal/certtest"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
-	"github.com/idkit/idkit/schemes/remote/internal/certtest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/idkit/idkit/internal/certtest"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
-	"github.com/idkit/idkit/schemes/remote/internal/certtest"
 )
 
 // TestTLS serves with --tls-cert/--tls-key: gRPC over HTTP/2 and plain GET over HTTP/1.1 both
