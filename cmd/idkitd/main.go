@@ -1,6 +1,8 @@
 // Command idkitd serves idkit's ID generators to clients in any language: gRPC (and gRPC-Web)
 // and the Connect protocol (JSON or binary) on one port, plus GET /v1/next/{generator}?n=N for
 // shells, /healthz, /readyz, the gRPC health service and Prometheus metrics at /metrics.
+// Connections from gRPC libraries are answered by grpc-go's own server, the rest by net/http
+// with Connect (see docs/service.md).
 //
 //	idkitd --gen orders=snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders \
 //	       --gen sessions=ulid --listen 127.0.0.1:7070
