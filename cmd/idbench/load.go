@@ -23,6 +23,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/bearer"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/idkit/idkit/schemes/remote/server"
@@ -430,7 +431,7 @@ func newLoadClients(c loadConfig) (*loadClients, error) {
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
 		}
 		if c.token != "" {
-			opts = append(opts, grpc.WithPerRPCCredentials(bearerToken{md: map[string]string{"authorization": "Bearer " + c.token}}))
+			opts = append(opts, grpc.WithPerRPCCredentials(bearer.Credentials(c.token)))
 		}
 		for range c.conns {
 			// Each ClientConn keeps its own HTTP/2 connection.
@@ -467,13 +468,7 @@ func newLoadClients(c loadConfig) (*loadClients, error) {
 			opts = append(opts, connect.WithGRPC())
 		}
 		if c.token != "" {
-			tok := c.token
-			opts = append(opts, connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-				return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-					req.Header().Set("Authorization", "Bearer "+tok)
-					return next(ctx, req)
-				}
-			})))
+			opts = append(opts, connect.WithInterceptors(bearer.Interceptor(c.token)))
 		}
 		cl.rpcs = append(cl.rpcs, idkitv1connect.NewIDServiceClient(hc, base, opts...))
 	}
@@ -488,20 +483,6 @@ func (cl *loadClients) close() {
 		cc.Close()
 	}
 }
-
-// bearerToken sends a bearer token as gRPC metadata on every call.
-type bearerToken struct {
-	md map[string]string // read only: shared by every call
-}
-
-// GetRequestMetadata returns the authorization header.
-func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return b.md, nil
-}
-
-// RequireTransportSecurity reports false: idbench load speaks cleartext HTTP/2 to idkitd,
-// usually on loopback.
-func (bearerToken) RequireTransportSecurity() bool { return false }
 
 // grpcError words a grpc-go error as connect-go words the same status ("unauthenticated:
 // missing or unknown bearer token"), so that reports read alike whichever client ran.

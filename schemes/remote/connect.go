@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/idkit/idkit/internal/bearer"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 )
@@ -48,20 +49,10 @@ func dialConnect(c Config) *connectRPC {
 		opts = append(opts, connect.WithProtoJSON())
 	}
 	if c.Token != "" {
-		opts = append(opts, connect.WithInterceptors(bearer(c.Token)))
+		opts = append(opts, connect.WithInterceptors(bearer.Interceptor(c.Token)))
 	}
 	x.c = idkitv1connect.NewIDServiceClient(hc, scheme+c.Addr, opts...)
 	return x
-}
-
-// bearer adds the Authorization header to every request.
-func bearer(token string) connect.Interceptor {
-	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			return next(ctx, req)
-		}
-	})
 }
 
 func (x *connectRPC) next(ctx context.Context, req *v1.NextRequest) (*v1.NextResponse, error) {

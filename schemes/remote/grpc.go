@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/bearer"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -46,7 +47,7 @@ func dialGRPC(c Config) (*grpcRPC, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(recv)),
 	}
 	if c.Token != "" {
-		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(c.Token)))
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer.Credentials(c.Token)))
 	}
 	// passthrough: each connection attempt resolves the host anew, as net/http does, instead
 	// of grpc-go's DNS resolver, which re-resolves at most every 30 s.
@@ -76,16 +77,3 @@ func (x *grpcRPC) close() error {
 	}
 	return nil
 }
-
-// bearerToken sends the Authorization header with every gRPC request. It does not require
-// transport security, so that cleartext loopback and private networks work as with the
-// Connect client.
-type bearerToken string
-
-// GetRequestMetadata returns the Authorization header.
-func (t bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(t)}, nil
-}
-
-// RequireTransportSecurity is false: the token goes over cleartext connections too.
-func (bearerToken) RequireTransportSecurity() bool { return false }
