@@ -160,19 +160,28 @@ func TestLoadTableAndMarkdown(t *testing.T) {
 	}
 }
 
-// TestLoadAddrWithToken drives a running server that wants a bearer token: with --token-env
-// every request succeeds; without it the run fails naming the problem.
-func TestLoadAddrWithToken(t *testing.T) {
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{{Name: "ids", Spec: "uuidv7"}}, Tokens: []string{"tok-123"}})
+// serveIDs serves cfg on a free loopback port until the test ends and returns the address.
+func serveIDs(t *testing.T, cfg server.Config) string {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr, wait, err := srv.Start(ctx)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); wait() })
+	return addr
+}
+
+// TestLoadAddrWithToken drives a running server that wants a bearer token: with --token-env
+// every request succeeds; without it the run fails naming the problem.
+func TestLoadAddrWithToken(t *testing.T) {
+	addr := serveIDs(t, server.Config{Generators: []server.Generator{{Name: "ids", Spec: "uuidv7"}}, Tokens: []string{"tok-123"}})
 	t.Setenv("IDKIT_TEST_LOAD_TOKEN", "tok-123")
 	for _, tc := range []struct{ proto, rate string }{{"grpc", "0"}, {"grpc", "2000"}, {"connect", "0"}, {"http", "0"}} {
 		proto := tc.proto
@@ -202,16 +211,7 @@ func TestLoadAddrWithToken(t *testing.T) {
 func TestLoadTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, _ := certtest.SelfSigned(t, dir)
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{{Name: "ids", Spec: "ulid"}}, TLSCert: cert, TLSKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr, wait, err := srv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); wait() })
+	addr := serveIDs(t, server.Config{Generators: []server.Generator{{Name: "ids", Spec: "ulid"}}, TLSCert: cert, TLSKey: key})
 	base := []string{"load", "--addr", addr, "--generator", "ids", "--duration", "150ms", "--warmup", "0s", "--rounds", "1", "--json"}
 	for _, proto := range []string{"grpc", "connect", "json", "grpc-connect", "http"} {
 		r := idbench(t, "", append(base, "--protocol", proto, "--tls-ca", cert)...)
