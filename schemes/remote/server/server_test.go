@@ -21,7 +21,9 @@ import (
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/idkit/idkit/schemes/remote/server"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 )
 
 // running is a server serving on a loopback port for one test.
@@ -307,8 +309,9 @@ func TestPlainNext(t *testing.T) {
 	}
 }
 
-// TestReadyAndFence fences a generator: /readyz, gRPC health and Generators say not ready, Next
-// answers UNAVAILABLE (503 on the plain endpoint), and all recover when the fence lifts.
+// TestReadyAndFence fences a generator: /readyz, gRPC health (from grpc-go and from Connect)
+// and Generators say not ready, Next answers UNAVAILABLE on both gRPC stacks (503 on the plain
+// endpoint), and all recover when the fence lifts.
 func TestReadyAndFence(t *testing.T) {
 	cfg := twoGens()
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "fenced", Spec: "toyseq:key=ready"})
@@ -317,8 +320,20 @@ func TestReadyAndFence(t *testing.T) {
 	r := start(t, cfg)
 	c := idkitv1connect.NewIDServiceClient(h2(), r.url, connect.WithGRPC())
 	hc := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](h2(), r.url+"/grpc.health.v1.Health/Check", connect.WithGRPC())
+	cc := stock(t, r) // answered by grpc-go, where the Connect clients above are answered by Connect
 	check := func(wantReady bool) {
 		t.Helper()
+		sh, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (sh.Status == healthpb.HealthCheckResponse_SERVING) != wantReady {
+			t.Errorf("health (stock gRPC client): %v", sh.Status)
+		}
+		_, err = v1.NewIDServiceClient(cc).Next(context.Background(), &v1.NextRequest{Generator: "fenced", Count: 3})
+		if wantReady && err != nil || !wantReady && status.Code(err) != codes.Unavailable {
+			t.Errorf("Next (stock gRPC client): %v", err)
+		}
 		res, err := r.client.Get(r.url + "/readyz")
 		if err != nil {
 			t.Fatal(err)
