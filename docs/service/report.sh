@@ -21,7 +21,9 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
 {
   echo "# idkitd load report"
   echo
-  echo "Made by \`make load-report\` (docs/service/report.sh) on $(date -u +%Y-%m-%d), $(go version | cut -d' ' -f3),"
+  rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git status --porcelain --untracked-files=no -- . ':!docs/service/report.md' 2>/dev/null)" ]; then rev="$rev with uncommitted changes"; fi
+  echo "Made by \`make load-report\` (docs/service/report.sh) at commit $rev on $(date -u +%Y-%m-%d), $(go version | cut -d' ' -f3),"
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average before the run:"
   echo "$(cut -d' ' -f1-3 /proc/loadavg). Loopback only. Unless a section says otherwise the server runs inside"
   echo "the load generator's process (--spawn), so both share the CPUs. Compare figures within one table,"
