@@ -275,8 +275,8 @@ func (s *Server) Start(ctx context.Context) (addr string, wait func() error, err
 //
 // Serve answers gRPC clients with grpc-go's own HTTP/2 transport and everything else (HTTP/1.1,
 // gRPC-Web, the Connect protocol, the plain endpoints) with Handler behind net/http, choosing
-// per connection by the content type of its first request; both see the same generators,
-// limits, tokens and metrics.
+// per connection by its first request (a gRPC content type from a gRPC library's user agent
+// goes to grpc-go); both see the same generators, limits, tokens and metrics.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var tlsCfg *tls.Config
 	if s.cfg.TLSCert != "" {
