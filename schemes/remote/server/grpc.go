@@ -75,12 +75,16 @@ func (s *Server) grpcAuth(ctx context.Context, info *tap.Info) (context.Context,
 	return ctx, nil
 }
 
+// idServicePrefix starts the full method name of every IDService RPC, built once rather than
+// on every request.
+var idServicePrefix = "/" + v1.IDService_ServiceDesc.ServiceName + "/"
+
 // grpcObserve times the IDService RPCs into idkit_request_duration_seconds, as the Connect
 // interceptor does.
 func (s *Server) grpcObserve(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	res, err := handler(ctx, req)
-	if m, ok := strings.CutPrefix(info.FullMethod, "/"+v1.IDService_ServiceDesc.ServiceName+"/"); ok {
+	if m, ok := strings.CutPrefix(info.FullMethod, idServicePrefix); ok {
 		s.m.observe(m, connect.Code(status.Code(err)), start)
 	}
 	return res, err
