@@ -9,16 +9,17 @@
 //
 // Settings:
 //
-//	addr=host:port        the service (required)
+//	addr=host:port        the service (required): its main port, or for protocol=grpc its
+//	                      --grpc-listen port, served by grpc-go's own server, the service's
+//	                      cheapest and steadiest path
 //	generator=NAME        one of its generators (required)
 //	prefetch=N            keep up to N IDs fetched ahead and refill in the background once half
 //	                      are used, so that Next is a local operation (default 0: one request
 //	                      per Next); a buffer above max_count fills a chunk at a time. IDs wait in the buffer, so their time fields lag the
 //	                      moment Next returns them by up to the buffer's age, and a batch
 //	                      larger than N (fetched directly) can sort above IDs still buffered.
-//	protocol=grpc|connect|json  wire protocol (default grpc): gRPC through google.golang.org/grpc,
-//	                      which the service answers with grpc-go's own server, its fastest
-//	                      path; the Connect protocol and its JSON form through connect-go
+//	protocol=grpc|connect|json  wire protocol (default grpc): gRPC through google.golang.org/grpc;
+//	                      the Connect protocol and its JSON form through connect-go
 //	tls=true              HTTPS with the system roots (default false: cleartext HTTP/2)
 //	token_env=VAR         send the bearer token held in environment variable VAR; without
 //	                      tls=true only to a loopback address (localhost, 127.0.0.0/8, ::1),
@@ -101,9 +102,7 @@ type Config struct {
 	MaxCount int
 	// HTTPClient, when set, carries the requests instead of the client Dial builds. grpc-go
 	// cannot send requests through an HTTP client, so with protocol grpc setting it selects
-	// connect-go's gRPC over this client instead of grpc-go's; the service answers such
-	// connections with net/http's HTTP/2 server, which costs more CPU per request and has a
-	// longer latency tail than its grpc-go server.
+	// connect-go's gRPC over this client instead of grpc-go's.
 	HTTPClient connect.HTTPClient
 }
 

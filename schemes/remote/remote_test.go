@@ -28,10 +28,12 @@ func serve(t testing.TB, addr string, gens ...server.Generator) (string, func())
 	)
 	for i := 0; ; i++ { // a just-closed port can take a moment to come free
 		var srv *server.Server
-		if srv, err = server.New(server.Config{Listen: addr, Generators: gens}); err != nil {
+		if srv, err = server.New(server.Config{Listen: addr, Generators: gens, ShutdownDelay: -1}); err != nil {
 			t.Fatal(err)
 		}
-		if addr, wait, err = srv.Start(ctx); err == nil || i == 50 {
+		var addrs server.Addrs
+		if addrs, wait, err = srv.Start(ctx); err == nil || i == 50 {
+			addr = addrs.HTTP
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -368,5 +370,35 @@ func TestPrefetchAboveMaxCount(t *testing.T) {
 				prev = id
 			}
 		})
+	}
+}
+
+// TestGRPCListener: protocol=grpc works against the service's grpc-go listener too, with
+// prefetch and without.
+func TestGRPCListener(t *testing.T) {
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", GRPCListen: "127.0.0.1:0", Generators: gens, ShutdownDelay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs, wait, err := srv.Start(ctx)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); wait() })
+	for _, extra := range []string{"", ",prefetch=100"} {
+		s := open(t, "remote:addr="+addrs.GRPC+",generator=keys"+extra)
+		var prev idkit.ID
+		for i := range 300 {
+			id, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 && idkit.Compare(prev, id) >= 0 {
+				t.Fatalf("%v after %v", id, prev)
+			}
+			prev = id
+		}
 	}
 }
