@@ -98,7 +98,9 @@ func TestRunServesAndStops(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, io.Discard, []string{"--gen", "o=snowflake:node=5", "--listen", addr, "--shutdown-delay", "0"}) }()
+	go func() {
+		done <- run(ctx, io.Discard, []string{"--gen", "o=snowflake:node=5", "--listen", addr, "--shutdown-delay", "0"})
+	}()
 	var body []byte
 	for i := 0; ; i++ {
 		res, err := http.Get("http://" + addr + "/v1/next/o?n=2")
