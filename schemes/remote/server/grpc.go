@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -243,14 +244,14 @@ func grpcResult[T any](msg *T, err error) (*T, error) {
 }
 
 // grpcError is the gRPC status of an RPC's error: a *connect.Error's code and message, or the
-// code codeOf gives.
+// code codeOf gives, with any credential in the message redacted.
 func grpcError(err error) error {
 	if err == nil {
 		return nil
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {
-		return status.Error(codes.Code(ce.Code()), ce.Message())
+		return status.Error(codes.Code(ce.Code()), idkit.Redact(ce.Message()))
 	}
-	return status.Error(codes.Code(codeOf(err)), err.Error())
+	return status.Error(codes.Code(codeOf(err)), idkit.Redact(err.Error()))
 }

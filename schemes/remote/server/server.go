@@ -552,7 +552,7 @@ func (s *Server) routes() http.Handler {
 		// networks a service like this runs on (it tripled the cost of a batch of 1,000).
 		connect.WithCompression("gzip", nil, nil),
 		connect.WithReadMaxBytes(s.cfg.MaxRequestBytes),
-		connect.WithInterceptors(s.m.interceptor()),
+		connect.WithInterceptors(s.m.interceptor(), redactInterceptor()),
 	}
 	path, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
 	mux.Handle(path, h)
@@ -610,6 +610,34 @@ func (s *Server) routes() http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// redactInterceptor hides the credentials an RPC's error message may quote (a generator's
+// error can name its lease store's URL), as the plain endpoint and the gRPC server do.
+func redactInterceptor() connect.Interceptor {
+	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			res, err := next(ctx, req)
+			return res, redactError(err)
+		}
+	})
+}
+
+// redactError returns err, or when its message holds a credential a *connect.Error with the
+// same code and the message redacted.
+func redactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		ce = connect.NewError(codeOf(err), err)
+	}
+	msg := ce.Message()
+	if red := idkit.Redact(msg); red != msg {
+		return connect.NewError(ce.Code(), errors.New(red))
+	}
+	return err
 }
 
 // noStore is the Cache-Control value of every answer.

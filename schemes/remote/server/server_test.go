@@ -507,6 +507,9 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"none", server.Config{}, "no generators"},
 		{"bad name", server.Config{Generators: []server.Generator{{Name: "a b", Spec: "ulid"}}}, `generator name "a b"`},
+		// GET /v1/next/. and /v1/next/.. are cleaned to other paths (307): unreachable.
+		{"dot", server.Config{Generators: []server.Generator{{Name: ".", Spec: "ulid"}}}, `generator name ".": want letters, digits, '_', '-' and '.' (not "." or "..")`},
+		{"dot dot", server.Config{Generators: []server.Generator{{Name: "..", Spec: "ulid"}}}, `generator name ".."`},
 		{"twice", server.Config{Generators: []server.Generator{{Name: "a", Spec: "ulid"}, {Name: "a", Spec: "ulid"}}}, `"a" is configured twice`},
 		{"bad spec", server.Config{Generators: []server.Generator{{Name: "a", Spec: "snowflake:worker=99"}}}, `generator "a": idkit: bad spec`},
 		{"half TLS", server.Config{Generators: []server.Generator{{Name: "a", Spec: "ulid"}}, TLSCert: "x"}, "both a certificate and a key"},
