@@ -179,8 +179,10 @@ func (l stallListener) Accept() (net.Conn, error) {
 	return &stallConn{Conn: c, timeout: l.timeout}, nil
 }
 
-// stallConn fails a write that makes no progress for its timeout, so that the server closes a
-// connection whose client stopped reading. A slow write that makes progress goes on.
+// stallConn closes a connection whose client stopped reading: a write that makes no progress
+// for its timeout fails and closes the connection (grpc-go's writer, on a write error, leaves
+// the closing to its reader, which a silent client never wakes). A slow write that makes
+// progress goes on.
 type stallConn struct {
 	net.Conn
 	timeout time.Duration
@@ -192,7 +194,14 @@ func (c *stallConn) Write(p []byte) (int, error) {
 		c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
 		n, err := c.Conn.Write(p[written:])
 		written += n
-		if err == nil || n == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		if err == nil {
+			return written, nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return written, err
+		}
+		if n == 0 {
+			c.Conn.Close()
 			return written, err
 		}
 	}

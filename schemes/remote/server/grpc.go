@@ -98,7 +98,9 @@ type heldResponse struct {
 
 // heldCodec is grpc-go's protobuf codec, except that it gives back a heldResponse's budget:
 // what the encoding does not need at once, and the rest when grpc-go frees the encoded bytes,
-// which it does once they are written to the connection or dropped with their stream.
+// which it does once they are written to the connection or dropped with their stream. The
+// encoding gets a buffer of its exact size, not one from grpc-go's pool, whose size classes
+// would hand a 110 KB answer a 1 MiB buffer to hold while the client does not read.
 type heldCodec struct{ proto encoding.CodecV2 }
 
 func (c heldCodec) Marshal(v any) (mem.BufferSlice, error) {
@@ -111,18 +113,14 @@ func (c heldCodec) Marshal(v any) (mem.BufferSlice, error) {
 		h.b.release(h.n)
 		return c.proto.Marshal(h.msg)
 	}
-	pool := mem.DefaultBufferPool()
-	buf := pool.Get(size)
-	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend((*buf)[:0], h.msg)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, size), h.msg)
 	if err != nil {
-		pool.Put(buf)
 		h.b.release(h.n)
 		return nil, err
 	}
-	*buf = out
-	keep := min(int64(len(out)), h.n)
+	keep := min(int64(cap(out)), h.n)
 	h.b.release(h.n - keep)
-	return mem.BufferSlice{mem.NewBuffer(buf, &releaseOnFree{b: h.b, n: keep, pool: pool})}, nil
+	return mem.BufferSlice{mem.NewBuffer(&out, &releaseOnFree{b: h.b, n: keep})}, nil
 }
 
 func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
@@ -130,19 +128,19 @@ func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto
 func (c heldCodec) Name() string { return c.proto.Name() }
 
 // releaseOnFree is the mem.BufferPool of one encoded answer: grpc-go puts the buffer back when
-// it is done with it, and that gives the answer's bytes back to its connection's budget.
+// it is done with it, which gives the answer's bytes back to its connection's budget (the
+// buffer itself is left to the garbage collector).
 type releaseOnFree struct {
-	b    *connBudget
-	n    int64
-	pool mem.BufferPool
+	b *connBudget
+	n int64
 }
 
-func (r *releaseOnFree) Get(length int) *[]byte { return r.pool.Get(length) }
-
-func (r *releaseOnFree) Put(buf *[]byte) {
-	r.b.release(r.n)
-	r.pool.Put(buf)
+func (r *releaseOnFree) Get(length int) *[]byte {
+	b := make([]byte, length)
+	return &b
 }
+
+func (r *releaseOnFree) Put(*[]byte) { r.b.release(r.n) }
 
 // register registers a service whose methods answer a request they cannot unmarshal with
 // INVALID_ARGUMENT, as Connect does: grpc-go itself says INTERNAL, which blames the server for

@@ -17,6 +17,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/h2raw"
 	"github.com/idkit/idkit/schemes"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
@@ -651,13 +652,13 @@ func (s *syncBuffer) waitFor(t *testing.T, want string) {
 // connection of its own.
 func TestMixedConnection(t *testing.T) {
 	r := start(t, twoGens())
-	c := dialH2(t, strings.TrimPrefix(r.url, "http://"))
+	c := h2raw.Dial(t, strings.TrimPrefix(r.url, "http://"))
 	const ua = "grpc-go/1.83.2"
 	grpcCall := func(path string, m proto.Message) {
 		t.Helper()
-		res := c.read(c.send("POST", path, grpcFrame(m), "content-type", "application/grpc", "te", "trailers", "user-agent", ua))
-		if res.status() != 200 || res.header["grpc-status"] != "0" {
-			t.Errorf("gRPC %s: %s", path, res.describe())
+		res := c.Read(c.Send("POST", path, h2raw.GRPCFrame(m), h2raw.GRPC...))
+		if res.Status() != 200 || res.Header["grpc-status"] != "0" {
+			t.Errorf("gRPC %s: %s", path, res)
 		}
 	}
 	grpcCall(idkitv1connect.IDServiceNextProcedure, &v1.NextRequest{Generator: "orders", Count: 1})
@@ -679,9 +680,9 @@ func TestMixedConnection(t *testing.T) {
 			body = []byte(tc.body)
 			hdrs = append(hdrs, "content-type", tc.ct)
 		}
-		res := c.read(c.send(tc.method, tc.path, body, hdrs...))
-		if res.status() != 200 || !strings.Contains(string(res.body), tc.want) {
-			t.Errorf("%s %s after a gRPC call on the same connection: %s", tc.method, tc.path, res.describe())
+		res := c.Read(c.Send(tc.method, tc.path, body, hdrs...))
+		if res.Status() != 200 || !strings.Contains(string(res.Body), tc.want) {
+			t.Errorf("%s %s after a gRPC call on the same connection: %s", tc.method, tc.path, res)
 		}
 	}
 	grpcCall(idkitv1connect.IDServicePingProcedure, &v1.PingRequest{})
