@@ -300,3 +300,16 @@ func TestServesSegmentAndRemote(t *testing.T) {
 		t.Errorf("Generators: %s", b)
 	}
 }
+
+// httpGet fetches url and returns its status.
+func httpGet(url string) (int, error) {
+	res, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, nil
+}
+
+var netListenConfig net.ListenConfig
