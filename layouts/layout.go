@@ -291,17 +291,21 @@ func (l Layout) RunsOut() time.Time { return l.tickTime(l.MaxTick()).Add(l.Unit)
 // Int64Until returns the first instant at which IDs no longer fit a signed int64: RunsOut for
 // layouts of 63 bits or less, earlier for those that use the 64th bit (Discord, Instagram,
 // Mastodon), whose top time bit is the sign bit.
-func (l Layout) Int64Until() time.Time {
+func (l Layout) Int64Until() time.Time { return l.tickTime(l.int64Tick()) }
+
+// int64Tick returns the first tick whose IDs no longer fit a signed int64 (MaxTick+1 for
+// layouts of 63 bits or less).
+func (l Layout) int64Tick() int64 {
 	if l.TotalBits() < 64 {
-		return l.RunsOut()
+		return l.MaxTick() + 1
 	}
 	shift, _ := l.KindShift(KindTime)
 	if shift == 63 {
 		// The time field is one bit wide at the top; every tick but zero sets the sign bit.
-		return l.tickTime(1)
+		return 1
 	}
 	// The first tick with bit 63 set is 2^(63-shift); tick values stay below it.
-	return l.tickTime(int64(1) << (63 - shift))
+	return int64(1) << (63 - shift)
 }
 
 // tickTime returns Epoch + tick*Unit. A product beyond time.Duration's range (±292 years) is
