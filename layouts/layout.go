@@ -2,7 +2,9 @@
 // has, in which order, how wide each is, what one time tick is worth and where time starts.
 //
 // A Layout is plain data. It validates itself, composes and decomposes IDs, and reports its
-// capacity, node count and the date its time field runs out. It generates nothing: the
+// capacity, node count and the date its time field runs out, and gives the smallest and the
+// largest ID of a time range (TickRange, TickBounds; ULIDBounds and UUIDv7Bounds for the
+// 128-bit time-ordered IDs, whose time field Millis48 describes). It generates nothing: the
 // generators live in package schemes, and package idkit wraps both for users.
 //
 // The presets (Twitter, Discord, Instagram, Sonyflake, Mastodon, Baidu) carry their published
