@@ -29,9 +29,10 @@ import (
 var (
 	// ErrSpec reports a spec string New cannot use; the message names the offending part.
 	ErrSpec = errors.New("idkit: bad spec")
-	// ErrSyntax reports ID text, bytes or a database value that is not a valid ID, or text
-	// ParseTime cannot read as a time.
+	// ErrSyntax reports ID text, bytes or a database value that is not a valid ID.
 	ErrSyntax = errors.New("idkit: invalid ID")
+	// ErrTime reports text ParseTime cannot read as a time.
+	ErrTime = errors.New("idkit: invalid time")
 	// ErrScheme reports an ID that is valid but was not made by the scheme asked to handle it,
 	// such as a UUIDv4 given to a uuidv7 scheme.
 	ErrScheme = errors.New("idkit: ID of another scheme")

@@ -208,14 +208,14 @@ func (sp *Settings) Time(key string) (t time.Time, ok bool, err error) {
 // timeForms says what ParseTime reads, for error messages.
 const timeForms = "want an RFC 3339 time (2015-01-01T00:00:00Z), a date (2015-01-01) or Unix milliseconds"
 
-// ParseTime reads a time as a spec's epoch= and start= do, and as idbench's time flags do: an
-// RFC 3339 time with optional fractional seconds (2015-01-01T00:00:00.5Z), a date
-// (2015-01-01, midnight UTC) or Unix milliseconds (1420070400000, 0 or more). The result is
-// in UTC. Errors wrap ErrSyntax and quote the input.
+// ParseTime reads a time as a spec's epoch= and start= do (and idbench inspect's --from, --to
+// and --at): an RFC 3339 time with optional fractional seconds (2015-01-01T00:00:00.5Z), a
+// date (2015-01-01, midnight UTC) or Unix milliseconds (1420070400000, 0 or more). The result
+// is in UTC. Errors wrap ErrTime and quote the input.
 func ParseTime(s string) (time.Time, error) {
 	t, err := parseTime(s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: time %s: %s", ErrSyntax, quote(s), timeForms)
+		return time.Time{}, fmt.Errorf("%w: %s: %s", ErrTime, quote(s), timeForms)
 	}
 	return t, nil
 }

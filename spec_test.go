@@ -225,8 +225,8 @@ func TestParseTime(t *testing.T) {
 		switch {
 		case tt.ok && (err != nil || !got.Equal(tt.want) || got.Location() != time.UTC):
 			t.Errorf("ParseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		case !tt.ok && !errors.Is(err, idkit.ErrSyntax):
-			t.Errorf("ParseTime(%q) = %v, %v; want an error wrapping ErrSyntax", tt.in, got, err)
+		case !tt.ok && !errors.Is(err, idkit.ErrTime):
+			t.Errorf("ParseTime(%q) = %v, %v; want an error wrapping ErrTime", tt.in, got, err)
 		case !tt.ok && !strings.Contains(err.Error(), strconv.Quote(tt.in)):
 			t.Errorf("ParseTime(%q): error %q does not quote the input", tt.in, err)
 		}
@@ -240,7 +240,7 @@ func FuzzParseTime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got, err := idkit.ParseTime(s)
 		if err != nil {
-			if !errors.Is(err, idkit.ErrSyntax) {
+			if !errors.Is(err, idkit.ErrTime) {
 				t.Fatalf("%q: %v", s, err)
 			}
 			return
