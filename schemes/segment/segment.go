@@ -188,6 +188,11 @@ type Segment struct {
 	ctx    context.Context // ends when the Segment is closed
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// answered, when set (by this package's tests only), runs in the loader when a store's
+	// answer arrives, before the loader looks at it: a test holds it there to make a block
+	// arrive while Close runs.
+	answered func()
 }
 
 // New returns a Segment counting through the blocks of set.Stores. It takes no block yet: the
@@ -272,6 +277,10 @@ func (s *Segment) Next() (uint64, error) { return s.NextContext(context.Backgrou
 // NextContext is Next with a context that ends the wait for a block early.
 func (s *Segment) NextContext(ctx context.Context) (uint64, error) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, s.closedError()
+	}
 	if s.cur.next > s.cur.last && s.hasNxt { // a block boundary with the next block ready
 		s.cur, s.hasNxt = s.nxt, false
 	}
@@ -354,7 +363,7 @@ func (s *Segment) refill(ctx context.Context) error {
 	for {
 		switch {
 		case s.closed:
-			return ErrClosed
+			return s.closedError()
 		case s.cur.next <= s.cur.last:
 			return nil
 		case s.hasNxt:
@@ -463,7 +472,18 @@ func (s *Segment) load(done chan struct{}) {
 			select {
 			case r := <-res:
 				pending--
+				if s.answered != nil {
+					s.answered()
+				}
 				s.mu.Lock()
+				if s.closed {
+					// Close has begun: the block is dropped (its numbers lost), never served.
+					s.loading = false
+					s.mu.Unlock()
+					hedge.Stop()
+					s.drainLate(res, pending)
+					return
+				}
 				err := r.err
 				if err == nil {
 					var p span
@@ -639,8 +659,15 @@ func (s *Segment) deadError() error {
 	return errors.Join(errs...)
 }
 
-// Close stops the loader, waits for it and closes every store. Next fails with ErrClosed
-// afterwards. Close is safe to call more than once.
+// closedError is the error of every call after Close. s.mu is held.
+func (s *Segment) closedError() error {
+	return fmt.Errorf("%w: key %q: no IDs after Close", ErrClosed, s.set.Key)
+}
+
+// Close stops the loader, waits for it and closes every store. Once Close has begun, every
+// Next, NextBatch and Warm fails with an error wrapping ErrClosed: the rest of the current
+// block, the buffered block and a block that a store hands out while Close runs are dropped,
+// never served. Close is safe to call more than once.
 func (s *Segment) Close() error {
 	s.mu.Lock()
 	if s.closed {
