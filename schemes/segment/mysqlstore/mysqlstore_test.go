@@ -116,7 +116,7 @@ func TestFaultMixedStoreDown(t *testing.T) {
 	}
 	pdsn := pgtest.Schema(t)
 	segtest.StoreDown(t, func() []segment.Store {
-		pst, err := pgstore.Open(context.Background(), pdsn, pgstore.DefaultTable)
+		pst, err := pgstore.Open(context.Background(), pgstore.Settings{DSN: pdsn, Unsafe: true}) // the shared test cluster runs with fsync off
 		if err != nil {
 			t.Fatal(err)
 		}
