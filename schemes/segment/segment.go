@@ -23,11 +23,16 @@
 //     took from the same store (its row edited by hand, a restore from an old backup) is
 //     refused, and that store is not used again by this Segment.
 //
-// Order: IDs of one Segment taken from one store increase. They are k-sorted within one process
-// only: N processes each count through their own block, so a table receives N interleaved
-// ascending runs, and an ID made later by one process can be smaller than one made earlier by
-// another (by up to N blocks). With several stores, the stores' counters drift apart, and a
-// process switching from one to the other may step down.
+// Order: every batch NextBatch fills is strictly increasing. IDs of one Segment taken from one
+// store increase. They are k-sorted within one process only: N processes each count through
+// their own block, so a table receives N interleaved ascending runs, and an ID made later by
+// one process can be smaller than one made earlier by another (by up to N blocks). With several
+// stores, the stores' counters drift apart, and a process switching from one to the other may
+// step down between two calls.
+//
+// Durability is the stores' part: a store hands out a block only once its increment would
+// survive a crash of its server, and refuses a server that could lose it (see each store
+// package and docs/segment.md).
 package segment
 
 import (
@@ -312,9 +317,9 @@ func (s *Segment) nextSlow(ctx context.Context) (uint64, error) {
 	return v, nil
 }
 
-// NextBatch fills dst with new IDs, taking as many as the current block holds in one step
-// under one lock. The IDs increase within dst (with several stores, a batch that spans blocks
-// of two stores is sorted).
+// NextBatch fills dst with new IDs in increasing order, taking as many as the current block
+// holds in one step under one lock (with several stores, a batch that spans blocks of two
+// stores is sorted).
 func (s *Segment) NextBatch(dst []uint64) error { return s.NextBatchContext(context.Background(), dst) }
 
 // NextBatchContext is NextBatch with a context that ends the wait for a block early.
