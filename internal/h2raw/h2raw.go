@@ -211,6 +211,15 @@ func (r *Conn) WindowUpdate(stream, n uint32) {
 	}
 }
 
+// Open reports whether the connection still takes writes: it sends a PING (without reading
+// anything). Once the server has closed the connection a write fails, at the latest the second
+// one after the close.
+func (r *Conn) Open() bool {
+	r.c.SetWriteDeadline(time.Now().Add(time.Second))
+	defer r.c.SetWriteDeadline(time.Time{})
+	return r.fr.WritePing(false, [8]byte{'h', '2', 'r', 'a', 'w'}) == nil
+}
+
 // Drain reads and discards what the connection holds for up to d and reports whether the
 // server closed it (the read ended other than by the deadline).
 func (r *Conn) Drain(d time.Duration) (closed bool) {
