@@ -651,9 +651,8 @@ type limitedBody struct {
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		b.over = true
+	if _, ok := err.(*http.MaxBytesError); ok { // as http.MaxBytesReader returns it; no errors.As,
+		b.over = true // which allocates on every body's io.EOF
 	}
 	return n, err
 }
