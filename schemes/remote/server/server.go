@@ -552,7 +552,7 @@ func (s *Server) routes() http.Handler {
 		// networks a service like this runs on (it tripled the cost of a batch of 1,000).
 		connect.WithCompression("gzip", nil, nil),
 		connect.WithReadMaxBytes(s.cfg.MaxRequestBytes),
-		connect.WithInterceptors(s.m.interceptor(), redactInterceptor()),
+		connect.WithInterceptors(s.m.interceptor()), // times each RPC and redacts its error
 	}
 	path, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
 	mux.Handle(path, h)
@@ -568,59 +568,73 @@ func (s *Server) routes() http.Handler {
 		textReply(w, http.StatusOK, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	open := map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true}
-	limit := int64(s.cfg.MaxRequestBytes)
-	tooLarge := fmt.Sprintf("request body larger than %d bytes", limit)
+	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true},
+		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Nothing the service answers may be stored: a cache in front of it would hand the
-		// same IDs to two callers.
-		w.Header()["Cache-Control"] = noStore
-		if r.URL.RawQuery != "" {
-			// url.Query, which net/http and Connect use, silently drops what it cannot read
-			// ("n=5;" and "%zz"): refuse it instead of answering another request.
-			if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-				reject(w, r, connect.CodeInvalidArgument, http.StatusBadRequest, "bad query string: "+cut(err.Error()))
-				return
-			}
-		}
-		if r.ContentLength > limit {
-			reject(w, r, connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge, tooLarge)
+		// This frame stays small, and the checks run in a call of their own: everything a
+		// request does below here grows the handler goroutine's stack, and growing it costs.
+		w, r, h, ok := a.admit(w, r)
+		if !ok {
 			return
 		}
-		if r.Body != nil && r.Body != http.NoBody {
-			body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
-			r.Body = body
-			if r.ContentLength < 0 && !isGRPC(r.Header.Get("Content-Type")) {
-				// A body of unknown length found too large while Connect reads it: Connect
-				// answers 429 (resource_exhausted), which reads as "slow down"; it is 413.
-				w = &tooLargeWriter{ResponseWriter: w, body: body}
-			}
-		}
-		if len(s.cfg.Tokens) > 0 && !open[r.URL.Path] && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
-			reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
-			return
-		}
-		if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
-			if b := httpBudget(r.Context()); b != nil {
-				h := &held{b: b}
-				r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
-				defer h.release() // the answer has been written (or the stream is gone)
-			}
+		if h != nil {
+			defer h.release() // the answer has been written (or the stream is gone)
 		}
 		mux.ServeHTTP(w, r)
 	})
 }
 
-// redactInterceptor hides the credentials an RPC's error message may quote (a generator's
-// error can name its lease store's URL), as the plain endpoint and the gRPC server do.
-func redactInterceptor() connect.Interceptor {
-	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			res, err := next(ctx, req)
-			return res, redactError(err)
+// admission is what the handler checks before a request reaches the mux.
+type admission struct {
+	s        *Server
+	open     map[string]bool // paths served without a token
+	limit    int64
+	tooLarge string
+}
+
+// admit answers a request the service refuses (a query string it cannot read whole, a body over
+// the limit, a missing token) and reports false; otherwise it returns the writer and request to
+// serve, and for Next the budget slot that the handler gives back once the answer is written.
+//
+//go:noinline
+func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, *held, bool) {
+	// Nothing the service answers may be stored: a cache in front of it would hand the same
+	// IDs to two callers.
+	w.Header()["Cache-Control"] = noStore
+	if r.URL.RawQuery != "" {
+		// url.Query, which net/http and Connect use, silently drops what it cannot read ("n=5;"
+		// and "%zz"): refuse it instead of answering another request.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			reject(w, r, connect.CodeInvalidArgument, http.StatusBadRequest, "bad query string: "+cut(err.Error()))
+			return w, r, nil, false
 		}
-	})
+	}
+	if r.ContentLength > a.limit {
+		reject(w, r, connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge, a.tooLarge)
+		return w, r, nil, false
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, a.limit)}
+		r.Body = body
+		if r.ContentLength < 0 && !isGRPC(r.Header.Get("Content-Type")) {
+			// A body of unknown length found too large while Connect reads it: Connect answers
+			// 429 (resource_exhausted), which reads as "slow down"; it is 413.
+			w = &tooLargeWriter{ResponseWriter: w, body: body}
+		}
+	}
+	if len(a.s.cfg.Tokens) > 0 && !a.open[r.URL.Path] && !a.s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
+		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
+		return w, r, nil, false
+	}
+	var h *held
+	if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
+		if b := httpBudget(r.Context()); b != nil {
+			h = &held{b: b}
+			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
+		}
+	}
+	return w, r, h, true
 }
 
 // redactError returns err, or when its message holds a credential a *connect.Error with the
