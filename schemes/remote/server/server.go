@@ -495,6 +495,8 @@ func (s *Server) Close() error {
 	}
 	s.closed.Store(true)
 	s.draining.Store(true)
+	s.notifyReady()
+	s.endOnce.Do(func() { close(s.endWatches) }) // health Watch streams of an embedded Handler too
 	if s.stopWatch != nil {
 		close(s.stopWatch)
 		<-s.watchDone
