@@ -173,8 +173,12 @@ func leaseChecks(t *testing.T, base func(ns string) string, expire func(t *testi
 		}
 		nodeOf(t, b)
 	})
-	t.Run("ReclaimLowestFree", func(t *testing.T) { reclaimLowestFree(t, base("reclaim-any"), func(n uint64) { expire(t, "reclaim-any", n) }) })
-	t.Run("ReclaimFixedNode", func(t *testing.T) { reclaimFixedNode(t, base("reclaim-fixed"), func(n uint64) { expire(t, "reclaim-fixed", n) }) })
+	t.Run("ReclaimLowestFree", func(t *testing.T) {
+		reclaimLowestFree(t, base("reclaim-any"), func(n uint64) { expire(t, "reclaim-any", n) })
+	})
+	t.Run("ReclaimFixedNode", func(t *testing.T) {
+		reclaimFixedNode(t, base("reclaim-fixed"), func(n uint64) { expire(t, "reclaim-fixed", n) })
+	})
 	t.Run("MarkFileNeedsNode", func(t *testing.T) {
 		_, err := newScheme(t, "snowflake:node="+base("file")+",marks=file:/tmp/one-file")
 		if !errors.Is(err, idkit.ErrSpec) || !strings.Contains(err.Error(), "{node}") {
