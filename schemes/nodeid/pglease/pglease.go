@@ -26,6 +26,16 @@
 // gives the bound the fence needs: nobody can claim a slot until TTL after its last renewal,
 // and the holder stops issuing TTL/2 after it. A dropped connection costs nothing but a
 // reconnect.
+//
+// Durability: a claim, renewal, release or mark save that the server acknowledged must
+// survive a crash of the server, or a restarted server could hand a held slot to a second
+// process, or forget a mark. Each of them runs in a transaction that sets
+// synchronous_commit = on for itself (SET LOCAL, which any role may do), so it is flushed to
+// the WAL (and to synchronous standbys, if any) before the commit returns, whatever the
+// server's or the role's default; a server with synchronous_commit = off, a common tuning,
+// loses the last commits of every session in a crash. A server with fsync = off can lose any
+// write when its host crashes: Open refuses it (ErrNotDurable), and so does every reconnect,
+// unless the store URL says unsafe=true (Settings.Unsafe), for throwaway test clusters.
 package pglease
 
 import (
@@ -33,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +54,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
+
+// ErrNotDurable reports a PostgreSQL server that can lose acknowledged writes in a crash
+// (fsync = off). The message names the setting.
+var ErrNotDurable = errors.New("pglease: PostgreSQL server can lose acknowledged writes")
 
 // DefaultTable and DefaultNamespace are used when Settings leaves them empty.
 const (
@@ -62,12 +77,15 @@ type Settings struct {
 	Namespace string
 	// Table is the lease table's name, optionally schema-qualified; DefaultTable when empty.
 	Table string
+	// Unsafe accepts a server with fsync = off, which a crash of its host can make forget a
+	// holding or a mark: for throwaway test clusters only (see the package doc).
+	Unsafe bool
 }
 
 // ParseURL reads "postgres://…", "postgresql://…" or "pg://…" into Settings. The query
-// parameters namespace and table are taken out for Settings.Namespace and Settings.Table; the
-// rest of the URL goes to pgx unchanged ("pg" becomes "postgres"). Errors never show a
-// password the URL holds.
+// parameters namespace, table and unsafe (true or false) are taken out for
+// Settings.Namespace, Settings.Table and Settings.Unsafe; the rest of the URL goes to pgx
+// unchanged ("pg" becomes "postgres"). Errors never show a password the URL holds.
 func ParseURL(raw string) (Settings, error) {
 	s, err := parseURL(raw)
 	return s, redact.Error(err)
@@ -102,8 +120,14 @@ func parseURL(raw string) (Settings, error) {
 	if s.Table != "" && !validTable(s.Table) {
 		return Settings{}, fmt.Errorf("pglease: table %q: want letters, digits and '_', optionally schema.table", s.Table)
 	}
+	if q.Has("unsafe") {
+		if s.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
+			return Settings{}, fmt.Errorf("pglease: store URL: unsafe=%.20q: want true or false", q.Get("unsafe"))
+		}
+	}
 	q.Del("namespace")
 	q.Del("table")
+	q.Del("unsafe")
 	u.RawQuery = q.Encode()
 	s.DSN = u.String()
 	if p := u.Scheme + "://"; !strings.HasPrefix(s.DSN, p) {
@@ -135,10 +159,14 @@ func validTable(t string) bool {
 // A Store uses one connection, opened again after it breaks: renewals and mark saves are its
 // only traffic, a few statements a second.
 type Store struct {
-	cfg   *pgx.ConnConfig
-	ns    string
-	table string
-	q     queries
+	cfg    *pgx.ConnConfig
+	ns     string
+	table  string
+	q      queries
+	unsafe bool // accept fsync = off
+	// asyncCommit leaves synchronous_commit to the server: only the durability test sets it,
+	// for its control run.
+	asyncCommit bool
 
 	mu   sync.Mutex // serialises use of conn
 	conn *pgx.Conn  // nil or closed: connect on next use
@@ -176,7 +204,8 @@ func newQueries(t string) queries {
 	}
 }
 
-// Open connects to PostgreSQL and creates the lease table if it does not exist.
+// Open connects to PostgreSQL and creates the lease table if it does not exist. It returns an
+// error wrapping ErrNotDurable for a server with fsync = off, unless Settings.Unsafe.
 func Open(ctx context.Context, s Settings) (*Store, error) {
 	cfg := s.Config
 	if cfg == nil {
@@ -200,7 +229,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table)}
+	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table), unsafe: s.Unsafe}
 	if err := st.createTable(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -216,9 +245,9 @@ func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error) error {
 	defer s.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if s.conn == nil || s.conn.IsClosed() {
-			c, err := pgx.ConnectConfig(ctx, s.cfg)
+			c, err := s.connect(ctx)
 			if err != nil {
-				return fmt.Errorf("connecting: %w", err)
+				return err
 			}
 			s.conn = c
 		}
@@ -235,6 +264,85 @@ func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error) error {
 	}
 }
 
+// connect opens a connection and checks that the server does not run with fsync = off (a
+// setting a reload can change, so every new connection looks).
+func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	if s.unsafe {
+		return c, nil
+	}
+	var fsync string
+	if err := c.QueryRow(ctx, `SHOW fsync`).Scan(&fsync); err != nil {
+		c.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("reading the server's fsync setting: %w", err)
+	}
+	if fsync != "on" {
+		c.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: the server at %s has fsync=%s, so a crash of its host can forget a claimed slot or a mark and hand one node to two processes; set fsync=on, or add unsafe=true to the store URL (Settings.Unsafe) for a throwaway test server", ErrNotDurable, s.where(), fsync)
+	}
+	return c, nil
+}
+
+// where names the server for a message: its host (or socket directory) and port, no
+// credentials.
+func (s *Store) where() string {
+	return fmt.Sprintf("%s port %d", s.cfg.Host, s.cfg.Port)
+}
+
+// write runs sql, a statement that changes the lease table, in a transaction that commits
+// durably whatever the server's or the role's synchronous_commit (SET LOCAL, allowed to any
+// role), sent as one batch: one round trip. With dest it scans the statement's one row into
+// dest (pgx.ErrNoRows when there is none); it returns the rows the statement touched.
+func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) (int64, error) {
+	var n int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		if !s.asyncCommit {
+			b.Queue("SET LOCAL synchronous_commit = on")
+		}
+		b.Queue(sql, args...)
+		b.Queue("COMMIT")
+		br := c.SendBatch(ctx, b)
+		err := func() error {
+			for range len(b.QueuedQueries) - 2 {
+				if _, err := br.Exec(); err != nil {
+					return err
+				}
+			}
+			if len(dest) > 0 {
+				if err := br.QueryRow().Scan(dest...); err != nil {
+					return err
+				}
+				n = 1
+			} else {
+				tag, err := br.Exec()
+				if err != nil {
+					return err
+				}
+				n = tag.RowsAffected()
+			}
+			_, err := br.Exec()
+			return err
+		}()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if c.PgConn().TxStatus() != 'I' && !c.IsClosed() {
+			// The statement failed inside the transaction (or no row was scanned and the
+			// batch stopped): end it, or the connection is useless for the next call.
+			if _, rerr := c.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				c.Close(context.WithoutCancel(ctx))
+			}
+		}
+		return err
+	})
+	return n, err
+}
+
 // createTable creates the lease table. CREATE TABLE IF NOT EXISTS is not safe against itself
 // when run concurrently (two sessions can both pass the check and one then fails on the
 // catalog's unique index), so creators take a transaction-scoped advisory lock first.
@@ -242,6 +350,9 @@ func (s *Store) createTable(ctx context.Context) error {
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.createTx(ctx, tx) })
 	})
+	if errors.Is(err, ErrNotDurable) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("pglease: creating table %s: %w", s.table, err)
 	}
@@ -251,6 +362,11 @@ func (s *Store) createTable(ctx context.Context) error {
 func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('idkit.pglease.create'))`); err != nil {
 		return err
+	}
+	if !s.asyncCommit {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+			return err
+		}
 	}
 	_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
 			namespace  text        NOT NULL,
@@ -280,7 +396,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	secs := req.TTL.Seconds()
 	claim := func(n uint64) (int64, bool, error) {
 		var epoch int64
-		err := s.queryRow(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch)
+		_, err := s.write(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, false, nil
 		}
@@ -295,7 +411,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	switch {
 	case req.Again != nil:
 		var epoch int64
-		err := s.queryRow(ctx, s.q.again, []any{s.ns, int64(req.Again.Node), req.Owner, secs, req.Again.Epoch}, &epoch)
+		_, err := s.write(ctx, s.q.again, []any{s.ns, int64(req.Again.Node), req.Owner, secs, req.Again.Epoch}, &epoch)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nodeid.Claim{}, fmt.Errorf("pglease: slot %d in %s/%s: %w", req.Again.Node, s.table, s.ns, nodeid.ErrTaken)
 		}
@@ -370,7 +486,7 @@ func (s *Store) ownerOf(ctx context.Context, n uint64) string {
 // Renew extends c's holding by its TTL from now on the server's clock. Errors wrap
 // nodeid.ErrLost when the holding lapsed or is no longer c's.
 func (s *Store) Renew(ctx context.Context, c nodeid.Claim) error {
-	n, err := s.exec(ctx, s.q.renew, s.ns, int64(c.Node), c.Owner, c.TTL.Seconds(), c.Epoch)
+	n, err := s.write(ctx, s.q.renew, []any{s.ns, int64(c.Node), c.Owner, c.TTL.Seconds(), c.Epoch})
 	if err != nil {
 		return fmt.Errorf("pglease: renewing slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
 	}
@@ -382,7 +498,7 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim) error {
 
 // Release frees c's slot if c still holds it. The mark stays.
 func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
-	if _, err := s.exec(ctx, s.q.release, s.ns, int64(c.Node), c.Owner, c.Epoch); err != nil {
+	if _, err := s.write(ctx, s.q.release, []any{s.ns, int64(c.Node), c.Owner, c.Epoch}); err != nil {
 		return fmt.Errorf("pglease: releasing slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
 	}
 	return nil
@@ -408,7 +524,7 @@ func (s *Store) SaveMark(ctx context.Context, c nodeid.Claim, mark time.Time) er
 	if ns <= 0 {
 		return fmt.Errorf("pglease: mark %v is not after 1970", mark)
 	}
-	n, err := s.exec(ctx, s.q.save, s.ns, int64(c.Node), c.Owner, c.Epoch, ns)
+	n, err := s.write(ctx, s.q.save, []any{s.ns, int64(c.Node), c.Owner, c.Epoch, ns})
 	if err != nil {
 		return fmt.Errorf("pglease: saving the mark of slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
 	}
@@ -472,15 +588,4 @@ func (s *Store) Close() error {
 // queryRow scans one row of sql into dest.
 func (s *Store) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
 	return s.with(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, sql, args...).Scan(dest...) })
-}
-
-// exec runs sql and returns the number of rows it touched.
-func (s *Store) exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	var n int64
-	err := s.with(ctx, func(c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, sql, args...)
-		n = tag.RowsAffected()
-		return err
-	})
-	return n, err
 }
