@@ -30,8 +30,9 @@ type Noder interface {
 // Fenced is implemented by schemes that can lose the right to issue IDs while they run, such as
 // a snowflake scheme whose node is held under a lease. Err returns nil while the scheme may
 // issue IDs, and otherwise why not (for a lease: an error wrapping schemes.ErrFenced, from the
-// moment renewals have failed for half the lease's time to live until the slot is held again).
-// A service reports itself not ready while any of its schemes is fenced.
+// moment renewals have failed for half the lease's time to live until the slot is held again;
+// after the slot was taken by another owner, what the scheme does to get a node back). A
+// service reports itself not ready while any of its schemes is fenced.
 type Fenced interface {
 	Err() error
 }
