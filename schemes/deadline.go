@@ -21,10 +21,12 @@ import (
 // pause, which lies before the deadline. Err stays what the fence reports to people
 // (readiness, logs).
 //
-// The deadline is compared with the generator's own clock. Fences in this module (nodeid.Lease)
-// measure it on the system's monotonic clock, as a generator without an injected Clock does;
-// a test that injects a Clock into a generator with such a fence must inject one that follows
-// the system clock.
+// A deadline is an instant of the system clock (time.Now, with its monotonic reading), which is
+// what a generator without an injected Clock reads. A generator with an injected Clock places
+// the deadline on that clock through the clock's reading when it converts the deadline: a
+// deadline d ahead of the system clock is d ahead of the injected clock's reading. That is
+// exact for a clock offset from the system clock, and lets a test's fake clock see a deadline
+// set d ahead as d ahead of its own time.
 type DeadlineFence interface {
 	Fence
 	// Deadline returns the fence's Deadline. A generator calls it once, when it is made.
@@ -139,17 +141,21 @@ func (g *Snowflake) limit() int64 {
 }
 
 // convertDeadline turns st into the generator's ticks: the first tick that does not end at
-// or before the deadline. The deadline's distance from the generator's start is measured on
-// the monotonic clock when both carry a reading of it, as the generator's own time is.
+// or before the deadline. With the system clock the deadline's distance from the generator's
+// start is measured on the monotonic clock, as the generator's own time is; an injected clock
+// is related to the system clock only by what it reads now.
 func (g *Snowflake) convertDeadline(st *deadlineState) int64 {
 	tick := int64(math.MinInt64)
 	if st != nil && st.err == nil {
-		d := int64(st.at.Sub(g.start)) // saturates at ±292 years
-		ns := g.startNs + d
+		base, d := g.startNs, int64(st.at.Sub(g.start)) // Sub saturates at ±292 years
+		if g.clock != nil {
+			base, d = g.nanos(), int64(time.Until(st.at))
+		}
+		ns := base + d
 		switch {
-		case d > 0 && ns < g.startNs:
+		case d > 0 && ns < base:
 			ns = math.MaxInt64
-		case d < 0 && ns > g.startNs:
+		case d < 0 && ns > base:
 			ns = math.MinInt64
 		}
 		// Tick t ends at (t+1)*unit: it may be issued while (t+1)*unit <= ns, so the

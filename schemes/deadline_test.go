@@ -50,6 +50,9 @@ func draw(g *schemes.Snowflake, batch bool, n int) ([]uint64, error) {
 	return ids, nil
 }
 
+// late puts a test's deadline late in a 1 ms tick.
+const late = 900 * time.Microsecond
+
 // TestSnowflakeDeadline checks that no ID's tick ends after the fence's deadline, whatever
 // takes the tick there: the clock, a lookahead, or a predecessor's mark waited out ahead of
 // the clock; and that a deadline the clock has reached fails with ErrFenced although the
@@ -63,26 +66,30 @@ func TestSnowflakeDeadline(t *testing.T) {
 		step     time.Duration // clock step after the generator starts
 		want     int           // IDs issued before the fence stops the generator (-1: any)
 	}{
+		// Deadlines sit late in a tick (late) so that the real time the test takes between
+		// setting one and the generator converting it does not move it to the tick before.
 		{"clock before the deadline", time.Second, 0, 0, 0, -1},
-		{"clock at the deadline", 10 * time.Millisecond, 0, 0, 10 * time.Millisecond, 0},
-		{"clock in the deadline's tick", 10*time.Millisecond + 500*time.Microsecond, 0, 0, 10*time.Millisecond + 200*time.Microsecond, 0},
-		{"clock past the deadline", 10 * time.Millisecond, 0, 0, time.Second, 0},
+		{"clock at the deadline", 10*time.Millisecond + late, 0, 0, 10*time.Millisecond + late, 0},
+		{"clock in the deadline's tick", 10*time.Millisecond + late, 0, 0, 10*time.Millisecond + 200*time.Microsecond, 0},
+		{"clock past the deadline", 10*time.Millisecond + late, 0, 0, time.Second, 0},
 		// Start tick 0 is used up; ticks 1 to 4 end by the deadline: 16 IDs.
-		{"no lookahead", 5 * time.Millisecond, 0, 0, 0, 16},
+		{"no lookahead", 5*time.Millisecond + late, 0, 0, 0, 16},
 		// A lookahead of 3 counts ticks 0 to 3 as used at start; it runs 3 ticks ahead of
 		// the clock through ticks 4 to 9, and stops at tick 10 although the clock reads 6.
-		{"lookahead up to the deadline", 10 * time.Millisecond, 3, 0, 0, 24},
+		{"lookahead up to the deadline", 10*time.Millisecond + late, 3, 0, 0, 24},
 		// The mark reserves up to 30 ms; ticks 31 to 39 end by the deadline.
-		{"predecessor's mark", 40 * time.Millisecond, 0, 30 * time.Millisecond, 0, 36},
-		{"predecessor's mark past the deadline", 20 * time.Millisecond, 0, 30 * time.Millisecond, 0, 0},
+		{"predecessor's mark", 40*time.Millisecond + late, 0, 30 * time.Millisecond, 0, 36},
+		{"predecessor's mark past the deadline", 20*time.Millisecond + late, 0, 30 * time.Millisecond, 0, 0},
 	}
 	for _, tt := range tests {
 		for _, batch := range []bool{false, true} {
 			t.Run(tt.name+map[bool]string{false: "/Next", true: "/NextN"}[batch], func(t *testing.T) {
 				clk := newFakeClock(t0)
 				f := &deadlineFence{}
+				// A deadline is an instant of the system clock; the generator places it
+				// on the fake clock's t0 when it is made.
 				deadline := t0.Add(tt.deadline)
-				f.d.Set(deadline)
+				f.d.Set(time.Now().Add(tt.deadline))
 				set := schemes.SnowflakeSettings{Layout: seq2, Clock: clk, Fence: f, Lookahead: tt.look}
 				if tt.mark > 0 {
 					set.Marks = &memMarks{mark: t0.Add(tt.mark)}
@@ -128,7 +135,7 @@ func TestSnowflakeDeadlineStates(t *testing.T) {
 	if _, err := g.Next(); !errors.Is(err, schemes.ErrFenced) || !strings.Contains(err.Error(), "no deadline") {
 		t.Errorf("before any Set: %v, want ErrFenced saying no deadline is set", err)
 	}
-	f.d.Set(t0.Add(time.Hour))
+	f.d.Set(time.Now().Add(time.Hour))
 	mustNext(t, g)
 	f.d.Suspend(errors.New("store says the holding is gone"))
 	if _, err := g.Next(); !errors.Is(err, schemes.ErrFenced) || !strings.Contains(err.Error(), "holding is gone") {
@@ -137,10 +144,10 @@ func TestSnowflakeDeadlineStates(t *testing.T) {
 	if err := g.NextN(make([]uint64, 3)); !errors.Is(err, schemes.ErrFenced) {
 		t.Errorf("suspended NextN: %v, want ErrFenced", err)
 	}
-	f.d.Set(t0.Add(time.Hour))
+	f.d.Set(time.Now().Add(time.Hour))
 	mustNext(t, g)
 	f.d.Revoke(errors.New("lease closed"))
-	f.d.Set(t0.Add(2 * time.Hour)) // too late: revoked for good
+	f.d.Set(time.Now().Add(2 * time.Hour)) // too late: revoked for good
 	for _, batch := range []bool{false, true} {
 		if _, err := draw(g, batch, 1); !errors.Is(err, schemes.ErrFenced) || !strings.Contains(err.Error(), "lease closed") {
 			t.Errorf("revoked (batch %v): %v, want ErrFenced with the reason", batch, err)
@@ -190,5 +197,39 @@ func TestSnowflakeDeadlineContext(t *testing.T) {
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("NextContext at the deadline: %v, want the context's error", err)
+	}
+}
+
+// offsetClock is the system clock shifted by a fixed amount, as a host whose wall clock reads
+// behind (or ahead of) the others.
+type offsetClock time.Duration
+
+func (o offsetClock) Now() time.Time        { return time.Now().Add(time.Duration(o)) }
+func (o offsetClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// TestSnowflakeDeadlineOffsetClock: a generator whose clock reads 2 s behind the system clock
+// (the deadline's clock) stops when the deadline passes, not 2 s later: no ID's time, on its
+// own clock, ends after the deadline shifted onto that clock.
+func TestSnowflakeDeadlineOffsetClock(t *testing.T) {
+	for _, off := range []time.Duration{-2 * time.Second, 2 * time.Second} {
+		f := &deadlineFence{}
+		deadline := time.Now().Add(50 * time.Millisecond)
+		f.d.Set(deadline)
+		g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: seq2, Clock: offsetClock(off), Fence: f})
+		start := time.Now()
+		var last uint64
+		var err error
+		for err == nil && time.Since(start) < 5*time.Second {
+			var id uint64
+			if id, err = g.Next(); err == nil {
+				last = id
+			}
+		}
+		if !errors.Is(err, schemes.ErrFenced) {
+			t.Fatalf("offset %v: %v after %v, want ErrFenced", off, err, time.Since(start))
+		}
+		if end, limit := seq2.Decompose(last).Time.Add(seq2.Unit), deadline.Add(off); end.After(limit) {
+			t.Errorf("offset %v: last ID's tick ends at %s, after the deadline on its clock %s", off, end.Format(time.RFC3339Nano), limit.Format(time.RFC3339Nano))
+		}
 	}
 }
