@@ -81,7 +81,7 @@ func buildUUIDv7(_ context.Context, sp *Settings) (Scheme, error) {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
-	return &uuidv7Scheme{uuidScheme{version: 7}, g}, nil
+	return &uuidv7Scheme{uuidv7Codec{uuidScheme{version: 7}}, g}, nil
 }
 
 // codecUUID returns the NewCodec function of UUID version v, which takes no settings.
@@ -89,6 +89,9 @@ func codecUUID(v int) CodecFunc {
 	return func(sp *Settings) (Codec, error) {
 		if err := sp.Done(); err != nil {
 			return nil, err
+		}
+		if v == 7 {
+			return &uuidv7Codec{uuidScheme{version: v}}, nil
 		}
 		return &uuidScheme{version: v}, nil
 	}
@@ -118,7 +121,7 @@ func (s *uuidv4Scheme) Next() (ID, error) {
 }
 
 type uuidv7Scheme struct {
-	uuidScheme
+	uuidv7Codec
 	g *schemes.UUIDv7
 }
 
