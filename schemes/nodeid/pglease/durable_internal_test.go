@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/schemes/nodeid"
+	"github.com/jackc/pgx/v5"
 )
 
 // crashCluster starts a private PostgreSQL cluster with settings, stopped when the test ends.
@@ -116,5 +118,82 @@ func TestCrashKeepsClaim(t *testing.T) {
 		case !r.async && !m.Equal(mark):
 			t.Errorf("slot 0's mark after the crash is %v, want %v", m, mark)
 		}
+	}
+}
+
+// TestRefusesNonDurable: on a server with fsync and full_page_writes on, Open refuses an
+// UNLOGGED lease table (unless unsafe) and a temporary one (always); once fsync or
+// full_page_writes is turned off under an open store, its next write fails with
+// ErrNotDurable naming the setting, and Open refuses the server.
+func TestRefusesNonDurable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	cl := crashCluster(t, map[string]string{"fsync": "on", "full_page_writes": "on", "shared_buffers": "32MB", "max_connections": "20"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, cl.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	refused := func(set Settings, want string) {
+		t.Helper()
+		st, err := Open(ctx, set)
+		if err == nil {
+			st.Close()
+		}
+		if !errors.Is(err, ErrNotDurable) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(table %q, unsafe %v): %v; want ErrNotDurable naming %q", set.Table, set.Unsafe, err, want)
+		}
+	}
+	exec(`CREATE UNLOGGED TABLE unlogged_slots (namespace text NOT NULL, slot bigint NOT NULL CHECK (slot >= 0),
+		owner text NOT NULL DEFAULT '', expires_at timestamptz NOT NULL DEFAULT '-infinity', epoch bigint NOT NULL DEFAULT 0,
+		claimed_at timestamptz, mark_ns bigint NOT NULL DEFAULT 0, PRIMARY KEY (namespace, slot))`)
+	refused(Settings{DSN: cl.DSN(), Table: "unlogged_slots"}, "UNLOGGED")
+	if st, err := Open(ctx, Settings{DSN: cl.DSN(), Table: "unlogged_slots", Unsafe: true}); err != nil {
+		t.Errorf("UNLOGGED table with unsafe=true: %v", err)
+	} else {
+		st.Close()
+	}
+	temp, err := pgx.ParseConfig(cl.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp.RuntimeParams["search_path"] = "pg_temp"
+	refused(Settings{Config: temp, Unsafe: true}, "temporary table")
+
+	st, err := Open(ctx, Settings{DSN: cl.DSN(), Namespace: "settings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Claim(ctx, nodeid.ClaimRequest{Nodes: 4, Owner: "A", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, setting := range []string{"fsync", "full_page_writes"} {
+		exec(`ALTER SYSTEM SET ` + setting + ` = off`)
+		exec(`SELECT pg_reload_conf()`)
+		// The reload reaches the store's backend when it next reads a command.
+		var err error
+		for range 50 {
+			if err = st.Renew(ctx, c); err != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !errors.Is(err, ErrNotDurable) || !strings.Contains(err.Error(), setting+"=off") {
+			t.Errorf("Renew after %s was turned off: %v; want ErrNotDurable naming it", setting, err)
+		}
+		refused(Settings{DSN: cl.DSN(), Namespace: "settings"}, setting+"=off")
+		exec(`ALTER SYSTEM RESET ` + setting)
+		exec(`SELECT pg_reload_conf()`)
 	}
 }

@@ -29,13 +29,16 @@
 //
 // Durability: a claim, renewal, release or mark save that the server acknowledged must
 // survive a crash of the server, or a restarted server could hand a held slot to a second
-// process, or forget a mark. Each of them runs in a transaction that sets
-// synchronous_commit = on for itself (SET LOCAL, which any role may do), so it is flushed to
-// the WAL (and to synchronous standbys, if any) before the commit returns, whatever the
-// server's or the role's default; a server with synchronous_commit = off, a common tuning,
-// loses the last commits of every session in a crash. A server with fsync = off can lose any
-// write when its host crashes: Open refuses it (ErrNotDurable), and so does every reconnect,
-// unless the store URL says unsafe=true (Settings.Unsafe), for throwaway test clusters.
+// process, or forget a mark. Each of them runs in a transaction that raises
+// synchronous_commit to on for itself (set_config(…, true), like SET LOCAL, which any role may
+// do; remote_apply stays), so it is flushed to the WAL (and to synchronous standbys, if any)
+// before the commit returns, whatever the server's, database's or role's default; with
+// synchronous_commit = off, a common tuning, a crash loses the last commits of every session.
+// A server with fsync or full_page_writes off can lose or corrupt any write when its machine
+// crashes, and an UNLOGGED table is emptied by a crash: Open refuses them with ErrNotDurable,
+// and every write reads fsync and full_page_writes again, unless the store URL says
+// unsafe=true (Settings.Unsafe), for throwaway test clusters. A temporary table is refused
+// always.
 package pglease
 
 import (
@@ -55,9 +58,10 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// ErrNotDurable reports a PostgreSQL server that can lose acknowledged writes in a crash
-// (fsync = off). The message names the setting.
-var ErrNotDurable = errors.New("pglease: PostgreSQL server can lose acknowledged writes")
+// ErrNotDurable reports a PostgreSQL server or lease table that can lose acknowledged writes
+// in a crash (fsync or full_page_writes off, an UNLOGGED or temporary table). The message
+// names the setting.
+var ErrNotDurable = errors.New("pglease: PostgreSQL can lose acknowledged writes")
 
 // DefaultTable and DefaultNamespace are used when Settings leaves them empty.
 const (
@@ -77,8 +81,9 @@ type Settings struct {
 	Namespace string
 	// Table is the lease table's name, optionally schema-qualified; DefaultTable when empty.
 	Table string
-	// Unsafe accepts a server with fsync = off, which a crash of its host can make forget a
-	// holding or a mark: for throwaway test clusters only (see the package doc).
+	// Unsafe accepts a server with fsync or full_page_writes off and an UNLOGGED table, which
+	// a crash can make forget a holding or a mark: for throwaway test clusters only (see the
+	// package doc).
 	Unsafe bool
 }
 
@@ -163,7 +168,7 @@ type Store struct {
 	ns     string
 	table  string
 	q      queries
-	unsafe bool // accept fsync = off
+	unsafe bool // accept fsync or full_page_writes off, an UNLOGGED table
 	// asyncCommit leaves synchronous_commit to the server: only the durability test sets it,
 	// for its control run.
 	asyncCommit bool
@@ -205,7 +210,8 @@ func newQueries(t string) queries {
 }
 
 // Open connects to PostgreSQL and creates the lease table if it does not exist. It returns an
-// error wrapping ErrNotDurable for a server with fsync = off, unless Settings.Unsafe.
+// error wrapping ErrNotDurable for a server or table that can lose a committed claim in a
+// crash, unless Settings.Unsafe (see the package doc).
 func Open(ctx context.Context, s Settings) (*Store, error) {
 	cfg := s.Config
 	if cfg == nil {
@@ -245,9 +251,9 @@ func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error) error {
 	defer s.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if s.conn == nil || s.conn.IsClosed() {
-			c, err := s.connect(ctx)
+			c, err := pgx.ConnectConfig(ctx, s.cfg)
 			if err != nil {
-				return err
+				return fmt.Errorf("connecting: %w", err)
 			}
 			s.conn = c
 		}
@@ -264,54 +270,60 @@ func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error) error {
 	}
 }
 
-// connect opens a connection and checks that the server does not run with fsync = off (a
-// setting a reload can change, so every new connection looks).
-func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
-	c, err := pgx.ConnectConfig(ctx, s.cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connecting: %w", err)
-	}
-	if s.unsafe {
-		return c, nil
-	}
-	var fsync string
-	if err := c.QueryRow(ctx, `SHOW fsync`).Scan(&fsync); err != nil {
-		c.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("reading the server's fsync setting: %w", err)
-	}
-	if fsync != "on" {
-		c.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("%w: the server at %s has fsync=%s, so a crash of its host can forget a claimed slot or a mark and hand one node to two processes; set fsync=on, or add unsafe=true to the store URL (Settings.Unsafe) for a throwaway test server", ErrNotDurable, s.where(), fsync)
-	}
-	return c, nil
-}
-
 // where names the server for a message: its host (or socket directory) and port, no
 // credentials.
 func (s *Store) where() string {
 	return fmt.Sprintf("%s port %d", s.cfg.Host, s.cfg.Port)
 }
 
+// durableSetting is the first statement of every write's transaction: it raises
+// synchronous_commit to on for the transaction (remote_apply, stronger, stays) and reads the
+// settings checkSettings looks at.
+const durableSetting = `SELECT set_config('synchronous_commit',
+	CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true),
+	current_setting('fsync'), current_setting('full_page_writes')`
+
+// checkSettings refuses a server with fsync or full_page_writes off, unless the store is
+// unsafe: with either, a crash of its machine can lose or corrupt committed rows.
+func (s *Store) checkSettings(fsync, fpw string) error {
+	switch {
+	case s.unsafe:
+	case fsync != "on":
+		return fmt.Errorf("%w: the server at %s has fsync=%s, so a crash of its machine can forget a claimed slot or a mark and hand one node to two processes; set fsync = on, or add unsafe=true to the store URL (Settings.Unsafe) for a throwaway test server", ErrNotDurable, s.where(), fsync)
+	case fpw != "on":
+		return fmt.Errorf("%w: the server at %s has full_page_writes=%s, so a crash of its machine can corrupt the lease table and hand one node to two processes; set full_page_writes = on, or add unsafe=true to the store URL (Settings.Unsafe) for a throwaway test server", ErrNotDurable, s.where(), fpw)
+	}
+	return nil
+}
+
 // write runs sql, a statement that changes the lease table, in a transaction that commits
-// durably whatever the server's or the role's synchronous_commit (SET LOCAL, allowed to any
-// role), sent as one batch: one round trip. With dest it scans the statement's one row into
-// dest (pgx.ErrNoRows when there is none); it returns the rows the statement touched.
+// durably whatever the server's or the role's synchronous_commit (durableSetting: a setting
+// local to the transaction, which any role may make), sent as one batch: one round trip. With
+// dest it scans the statement's one row into dest (pgx.ErrNoRows when there is none); it
+// returns the rows the statement touched. It returns an error wrapping ErrNotDurable when the
+// server's fsync or full_page_writes is off (turned off since Open); the statement has then
+// committed, but its caller must not rely on it.
 func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) (int64, error) {
 	var n int64
+	var fsync, fpw string
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
-		if !s.asyncCommit {
-			b.Queue("SET LOCAL synchronous_commit = on")
+		settings := durableSetting
+		if s.asyncCommit {
+			settings = `SELECT '', current_setting('fsync'), current_setting('full_page_writes')`
 		}
+		b.Queue(settings)
 		b.Queue(sql, args...)
 		b.Queue("COMMIT")
 		br := c.SendBatch(ctx, b)
 		err := func() error {
-			for range len(b.QueuedQueries) - 2 {
-				if _, err := br.Exec(); err != nil {
-					return err
-				}
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			var sc string
+			if err := br.QueryRow().Scan(&sc, &fsync, &fpw); err != nil {
+				return err
 			}
 			if len(dest) > 0 {
 				if err := br.QueryRow().Scan(dest...); err != nil {
@@ -340,6 +352,9 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 		}
 		return err
 	})
+	if err == nil {
+		err = s.checkSettings(fsync, fpw)
+	}
 	return n, err
 }
 
@@ -364,7 +379,7 @@ func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if !s.asyncCommit {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+		if _, err := tx.Exec(ctx, durableSetting); err != nil {
 			return err
 		}
 	}
@@ -378,7 +393,30 @@ func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
 			mark_ns    bigint      NOT NULL DEFAULT 0,
 			PRIMARY KEY (namespace, slot)
 		)`)
-	return err
+	if err != nil {
+		return err
+	}
+	return s.checkDurable(ctx, tx)
+}
+
+// checkDurable refuses a server or a lease table that can lose a committed claim in a crash.
+// It runs on the connection that created the table, which sees it even when it is temporary.
+func (s *Store) checkDurable(ctx context.Context, tx pgx.Tx) error {
+	var fsync, fpw, persistence string
+	err := tx.QueryRow(ctx, `SELECT current_setting('fsync'), current_setting('full_page_writes'), c.relpersistence::text
+		FROM pg_class c WHERE c.oid = $1::regclass`, s.table).Scan(&fsync, &fpw, &persistence)
+	if err != nil {
+		return fmt.Errorf("%w: cannot read the settings of the server at %s (%w); add unsafe=true to the store URL only if you know it persists every commit", ErrNotDurable, s.where(), err)
+	}
+	switch persistence {
+	case "t":
+		return fmt.Errorf("%w: the lease table %s is a temporary table (search_path starts with pg_temp?), which every connection sees empty, so two processes would hold one slot; name a permanent table", ErrNotDurable, s.table)
+	case "u":
+		if !s.unsafe {
+			return fmt.Errorf("%w: the lease table %s is UNLOGGED, so a crash empties it and hands held slots to other processes; ALTER TABLE %s SET LOGGED, or add unsafe=true to the store URL for a throwaway test server", ErrNotDurable, s.table, s.table)
+		}
+	}
+	return s.checkSettings(fsync, fpw)
 }
 
 // Namespace returns the namespace the slots live in.
