@@ -48,7 +48,7 @@ func ExampleNew_errors() {
 	// idkit: bad spec "snowflake:layout=twitter,node=1024": node=1024: layout twitter has 10 node bits, so nodes run from 0 to 1023
 	// idkit: bad spec "snowflake:time_bits=50": layout twitter-custom (50/5+5/12): layouts: invalid layout: fields total 72 bits (50/5+5/12), more than 64
 	// idkit: bad spec "ulid:monotonic=maybe": monotonic=maybe: want true or false
-	// idkit: bad spec "uuidv8": unknown scheme "uuidv8" (known: counter, segment, snowflake, sonyflake, ulid, uuidv4, uuidv7)
+	// idkit: bad spec "uuidv8": unknown scheme "uuidv8" (known: counter, segment, snowflake, sonyflake, typeid, ulid, uuidv4, uuidv7)
 }
 
 func ExampleParse() {
