@@ -124,3 +124,63 @@ func BenchmarkString(b *testing.B) {
 		})
 	}
 }
+
+// publicSchemes are the schemes BenchmarkPublicText measures, each unmasked and masked in the
+// same run: the ratio is what the mask costs per ID. seq22 is the layout whose Next its
+// sequence does not hold back (twitter's 4096 per millisecond do).
+var publicSchemes = []struct{ name, spec string }{
+	{"uuidv7", "uuidv7"},
+	{"uuidv7-mask", "uuidv7:mask=" + testMaskRef},
+	{"typeid", "typeid:prefix=user"},
+	{"typeid-mask", "typeid:prefix=user,mask=" + testMaskRef},
+	{"snowflake-seq22", "snowflake:fields=time:41/seq:22,epoch=2024-01-01"},
+	{"snowflake-seq22-mask", "snowflake:fields=time:41/seq:22,epoch=2024-01-01,mask=" + testMaskRef},
+	{"snowflake-twitter", "snowflake"},
+	{"snowflake-twitter-mask", "snowflake:mask=" + testMaskRef},
+}
+
+// BenchmarkPublicText is Next then the public text appended to a buffer, as a server answering
+// with text does, on one goroutine.
+func BenchmarkPublicText(b *testing.B) {
+	b.Setenv("IDKIT_TEST_MASK_KEY", testMaskKey)
+	for _, bs := range publicSchemes {
+		s, err := idkit.New(bs.spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, 0, 64)
+		b.Run("scheme="+bs.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				id, err := s.Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = idkit.AppendID(s, buf[:0], id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParsePublic reads public text back to the stored ID.
+func BenchmarkParsePublic(b *testing.B) {
+	b.Setenv("IDKIT_TEST_MASK_KEY", testMaskKey)
+	for _, bs := range publicSchemes {
+		s, err := idkit.New(bs.spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		id, _ := s.Next()
+		text, _ := idkit.FormatID(s, id)
+		b.Run("scheme="+bs.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := s.Parse(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/idkit/idkit/mask"
 )
@@ -33,12 +34,13 @@ func AppendID(c Codec, b []byte, id ID) ([]byte, error) {
 // "typeid:prefix=user", "user_01h455vb4pex5vsknk084sn02q" for the UUIDv7
 // 01890a5d-ac96-774b-bcce-b302099a8057. c.Parse reads it back. Errors wrap ErrScheme.
 func FormatID(c Codec, id ID) (string, error) {
-	var buf [64 + maxPrefix]byte
-	b, err := AppendID(c, buf[:0], id)
-	if err != nil {
+	// One allocation: the buffer becomes the string. 48 bytes hold a UUID, or a TypeID with a
+	// prefix of up to 21 characters.
+	b, err := AppendID(c, make([]byte, 0, 48), id)
+	if err != nil || len(b) == 0 {
 		return "", err
 	}
-	return string(b), nil
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // maskKind is what a mask does to a scheme's IDs.

@@ -1,0 +1,100 @@
+package interop_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	jetify "go.jetify.com/typeid"
+
+	"github.com/idkit/idkit"
+)
+
+// TestTypeIDInterop: go.jetify.com/typeid reads idkit's TypeIDs to the same prefix and UUID,
+// and idkit reads the TypeIDs it makes to the same UUID, for new IDs of both and for random
+// 128-bit values.
+func TestTypeIDInterop(t *testing.T) {
+	for _, prefix := range []string{"", "user", "pre_fix", "a"} {
+		spec := "typeid"
+		if prefix != "" {
+			spec += ":prefix=" + prefix
+		}
+		s, err := idkit.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(len(prefix))))
+		for i := range 20000 {
+			// idkit → jetify: new IDs, then random values of every version.
+			id, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i%2 == 1 {
+				var b [16]byte
+				for j := range b {
+					b[j] = byte(rng.Uint32())
+				}
+				id = idkit.FromUUID(b)
+			}
+			text, err := idkit.FormatID(s, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tid, err := jetify.FromString(text)
+			if err != nil {
+				t.Fatalf("jetify.FromString(%q): %v", text, err)
+			}
+			if tid.Prefix() != prefix || tid.UUID() != id.String() || tid.String() != text {
+				t.Fatalf("jetify reads %q as prefix %q, UUID %s (%s); idkit made it of %s", text, tid.Prefix(), tid.UUID(), tid, id)
+			}
+			// jetify → idkit.
+			theirs, err := jetify.WithPrefix(prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Parse(theirs.String())
+			if err != nil || got.String() != theirs.UUID() {
+				t.Fatalf("idkit reads jetify's %s as %s, %v; want %s", theirs, got, err, theirs.UUID())
+			}
+			if p, err := s.Decode(got); err != nil || p.Version != 7 || p.Time.IsZero() {
+				t.Fatalf("Decode(%s) = %+v, %v; want a UUIDv7's time", got, p, err)
+			}
+			back, err := idkit.FormatID(s, got)
+			if err != nil || back != theirs.String() {
+				t.Fatalf("idkit shows jetify's %s as %q, %v", theirs, back, err)
+			}
+		}
+	}
+}
+
+// BenchmarkTypeIDNew sets generating a TypeID as text with idkit beside go.jetify.com/typeid's
+// own constructor: idkit's Next and FormatID against jetify's WithPrefix and String (its
+// TypeID holds the text already; String joins prefix and suffix).
+func BenchmarkTypeIDNew(b *testing.B) {
+	s, err := idkit.New("typeid:prefix=user")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("lib=idkit", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			id, err := s.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := idkit.FormatID(s, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("lib=jetify", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			tid, err := jetify.WithPrefix("user")
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = tid.String()
+		}
+	})
+}
