@@ -1,9 +1,11 @@
 package segment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -234,23 +236,38 @@ func (s *segmentScheme) NextContext(ctx context.Context) (idkit.ID, error) {
 	return idkit.FromUint64(v), nil
 }
 
-// NextBatch fills dst from the current block, a chunk at a time.
+// NextBatch fills dst with increasing IDs, taking them from the blocks a chunk at a time.
 func (s *segmentScheme) NextBatch(dst []idkit.ID) error {
 	return s.NextBatchContext(context.Background(), dst)
 }
 
 // NextBatchContext is NextBatch with a context that ends a wait for the store early.
+//
+// Each chunk comes back sorted, but chunks need not follow each other in order: with two
+// stores, the current block and the buffered one belong to different residue classes and
+// counters that drift apart (one chunk ends in store 1's block at 10,599, the next starts in
+// store 2's at 426), and other goroutines take IDs between two chunks. So the batch is sorted
+// as a whole when a chunk starts at or below the end of the one before.
 func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []idkit.ID) error {
 	var buf [512]uint64
+	all, sorted := dst, true
+	var prev uint64
 	for len(dst) > 0 {
 		chunk := buf[:min(len(dst), len(buf))]
 		if err := s.g.NextBatchContext(ctx, chunk); err != nil {
 			return err
 		}
+		if chunk[0] <= prev {
+			sorted = false
+		}
 		for i, v := range chunk {
 			dst[i] = idkit.FromUint64(v)
 		}
+		prev = chunk[len(chunk)-1]
 		dst = dst[len(chunk):]
+	}
+	if !sorted {
+		slices.SortFunc(all, func(a, b idkit.ID) int { return cmp.Compare(a.Uint64(), b.Uint64()) })
 	}
 	return nil
 }

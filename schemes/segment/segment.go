@@ -23,11 +23,16 @@
 //     took from the same store (its row edited by hand, a restore from an old backup) is
 //     refused, and that store is not used again by this Segment.
 //
-// Order: IDs of one Segment taken from one store increase. They are k-sorted within one process
-// only: N processes each count through their own block, so a table receives N interleaved
-// ascending runs, and an ID made later by one process can be smaller than one made earlier by
-// another (by up to N blocks). With several stores, the stores' counters drift apart, and a
-// process switching from one to the other may step down.
+// Order: every batch NextBatch fills is strictly increasing. IDs of one Segment taken from one
+// store increase. They are k-sorted within one process only: N processes each count through
+// their own block, so a table receives N interleaved ascending runs, and an ID made later by
+// one process can be smaller than one made earlier by another (by up to N blocks). With several
+// stores, the stores' counters drift apart, and a process switching from one to the other may
+// step down between two calls.
+//
+// Durability is the stores' part: a store hands out a block only once its increment would
+// survive a crash of its server, and refuses a server that could lose it (see each store
+// package and docs/segment.md).
 package segment
 
 import (
@@ -188,6 +193,11 @@ type Segment struct {
 	ctx    context.Context // ends when the Segment is closed
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// answered, when set (by this package's tests only), runs in the loader when a store's
+	// answer arrives, before the loader looks at it: a test holds it there to make a block
+	// arrive while Close runs.
+	answered func()
 }
 
 // New returns a Segment counting through the blocks of set.Stores. It takes no block yet: the
@@ -272,6 +282,10 @@ func (s *Segment) Next() (uint64, error) { return s.NextContext(context.Backgrou
 // NextContext is Next with a context that ends the wait for a block early.
 func (s *Segment) NextContext(ctx context.Context) (uint64, error) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, s.closedError()
+	}
 	if s.cur.next > s.cur.last && s.hasNxt { // a block boundary with the next block ready
 		s.cur, s.hasNxt = s.nxt, false
 	}
@@ -303,9 +317,9 @@ func (s *Segment) nextSlow(ctx context.Context) (uint64, error) {
 	return v, nil
 }
 
-// NextBatch fills dst with new IDs, taking as many as the current block holds in one step
-// under one lock. The IDs increase within dst (with several stores, a batch that spans blocks
-// of two stores is sorted).
+// NextBatch fills dst with new IDs in increasing order, taking as many as the current block
+// holds in one step under one lock (with several stores, a batch that spans blocks of two
+// stores is sorted).
 func (s *Segment) NextBatch(dst []uint64) error { return s.NextBatchContext(context.Background(), dst) }
 
 // NextBatchContext is NextBatch with a context that ends the wait for a block early.
@@ -354,7 +368,7 @@ func (s *Segment) refill(ctx context.Context) error {
 	for {
 		switch {
 		case s.closed:
-			return ErrClosed
+			return s.closedError()
 		case s.cur.next <= s.cur.last:
 			return nil
 		case s.hasNxt:
@@ -463,7 +477,18 @@ func (s *Segment) load(done chan struct{}) {
 			select {
 			case r := <-res:
 				pending--
+				if s.answered != nil {
+					s.answered()
+				}
 				s.mu.Lock()
+				if s.closed {
+					// Close has begun: the block is dropped (its numbers lost), never served.
+					s.loading = false
+					s.mu.Unlock()
+					hedge.Stop()
+					s.drainLate(res, pending)
+					return
+				}
 				err := r.err
 				if err == nil {
 					var p span
@@ -639,8 +664,15 @@ func (s *Segment) deadError() error {
 	return errors.Join(errs...)
 }
 
-// Close stops the loader, waits for it and closes every store. Next fails with ErrClosed
-// afterwards. Close is safe to call more than once.
+// closedError is the error of every call after Close. s.mu is held.
+func (s *Segment) closedError() error {
+	return fmt.Errorf("%w: key %q: no IDs after Close", ErrClosed, s.set.Key)
+}
+
+// Close stops the loader, waits for it and closes every store. Once Close has begun, every
+// Next, NextBatch and Warm fails with an error wrapping ErrClosed: the rest of the current
+// block, the buffered block and a block that a store hands out while Close runs are dropped,
+// never served. Close is safe to call more than once.
 func (s *Segment) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -25,6 +25,7 @@ const envDSN = "IDKIT_TEST_MYSQL"
 // It is a minimal stand-in for a shared helper package.
 type server struct {
 	dir, data, sock string
+	extra           []string // server options beyond the defaults
 	cmd             *exec.Cmd
 }
 
@@ -39,9 +40,9 @@ func unavailable(t testing.TB, msg string) {
 	t.Skip(msg)
 }
 
-// startServer initialises and starts a private mariadbd; it is stopped and removed when the
-// test ends.
-func startServer(t testing.TB) *server {
+// startServer initialises and starts a private mariadbd with the server options in extra
+// (--innodb-flush-log-at-trx-commit=0, …); it is stopped and removed when the test ends.
+func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	install, err := exec.LookPath("mariadb-install-db")
 	if err != nil {
@@ -54,7 +55,7 @@ func startServer(t testing.TB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock")}
+	s := &server{dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock"), extra: extra}
 	t.Cleanup(func() {
 		s.stop(t)
 		os.RemoveAll(dir)
@@ -86,6 +87,7 @@ func (s *server) start(t testing.TB) {
 	args := []string{"--no-defaults", "--datadir=" + s.data, "--socket=" + s.sock, "--skip-networking",
 		"--pid-file=" + filepath.Join(s.dir, "pid"), "--log-error=" + filepath.Join(s.dir, "err.log"),
 		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--max-connections=60"}
+	args = append(args, s.extra...)
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
@@ -128,6 +130,20 @@ func (s *server) stop(t testing.TB) {
 	s.cmd = nil
 }
 
+// kill ends mariadbd with SIGKILL, as a crash of the server process: nothing is flushed on
+// the way out.
+func (s *server) kill(t testing.TB) {
+	t.Helper()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
 func (s *server) rootDSN(db string) string {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = "root", "unix", s.sock, db
@@ -139,14 +155,25 @@ func (s *server) rootDSN(db string) string {
 // variable set).
 func database(t testing.TB) (string, *server) {
 	t.Helper()
-	var base string
-	var srv *server
 	if dsn := os.Getenv(envDSN); dsn != "" {
-		base = dsn
-	} else {
-		srv = startServer(t)
-		base = srv.rootDSN("")
+		return createDatabase(t, dsn, nil), nil
 	}
+	return privateDatabase(t)
+}
+
+// privateDatabase gives the test a fresh database on a private server started with the
+// server options in extra, whatever IDKIT_TEST_MYSQL says: for tests that change global
+// settings or kill the server.
+func privateDatabase(t testing.TB, extra ...string) (string, *server) {
+	t.Helper()
+	srv := startServer(t, extra...)
+	return createDatabase(t, srv.rootDSN(""), srv), srv
+}
+
+// createDatabase creates a database on the server of the DSN base (srv, when it is private)
+// and drops it when the test ends, unless srv is stopped then.
+func createDatabase(t testing.TB, base string, srv *server) string {
+	t.Helper()
 	cfg, err := mysql.ParseDSN(base)
 	if err != nil {
 		t.Fatalf("%s: %v", envDSN, err)
@@ -176,7 +203,7 @@ func database(t testing.TB) (string, *server) {
 		}
 	})
 	cfg.DBName = name
-	return cfg.FormatDSN(), srv
+	return cfg.FormatDSN()
 }
 
 // storeURL turns a DSN into the mysql:// URL a spec takes.

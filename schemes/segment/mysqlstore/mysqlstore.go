@@ -9,6 +9,30 @@
 // missing (INSERT … ON DUPLICATE KEY UPDATE that changes nothing), then UPDATE … SET max_id =
 // max_id + step locks it until COMMIT, and SELECT max_id in the same transaction reads the
 // value this transaction wrote.
+//
+// # Durability
+//
+// A counter that a crash sets back hands its numbers out again, and IDs repeat. InnoDB makes
+// a commit durable only under some global settings, which no session can override, so Open
+// refuses, with an error wrapping ErrNotDurable that names the setting:
+//
+//   - innodb_flush_log_at_trx_commit other than 1 (or MariaDB's 3): 0 loses up to a second of
+//     commits when mariadbd/mysqld crashes, 2 when the machine does;
+//   - with the binary log on (log_bin), sync_binlog other than 1: crash recovery rolls back a
+//     commit whose binlog event the machine lost; and a session with sql_log_bin = 0 (a DSN
+//     parameter can set it), whose increments a replica never sees, so a failover repeats them;
+//   - innodb_doublewrite off (or MySQL's DETECT_ONLY), innodb_flush_method nosync or
+//     littlesync: a crash of the machine can corrupt or lose the row;
+//   - on a Galera node (wsrep_on), pc.ignore_sb or pc.ignore_quorum in wsrep_provider_options:
+//     both halves of a split cluster keep taking blocks from the same counter;
+//   - a table that is not InnoDB (an existing MyISAM or MEMORY table named by table=, or
+//     InnoDB missing and the engine substituted).
+//
+// Every Take reads innodb_flush_log_at_trx_commit, log_bin, sync_binlog and sql_log_bin again
+// in the transaction that takes the block, and drops the block if one of them went wrong since
+// Open (SET GLOBAL innodb_flush_log_at_trx_commit = 2 for a bulk load is common): its numbers
+// are lost, never used. The store URL's unsafe=true accepts all of these but the engine, for
+// tests and throwaway data.
 package mysqlstore
 
 import (
@@ -17,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -27,6 +52,10 @@ import (
 // DefaultTable is the counter table's name when the URL gives none.
 const DefaultTable = "idkit_segments"
 
+// ErrNotDurable reports a server or table that could lose a committed increment in a crash,
+// and so hand its numbers out again.
+var ErrNotDurable = errors.New("mysqlstore: the server can lose a committed write in a crash")
+
 func init() {
 	for _, s := range []string{"mysql", "mariadb"} {
 		segment.RegisterStore(s, driver{})
@@ -36,45 +65,61 @@ func init() {
 type driver struct{}
 
 func (driver) OpenStore(ctx context.Context, url string) (segment.Store, error) {
-	dsn, table, err := ParseURL(url)
+	s, err := ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, dsn, table)
+	return Open(ctx, s)
 }
 
 func (driver) DescribeStore(url string) string {
-	_, table, err := ParseURL(url)
+	s, err := ParseURL(url)
 	if err != nil {
 		return "MariaDB/MySQL store (unreadable URL)"
 	}
-	return "MariaDB/MySQL table " + table
+	return "MariaDB/MySQL table " + s.Table
+}
+
+// Settings configures Open.
+type Settings struct {
+	// DSN is a go-sql-driver/mysql data source name.
+	DSN string
+	// Table is the counter table, optionally db.table; DefaultTable when empty.
+	Table string
+	// Unsafe accepts a server whose settings can lose a commit in a crash (see the package
+	// doc): for tests and throwaway data.
+	Unsafe bool
 }
 
 // ParseURL reads mysql://user:password@host:port/database?table=T&socket=/path/mysqld.sock
-// (also mariadb://) into a go-sql-driver/mysql DSN and a table name. socket= connects over a
-// unix socket instead of TCP; every other query parameter is passed to the driver as a DSN
-// parameter.
-func ParseURL(raw string) (dsn, table string, err error) {
+// (also mariadb://) into Settings. socket= connects over a unix socket instead of TCP;
+// unsafe=true sets Settings.Unsafe; every other query parameter is passed to the driver as a
+// DSN parameter.
+func ParseURL(raw string) (Settings, error) {
 	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
 		raw = strings.ToLower(scheme) + "://" + rest
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", fmt.Errorf("mysqlstore: store URL: %w", err)
+		return Settings{}, fmt.Errorf("mysqlstore: store URL: %w", err)
 	}
 	if u.Scheme != "mysql" && u.Scheme != "mariadb" || u.Opaque != "" {
-		return "", "", fmt.Errorf("mysqlstore: store URL: want mysql://user:password@host:port/database")
+		return Settings{}, fmt.Errorf("mysqlstore: store URL: want mysql://user:password@host:port/database")
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return "", "", fmt.Errorf("mysqlstore: store URL query: %w", err)
+		return Settings{}, fmt.Errorf("mysqlstore: store URL query: %w", err)
 	}
-	table = DefaultTable
+	set := Settings{Table: DefaultTable}
 	if q.Has("table") {
-		table = q.Get("table")
-		if !validTable(table) {
-			return "", "", fmt.Errorf("mysqlstore: table %q: want letters, digits and '_', optionally db.table", table)
+		set.Table = q.Get("table")
+		if !validTable(set.Table) {
+			return Settings{}, fmt.Errorf("mysqlstore: table %q: want letters, digits and '_', optionally db.table", set.Table)
+		}
+	}
+	if q.Has("unsafe") {
+		if set.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
+			return Settings{}, fmt.Errorf("mysqlstore: store URL: unsafe=%s: want true or false", q.Get("unsafe"))
 		}
 	}
 	cfg := mysql.NewConfig()
@@ -90,22 +135,23 @@ func ParseURL(raw string) (dsn, table string, err error) {
 			cfg.Addr += ":3306"
 		}
 	default:
-		return "", "", errors.New("mysqlstore: store URL: no host and no socket=")
+		return Settings{}, errors.New("mysqlstore: store URL: no host and no socket=")
 	}
 	q.Del("table")
 	q.Del("socket")
-	dsn = cfg.FormatDSN()
+	q.Del("unsafe")
+	set.DSN = cfg.FormatDSN()
 	if len(q) > 0 {
 		sep := "?"
-		if strings.Contains(dsn, "?") {
+		if strings.Contains(set.DSN, "?") {
 			sep = "&"
 		}
-		dsn += sep + q.Encode()
+		set.DSN += sep + q.Encode()
 	}
-	if _, err := mysql.ParseDSN(dsn); err != nil {
-		return "", "", fmt.Errorf("mysqlstore: store URL parameters: %w", err)
+	if _, err := mysql.ParseDSN(set.DSN); err != nil {
+		return Settings{}, fmt.Errorf("mysqlstore: store URL parameters: %w", err)
 	}
-	return dsn, table, nil
+	return set, nil
 }
 
 func validTable(t string) bool {
@@ -128,15 +174,27 @@ func validTable(t string) bool {
 
 // Store is a segment.Store in a MariaDB/MySQL table. It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	table string
+	db     *sql.DB
+	table  string
+	server string // the address, for messages
+	unsafe bool
 }
 
 var _ segment.Store = (*Store)(nil)
 
-// Open connects with dsn (a go-sql-driver/mysql DSN) and creates table if it does not exist.
-func Open(ctx context.Context, dsn, table string) (*Store, error) {
-	db, err := sql.Open("mysql", dsn)
+// Open connects with set.DSN and creates set.Table if it does not exist. It refuses, with an
+// error wrapping ErrNotDurable, a server or table that can lose a committed increment in a
+// crash, unless set.Unsafe (see the package doc); a table that is not InnoDB always.
+func Open(ctx context.Context, set Settings) (*Store, error) {
+	if set.Table == "" {
+		set.Table = DefaultTable
+	}
+	table := set.Table
+	cfg, err := mysql.ParseDSN(set.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("mysqlstore: %w", err)
+	}
+	db, err := sql.Open("mysql", set.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: %w", err)
 	}
@@ -153,15 +211,126 @@ func Open(ctx context.Context, dsn, table string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("mysqlstore: creating table %s: %w", table, err)
 	}
-	return &Store{db: db, table: table}, nil
+	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe}
+	if err := s.checkDurable(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkDurable refuses a server or table that can lose a committed increment in a crash.
+func (s *Store) checkDurable(ctx context.Context) error {
+	schema, name, ok := strings.Cut(s.table, ".")
+	if !ok {
+		schema, name = "", s.table
+	}
+	var engine sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?`, schema, name).Scan(&engine)
+	if err != nil {
+		return fmt.Errorf("%w: cannot read the engine of table %s at %s: %w", ErrNotDurable, s.table, s.server, err)
+	}
+	if !strings.EqualFold(engine.String, "InnoDB") {
+		return fmt.Errorf("%w: table %s at %s uses the %s engine, which does not keep a commit through a crash, so IDs repeat; ALTER TABLE %s ENGINE=InnoDB, or name another table", ErrNotDurable, s.table, s.server, engine.String, s.table)
+	}
+	if s.unsafe {
+		return nil
+	}
+	vars, err := s.variables(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: cannot read the settings of the server at %s (%w); add unsafe=true to the store URL only if you know it keeps every commit", ErrNotDurable, s.server, err)
+	}
+	return s.checkVariables(vars)
+}
+
+// checkVariables refuses the settings in vars (SHOW VARIABLES, names in lower case) that can
+// lose a committed increment in a crash, unless the store is unsafe.
+func (s *Store) checkVariables(vars map[string]string) error {
+	if err := s.checkCommit(vars["innodb_flush_log_at_trx_commit"], vars["log_bin"], vars["sync_binlog"], vars["sql_log_bin"]); err != nil || s.unsafe {
+		return err
+	}
+	switch dw := strings.ToUpper(vars["innodb_doublewrite"]); dw {
+	case "0", "OFF", "DETECT_ONLY":
+		return s.refuse("innodb_doublewrite", vars["innodb_doublewrite"], "a crash of its machine can tear the counter's page and repeat IDs", "set innodb_doublewrite = ON")
+	}
+	switch fm := strings.ToLower(vars["innodb_flush_method"]); fm {
+	case "nosync", "littlesync":
+		return s.refuse("innodb_flush_method", vars["innodb_flush_method"], "it never syncs its files and a crash of its machine can lose increments and repeat IDs", "set innodb_flush_method = fsync or O_DIRECT")
+	}
+	if on := strings.ToUpper(vars["wsrep_on"]); on == "ON" || on == "1" {
+		// wsrep_provider_options is "name = value; name = value; …".
+		for _, kv := range strings.Split(vars["wsrep_provider_options"], ";") {
+			k, v, _ := strings.Cut(kv, "=")
+			k, v = strings.ToLower(strings.TrimSpace(k)), strings.ToLower(strings.TrimSpace(v))
+			if (k == "pc.ignore_sb" || k == "pc.ignore_quorum") && (v == "true" || v == "yes" || v == "1" || v == "on") {
+				return s.refuse("wsrep_provider_options", k+" = "+v, "both halves of a split Galera cluster keep taking the same blocks and repeat IDs", "remove "+k)
+			}
+		}
+	}
+	return nil
+}
+
+// variables reads the server and session settings checkDurable looks at; SHOW VARIABLES
+// leaves out those the server does not have (wsrep_* on MySQL).
+func (s *Store) variables(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SHOW VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'log_bin',
+		'sync_binlog', 'sql_log_bin', 'innodb_doublewrite', 'innodb_flush_method', 'wsrep_on', 'wsrep_provider_options')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vars := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		vars[strings.ToLower(k)] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if vars["innodb_flush_log_at_trx_commit"] == "" {
+		return nil, errors.New("innodb_flush_log_at_trx_commit is missing: is InnoDB there?")
+	}
+	return vars, nil
+}
+
+// checkCommit refuses the settings that decide whether a commit survives a crash, read at
+// Open and again by every Take: innodb_flush_log_at_trx_commit, log_bin, sync_binlog and the
+// session's sql_log_bin. It accepts anything when the store is unsafe.
+func (s *Store) checkCommit(flush, logBin, syncBinlog, sqlLogBin string) error {
+	if s.unsafe {
+		return nil
+	}
+	if flush != "1" && flush != "3" {
+		return s.refuse("innodb_flush_log_at_trx_commit", flush, "a crash loses up to a second of increments and repeats IDs", "set innodb_flush_log_at_trx_commit = 1")
+	}
+	if on := strings.ToUpper(logBin); on == "ON" || on == "1" {
+		if syncBinlog != "1" {
+			return s.refuse("sync_binlog", syncBinlog, "with the binary log on, crash recovery rolls back the commits whose binlog events a crash of the machine lost, and repeats IDs", "set sync_binlog = 1")
+		}
+		if off := strings.ToUpper(sqlLogBin); off == "OFF" || off == "0" {
+			return s.refuse("sql_log_bin", sqlLogBin+" in this session", "a replica never sees its increments and a failover repeats IDs", "remove sql_log_bin from the DSN")
+		}
+	}
+	return nil
+}
+
+// refuse is the error for a setting that can lose a committed increment.
+func (s *Store) refuse(setting, value, why, fix string) error {
+	return fmt.Errorf("%w: the server at %s has %s %s, so %s; %s, or add unsafe=true to the store URL for throwaway data", ErrNotDurable, s.server, setting, value, why, fix)
 }
 
 // Table returns the counter table's name.
 func (s *Store) Table() string { return s.table }
 
 // Take adds req.Step to the key's max_id and returns the numbers in between. Errors wrap
-// segment.ErrClass when the key's row belongs to another store position, and
-// segment.ErrExhausted when max_id would leave the BIGINT range.
+// segment.ErrClass when the key's row belongs to another store position,
+// segment.ErrExhausted when max_id would leave the BIGINT range, and ErrNotDurable when a
+// setting that decides whether the commit survives a crash went wrong since Open (the block
+// is then lost, never used).
 func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -191,11 +360,16 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		return b, err
 	}
 	var maxID int64
-	if err = tx.QueryRowContext(ctx, `SELECT max_id FROM `+s.table+` WHERE biz_tag = ?`, req.Key).Scan(&maxID); err != nil {
+	var flush, logBin, syncBinlog, sqlLogBin string
+	if err = tx.QueryRowContext(ctx, `SELECT max_id, @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog, @@SESSION.sql_log_bin
+		FROM `+s.table+` WHERE biz_tag = ?`, req.Key).Scan(&maxID, &flush, &logBin, &syncBinlog, &sqlLogBin); err != nil {
 		return b, s.fail(req, err)
 	}
 	if err = tx.Commit(); err != nil {
 		return b, s.fail(req, err)
+	}
+	if err := s.checkCommit(flush, logBin, syncBinlog, sqlLogBin); err != nil {
+		return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
 	}
 	if maxID < int64(req.Step) {
 		return b, fmt.Errorf("mysqlstore: key %q in %s: max_id %d after adding %d: %w", req.Key, s.table, maxID, req.Step, segment.ErrBackwards)

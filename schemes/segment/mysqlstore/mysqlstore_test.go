@@ -3,6 +3,7 @@ package mysqlstore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,11 +17,18 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// open opens a store on dsn as a program does: the private servers run with InnoDB's
+// durable defaults, which the store accepts.
 func open(t testing.TB, dsn string) *mysqlstore.Store {
+	t.Helper()
+	return openSettings(t, mysqlstore.Settings{DSN: dsn})
+}
+
+func openSettings(t testing.TB, set mysqlstore.Settings) *mysqlstore.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := mysqlstore.Open(ctx, dsn, mysqlstore.DefaultTable)
+	st, err := mysqlstore.Open(ctx, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +76,10 @@ func TestTakeErrors(t *testing.T) {
 }
 
 var urlCases = []segtest.URLCase{
-	{In: "mysql://u:p@h/db", Want: "u:p@tcp(h:3306)/db | idkit_segments"},
-	{In: "MariaDB://u@h:3307/db?table=seg&timeout=2s", Want: "u@tcp(h:3307)/db?timeout=2s | seg"},
-	{In: "mysql://root@/db?socket=/tmp/x.sock", Want: "root@unix(/tmp/x.sock)/db | idkit_segments"},
+	{In: "mysql://u:p@h/db", Want: "u:p@tcp(h:3306)/db | idkit_segments | unsafe false"},
+	{In: "MariaDB://u@h:3307/db?table=seg&timeout=2s", Want: "u@tcp(h:3307)/db?timeout=2s | seg | unsafe false"},
+	{In: "mysql://root@/db?socket=/tmp/x.sock&unsafe=true", Want: "root@unix(/tmp/x.sock)/db | idkit_segments | unsafe true"},
+	{In: "mysql://u@h/db?unsafe=yes", Err: "unsafe=yes"},
 	{In: "mysql://u@h/db?table=a;b", Err: "query"},
 	{In: "mysql://u@h/db?table=a-b", Err: "table"},
 	{In: "mysql://u@/db", Err: "no host"},
@@ -78,8 +87,8 @@ var urlCases = []segtest.URLCase{
 }
 
 func parseURL(in string) (string, error) {
-	dsn, table, err := mysqlstore.ParseURL(in)
-	return dsn + " | " + table, err
+	s, err := mysqlstore.ParseURL(in)
+	return fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe), err
 }
 
 func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
@@ -116,7 +125,7 @@ func TestFaultMixedStoreDown(t *testing.T) {
 	}
 	pdsn := pgtest.Schema(t)
 	segtest.StoreDown(t, func() []segment.Store {
-		pst, err := pgstore.Open(context.Background(), pdsn, pgstore.DefaultTable)
+		pst, err := pgstore.Open(context.Background(), pgstore.Settings{DSN: pdsn, Unsafe: true}) // the shared test cluster runs with fsync off
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"testing"
@@ -18,14 +19,16 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// storeURL turns a pgx connection string into the pg:// URL a spec takes.
+// storeURL turns a pgx connection string into the pg:// URL a spec takes, with unsafe=true:
+// the shared test cluster runs with fsync off (pgtest.Settings), which the store refuses
+// otherwise. The durability tests open their stores without it, on clusters of their own.
 func storeURL(t testing.TB, dsn string) string {
 	t.Helper()
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := url.Values{"host": {cfg.Host}, "port": {strconv.Itoa(int(cfg.Port))}, "sslmode": {"disable"}}
+	q := url.Values{"host": {cfg.Host}, "port": {strconv.Itoa(int(cfg.Port))}, "sslmode": {"disable"}, "unsafe": {"true"}}
 	for k, v := range cfg.RuntimeParams {
 		q.Set(k, v)
 	}
@@ -36,11 +39,23 @@ func storeURL(t testing.TB, dsn string) string {
 	return u.String()
 }
 
+// open opens a store on dsn with Unsafe set, as storeURL does, for the tests that are not
+// about durability; openDurable opens one without.
 func open(t testing.TB, dsn string) *pgstore.Store {
+	t.Helper()
+	return openSettings(t, pgstore.Settings{DSN: dsn, Unsafe: true})
+}
+
+func openDurable(t testing.TB, dsn string) *pgstore.Store {
+	t.Helper()
+	return openSettings(t, pgstore.Settings{DSN: dsn})
+}
+
+func openSettings(t testing.TB, set pgstore.Settings) *pgstore.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := pgstore.Open(ctx, dsn, pgstore.DefaultTable)
+	st, err := pgstore.Open(ctx, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +84,20 @@ func TestTakeErrors(t *testing.T) {
 }
 
 var urlCases = []segtest.URLCase{
-	{In: "pg://u:p@h:5/db", Want: "postgres://u:p@h:5/db | idkit_segments"},
-	{In: "PostgreSQL://h/db?table=s.t&sslmode=disable", Want: "postgresql://h/db?sslmode=disable | s.t"},
+	{In: "pg://u:p@h:5/db", Want: "postgres://u:p@h:5/db | idkit_segments | unsafe false"},
+	{In: "PostgreSQL://h/db?table=s.t&sslmode=disable", Want: "postgresql://h/db?sslmode=disable | s.t | unsafe false"},
+	{In: "pg://u:p@h/db?unsafe=true&sslmode=disable", Want: "postgres://u:p@h/db?sslmode=disable | idkit_segments | unsafe true"},
+	{In: "pg:///db?host=/tmp&unsafe=0", Want: "postgres:///db?host=%2Ftmp | idkit_segments | unsafe false"},
+	{In: "pg://h/db?unsafe=maybe", Err: "unsafe=maybe"},
+	{In: "pg://u:secret@h/db?unsafe=secret", Err: "want true or false"},
 	{In: "pg://h/db?table=bad-drop", Err: "table"},
 	{In: "pg://h/db?namespace=x", Err: "namespace"},
 	{In: "pg:h", Err: "want postgres://"},
 }
 
 func parseURL(in string) (string, error) {
-	dsn, table, err := pgstore.ParseURL(in)
-	return dsn + " | " + table, err
+	s, err := pgstore.ParseURL(in)
+	return fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe), err
 }
 
 func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
@@ -88,13 +107,18 @@ func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
 // TestSpec builds the scheme from a spec, as a program that imports pgstore does.
 func TestSpec(t *testing.T) { segtest.Spec(t, storeURL(t, pgtest.Schema(t))) }
 
-// private starts a PostgreSQL cluster of the test's own, which the test may stop and start.
-func private(t *testing.T) *pglocal.Cluster {
+// private starts a PostgreSQL cluster of the test's own, which the test may stop and start,
+// with pgtest.Settings changed by the pairs in settings (name, value, name, value, …).
+func private(t *testing.T, settings ...string) *pglocal.Cluster {
 	t.Helper()
 	pgtest.DSN(t) // skips, or fails under CI=true, without PostgreSQL
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := pglocal.Start(ctx, pglocal.Options{Settings: pgtest.Settings()})
+	set := pgtest.Settings()
+	for i := 0; i+1 < len(settings); i += 2 {
+		set[settings[i]] = settings[i+1]
+	}
+	c, err := pglocal.Start(ctx, pglocal.Options{Settings: set})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,16 +8,26 @@
 // on the server.
 //
 // A counter that a restart forgets hands out its numbers again, and IDs repeat. Open therefore
-// refuses a Redis that does not log every write to its append-only file before answering
-// (appendonly yes with appendfsync always): without the AOF a restart loses the counter, and
-// with appendfsync everysec a crash loses up to a second of increments. The store URL's
-// unsafe=true accepts such a Redis anyway, for tests and throwaway data.
+// refuses, with an error wrapping ErrNotDurable that names the setting, a Redis that does not
+// log every write to its append-only file before answering or may drop a counter:
+//
+//   - appendonly other than yes: a restart loses the counter;
+//   - appendfsync other than always: a crash loses up to a second of increments;
+//   - no-appendfsync-on-rewrite yes: while the append-only file is rewritten (or a snapshot
+//     saved), writes are not fsynced at all, and a crash of the machine loses them;
+//   - a maxmemory limit with an allkeys-* maxmemory-policy: a full Redis evicts the counter.
+//
+// Every Take reads these settings again in the same round trip as its increment (CONFIG SET
+// changes them at run time, and a restart with another configuration file too) and drops its
+// block if one went wrong: its numbers are lost, never used. The store URL's unsafe=true
+// accepts such a Redis anyway, for tests and throwaway data.
 package redisstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -127,12 +137,13 @@ type Store struct {
 	c      *redis.Client
 	prefix string
 	addr   string
+	unsafe bool
 }
 
 var _ segment.Store = (*Store)(nil)
 
-// Open connects and checks that the server persists every write (appendonly yes,
-// appendfsync always); errors wrap ErrNotDurable otherwise, unless s.Unsafe.
+// Open connects and checks that the server persists every write and keeps every counter (see
+// the package doc); errors wrap ErrNotDurable otherwise, unless s.Unsafe.
 func Open(ctx context.Context, s Settings) (*Store, error) {
 	if s.Options == nil {
 		return nil, errors.New("redisstore: no connection options")
@@ -141,7 +152,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 		s.Prefix = DefaultPrefix
 	}
 	c := redis.NewClient(s.Options)
-	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr}
+	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr, unsafe: s.Unsafe}
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redisstore: connecting to %s: %w", st.addr, err)
@@ -155,26 +166,66 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 	return st, nil
 }
 
+// durabilityConfig are the CONFIG GET patterns of the settings checkConfig reads.
+var durabilityConfig = []string{"append*", "no-appendfsync-on-rewrite", "maxmemory*"}
+
+// getConfig queues CONFIG GET for the durability settings on p.
+func getConfig(ctx context.Context, p redis.Pipeliner) []*redis.MapStringStringCmd {
+	cmds := make([]*redis.MapStringStringCmd, len(durabilityConfig))
+	for i, pat := range durabilityConfig {
+		cmds[i] = p.ConfigGet(ctx, pat)
+	}
+	return cmds
+}
+
 func (s *Store) checkDurable(ctx context.Context) error {
-	cfg, err := s.c.ConfigGet(ctx, "append*").Result()
-	if err != nil {
-		return fmt.Errorf("%w: cannot read its configuration at %s (%w); add unsafe=true to the store URL only if you know it persists every write", ErrNotDurable, s.addr, err)
+	var cmds []*redis.MapStringStringCmd
+	s.c.Pipelined(ctx, func(p redis.Pipeliner) error { cmds = getConfig(ctx, p); return nil })
+	return s.checkConfig(cmds)
+}
+
+// checkConfig refuses the configuration the commands read when Redis could lose or drop a
+// counter.
+func (s *Store) checkConfig(cmds []*redis.MapStringStringCmd) error {
+	cfg := map[string]string{}
+	for _, c := range cmds {
+		m, err := c.Result()
+		if err != nil {
+			return fmt.Errorf("%w: cannot read its configuration at %s (%w); add unsafe=true to the store URL only if you know it persists every write", ErrNotDurable, s.addr, err)
+		}
+		maps.Copy(cfg, m)
 	}
-	if cfg["appendonly"] != "yes" {
+	switch {
+	case cfg["appendonly"] != "yes":
 		return fmt.Errorf("%w: Redis at %s has appendonly %q, so a restart forgets the counters and repeats IDs; set appendonly yes and appendfsync always, or add unsafe=true to the store URL for throwaway data", ErrNotDurable, s.addr, cfg["appendonly"])
-	}
-	if cfg["appendfsync"] != "always" {
-		return fmt.Errorf("%w: Redis at %s has appendfsync %q, so a crash loses the last increments and repeats IDs; set appendfsync always, or add unsafe=true to the store URL", ErrNotDurable, s.addr, cfg["appendfsync"])
+	case cfg["appendfsync"] != "always":
+		return fmt.Errorf("%w: Redis at %s has appendfsync %q, so a crash loses the last increments and repeats IDs; set appendfsync always, or add unsafe=true to the store URL for throwaway data", ErrNotDurable, s.addr, cfg["appendfsync"])
+	case cfg["no-appendfsync-on-rewrite"] != "no":
+		return fmt.Errorf("%w: Redis at %s has no-appendfsync-on-rewrite %q, so while it rewrites its append-only file it does not fsync, a crash of its machine loses those increments and IDs repeat; set no-appendfsync-on-rewrite no, or add unsafe=true to the store URL for throwaway data", ErrNotDurable, s.addr, cfg["no-appendfsync-on-rewrite"])
+	case cfg["maxmemory"] != "0" && strings.HasPrefix(cfg["maxmemory-policy"], "allkeys-"):
+		return fmt.Errorf("%w: Redis at %s has maxmemory-policy %q with maxmemory %s, so a full Redis evicts a counter and repeats IDs; set maxmemory-policy noeviction (or a volatile-* one), or add unsafe=true to the store URL for throwaway data", ErrNotDurable, s.addr, cfg["maxmemory-policy"], cfg["maxmemory"])
 	}
 	return nil
 }
 
 // Take adds req.Step to the key's max_id and returns the numbers in between. Errors wrap
-// segment.ErrClass when the key belongs to another store position and segment.ErrExhausted
-// when max_id would overflow.
+// segment.ErrClass when the key belongs to another store position, segment.ErrExhausted
+// when max_id would overflow, and ErrNotDurable when a durability setting went wrong since
+// Open (the block is then lost, never used).
 func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, error) {
 	key := s.prefix + req.Key
-	m, err := takeScript.Run(ctx, s.c, []string{key}, req.Step, req.Index, req.Count).Int64()
+	// One round trip: the settings, then the increment (EVAL: a pipeline cannot fall back
+	// from EVALSHA).
+	var cfg []*redis.MapStringStringCmd
+	var take *redis.Cmd
+	s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if !s.unsafe {
+			cfg = getConfig(ctx, p)
+		}
+		take = takeScript.Eval(ctx, p, []string{key}, req.Step, req.Index, req.Count)
+		return nil
+	})
+	m, err := take.Int64()
 	if err != nil {
 		msg := err.Error()
 		switch {
@@ -192,6 +243,9 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 			return segment.Block{}, fmt.Errorf("redisstore: key %q: max_id + %d overflows: %w", key, req.Step, segment.ErrExhausted)
 		}
 		return segment.Block{}, fmt.Errorf("redisstore: taking %d of key %q at %s: %w", req.Step, key, s.addr, err)
+	}
+	if err := s.checkConfig(cfg); !s.unsafe && err != nil {
+		return segment.Block{}, fmt.Errorf("redisstore: key %q: block up to %d dropped: %w", key, m, err)
 	}
 	if m < int64(req.Step) {
 		return segment.Block{}, fmt.Errorf("redisstore: key %q: max_id %d after adding %d: %w", key, m, req.Step, segment.ErrBackwards)

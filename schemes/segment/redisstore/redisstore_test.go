@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,27 +112,96 @@ func maxID(t *testing.T, s *server) int64 {
 	return v
 }
 
-// TestRefusesNonDurable: a Redis without the append-only file, or with fsync every second, is
-// refused; unsafe=true accepts it.
+// TestRefusesNonDurable: a Redis without the append-only file, with fsync every second, without
+// fsync while it rewrites the file, or evicting any key when full is refused, naming the
+// setting; unsafe=true accepts it.
 func TestRefusesNonDurable(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		persist []string
+		want    string
 	}{
-		{"no aof", []string{"--appendonly", "no"}},
-		{"aof everysec", []string{"--appendonly", "yes", "--appendfsync", "everysec"}},
+		{"no aof", []string{"--appendonly", "no"}, "appendonly"},
+		{"aof everysec", []string{"--appendonly", "yes", "--appendfsync", "everysec"}, "appendfsync"},
+		{"no fsync on rewrite", append(slices.Clone(durable), "--no-appendfsync-on-rewrite", "yes"), "no-appendfsync-on-rewrite"},
+		{"evicting", append(slices.Clone(durable), "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"), "allkeys-lru"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startRedis(t, tc.persist...)
 			set, _ := redisstore.ParseURL(s.url(""))
 			_, err := redisstore.Open(context.Background(), set)
-			if !errors.Is(err, redisstore.ErrNotDurable) {
-				t.Fatalf("err = %v, want ErrNotDurable", err)
+			if !errors.Is(err, redisstore.ErrNotDurable) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrNotDurable naming %s", err, tc.want)
 			}
 			t.Log(err)
 			open(t, s.url("?unsafe=true"))
 		})
 	}
+	// A limit with a policy that evicts only keys with a TTL never touches the counters.
+	open(t, startRedis(t, append(slices.Clone(durable), "--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru")...).url(""))
+}
+
+// TestRefusesConfigSetLater: a store opened on a durable Redis refuses the block of a Take
+// made after CONFIG SET turned a setting off; the increment happened, its numbers are lost.
+func TestRefusesConfigSetLater(t *testing.T) {
+	s := startRedis(t, durable...)
+	st := open(t, s.url(""))
+	req := segment.Request{Key: "k", Step: 10, Count: 1}
+	if _, err := st.Take(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
+	defer c.Close()
+	for _, kv := range [][2]string{{"appendfsync", "everysec"}, {"maxmemory", "64mb"}} {
+		if err := c.ConfigSet(context.Background(), kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.ConfigSet(context.Background(), "maxmemory-policy", "allkeys-random").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.Take(context.Background(), req)
+	if !errors.Is(err, redisstore.ErrNotDurable) || !strings.Contains(err.Error(), "appendfsync") {
+		t.Fatalf("Take after CONFIG SET appendfsync everysec: %v, want ErrNotDurable", err)
+	}
+	t.Log(err)
+	c.ConfigSet(context.Background(), "appendfsync", "always")
+	if _, err = st.Take(context.Background(), req); !errors.Is(err, redisstore.ErrNotDurable) || !strings.Contains(err.Error(), "allkeys-random") {
+		t.Fatalf("Take after CONFIG SET maxmemory-policy allkeys-random: %v, want ErrNotDurable", err)
+	}
+	if got := maxID(t, s); got != 30 {
+		t.Fatalf("max_id %d, want 30: refused blocks are lost, not given back", got)
+	}
+}
+
+// TestFaultEvictionUnsafe is why Open refuses an evicting Redis: with unsafe=true, a Redis
+// whose maxmemory-policy is allkeys-lru drops the counter once other data fills it, and a new
+// process repeats IDs.
+func TestFaultEvictionUnsafe(t *testing.T) {
+	s := startRedis(t, append(slices.Clone(durable), "--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru")...)
+	set := segment.Settings{Stores: []segment.Store{open(t, s.url("?unsafe=true"))}, Key: "k", Step: 100, NoBuffer: true}
+	first := make([]uint64, 250)
+	if err := segtest.NewSegment(t, set).NextBatch(first); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock})
+	defer c.Close()
+	junk := strings.Repeat("x", 64<<10)
+	for i := range 200 { // 12.5 MB into a 4 MB Redis
+		if err := c.Set(context.Background(), fmt.Sprintf("junk:%d", i), junk, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set.Stores = []segment.Store{open(t, s.url("?unsafe=true"))}
+	after := make([]uint64, 250)
+	if err := segtest.NewSegment(t, set).NextBatch(after); err != nil {
+		t.Fatal(err)
+	}
+	d := segtest.Dups(append(first, after...))
+	if len(d) == 0 {
+		t.Fatalf("the counter survived 12.5 MB written to a 4 MB allkeys-lru Redis (new process from %d): the test shows nothing", after[0])
+	}
+	t.Logf("unsafe=true, allkeys-lru: after the counter was evicted a new process repeated %d IDs (from %d)", len(d), after[0])
 }
 
 func TestTake(t *testing.T) {
