@@ -67,9 +67,19 @@ func TestTypeIDInterop(t *testing.T) {
 	}
 }
 
+// userPrefix and userID are a jetify TypeID subtype, as its documentation declares them.
+type userPrefix struct{}
+
+func (userPrefix) Prefix() string { return "user" }
+
+type userID struct {
+	jetify.TypeID[userPrefix]
+}
+
 // BenchmarkTypeIDNew sets generating a TypeID as text with idkit beside go.jetify.com/typeid's
-// own constructor: idkit's Next and FormatID against jetify's WithPrefix and String (its
-// TypeID holds the text already; String joins prefix and suffix).
+// own constructors, in one run: idkit's Next then FormatID (a string), against jetify's New
+// (typed, its documented way) and WithPrefix (untyped), each then String. A jetify TypeID keeps
+// its suffix as a string made in New; String joins prefix and suffix. new-only is New alone.
 func BenchmarkTypeIDNew(b *testing.B) {
 	s, err := idkit.New("typeid:prefix=user")
 	if err != nil {
@@ -87,7 +97,17 @@ func BenchmarkTypeIDNew(b *testing.B) {
 			}
 		}
 	})
-	b.Run("lib=jetify", func(b *testing.B) {
+	b.Run("lib=jetify-new", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			tid, err := jetify.New[userID]()
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = tid.String()
+		}
+	})
+	b.Run("lib=jetify-withprefix", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			tid, err := jetify.WithPrefix("user")
@@ -95,6 +115,14 @@ func BenchmarkTypeIDNew(b *testing.B) {
 				b.Fatal(err)
 			}
 			_ = tid.String()
+		}
+	})
+	b.Run("lib=jetify-new-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := jetify.New[userID](); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
