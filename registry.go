@@ -11,7 +11,8 @@ import (
 
 // BuildFunc builds a scheme from its parsed spec. It reads the settings it knows from s, calls
 // s.Done to refuse the others, and reports bad values with s.Errorf or s.Wrapf so that the
-// messages match the built-in schemes'. ctx bounds any network work the spec asks for (New
+// messages match the built-in schemes'. The prefix and mask settings, which every scheme
+// takes, are read by New before it and applied to the scheme it returns (see New). ctx bounds any network work the spec asks for (New
 // passes context.Background, NewContext its caller's context). A scheme that holds resources
 // implements io.Closer.
 type BuildFunc func(ctx context.Context, s *Settings) (Scheme, error)

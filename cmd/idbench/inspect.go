@@ -24,9 +24,10 @@ IDs are read in the scheme's public text, as "idbench gen" prints them. Where th
 from the stored form (a scheme with prefix= or mask=, and typeid), the table shows both: ID
 is the public text, STORED the ID the database holds, PREFIX a TypeID's prefix; the fields
 are the stored ID's. A stored UUID or ULID, or stored text next to a prefix, cannot pass for
-public text and is read as stored; a stored 64-bit ID of a masked scheme can (both are
-numbers), so pass --stored to read every ID as stored. TypeID text with a prefix the spec
-does not set is read with that prefix (e.g. --scheme typeid reads user_… and order_…).
+public text and is read as stored; a stored 64-bit ID or ULID of a masked scheme without a
+prefix can (both forms are numbers, or both ULIDs), so pass --stored to read every ID as
+stored. TypeID text with a prefix the spec does not set is read with that prefix (e.g.
+--scheme typeid reads user_… and order_…).
 
 An ID that cannot be read (bad text, or an ID of another scheme) is reported on stderr by
 name; the others are still shown, and the exit status is 1 at the end.
