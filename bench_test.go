@@ -2,7 +2,9 @@ package idkit_test
 
 import (
 	"io"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -181,6 +183,69 @@ func BenchmarkParsePublic(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// interleave runs a and b alternately in blocks of n calls until each has run b.N times, and
+// returns each one's nanoseconds per call. Blocks a few microseconds long put both under the
+// same load, so their ratio holds on a busy machine where consecutive benchmarks would not.
+func interleave(b *testing.B, n int, a, c func()) (nsA, nsC float64) {
+	var ta, tc time.Duration
+	for done := 0; done < b.N; done += n {
+		k := min(n, b.N-done)
+		start := time.Now()
+		for range k {
+			a()
+		}
+		mid := time.Now()
+		for range k {
+			c()
+		}
+		tc += time.Since(mid)
+		ta += mid.Sub(start)
+	}
+	return float64(ta.Nanoseconds()) / float64(b.N), float64(tc.Nanoseconds()) / float64(b.N)
+}
+
+// BenchmarkMaskCost is BenchmarkPublicText's masked/unmasked pairs interleaved (see
+// interleave): ns/op covers both, plain-ns/id and masked-ns/id each, and masked/plain their
+// ratio.
+func BenchmarkMaskCost(b *testing.B) {
+	b.Setenv("IDKIT_TEST_MASK_KEY", testMaskKey)
+	for _, pair := range []struct{ name, plain string }{
+		{"uuidv7", "uuidv7"},
+		{"typeid", "typeid:prefix=user"},
+		{"snowflake-seq22", "snowflake:fields=time:41/seq:22,epoch=2024-01-01"},
+		{"snowflake-twitter", "snowflake"},
+	} {
+		sep := ":"
+		if strings.Contains(pair.plain, ":") {
+			sep = ","
+		}
+		var run [2]func()
+		for i, spec := range []string{pair.plain, pair.plain + sep + "mask=" + testMaskRef} {
+			s, err := idkit.New(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := make([]byte, 0, 64)
+			run[i] = func() {
+				id, err := s.Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = idkit.AppendID(s, buf[:0], id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run("scheme="+pair.name, func(b *testing.B) {
+			b.ReportAllocs()
+			plain, masked := interleave(b, 256, run[0], run[1])
+			b.ReportMetric(plain, "plain-ns/id")
+			b.ReportMetric(masked, "masked-ns/id")
+			b.ReportMetric(masked/plain, "masked/plain")
 		})
 	}
 }

@@ -35,10 +35,15 @@ func AppendID(c Codec, b []byte, id ID) ([]byte, error) {
 // 01890a5d-ac96-774b-bcce-b302099a8057. c.Parse reads it back. Errors wrap ErrScheme.
 func FormatID(c Codec, id ID) (string, error) {
 	// One allocation: the buffer becomes the string. 48 bytes hold a UUID, or a TypeID with a
-	// prefix of up to 21 characters.
-	b, err := AppendID(c, make([]byte, 0, 48), id)
+	// prefix of up to 21 characters. Only a buffer nobody else holds may become a string, so
+	// text a Formatter returned elsewhere (grown, or its own) is copied.
+	buf := make([]byte, 0, 48)
+	b, err := AppendID(c, buf, id)
 	if err != nil || len(b) == 0 {
 		return "", err
+	}
+	if unsafe.SliceData(b) != unsafe.SliceData(buf) {
+		return string(b), nil
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }

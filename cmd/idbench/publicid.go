@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -82,10 +81,12 @@ func (r *idReader) read(text string) (readID, error) {
 	if err == nil {
 		return r.show(id, r.public)
 	}
-	if c := r.prefixCodec(text, err); c != nil {
-		if id, perr := c.Parse(text); perr == nil {
+	if c := r.prefixCodec(text); c != nil {
+		id, perr := c.Parse(text)
+		if perr == nil {
 			return r.show(id, c)
 		}
+		err = perr // it is TypeID text: say what is wrong with it as such
 	}
 	if r.text {
 		if got, serr := r.readStored(text, r.public); serr == nil {
@@ -118,11 +119,11 @@ func (r *idReader) show(id idkit.ID, c idkit.Codec) (readID, error) {
 	return readID{id: id, public: pub, codec: c}, nil
 }
 
-// prefixCodec returns the codec for TypeID text with a prefix the spec does not set, when err
-// says the prefix is what is wrong; nil otherwise.
-func (r *idReader) prefixCodec(text string, err error) idkit.Codec {
+// prefixCodec returns the codec for TypeID text with a prefix the spec does not set: the spec
+// with that prefix added. It returns nil for text without one, or when the spec sets a prefix.
+func (r *idReader) prefixCodec(text string) idkit.Codec {
 	i := strings.LastIndexByte(text, '_')
-	if !r.retry || i <= 0 || !errors.Is(err, idkit.ErrScheme) {
+	if !r.retry || i <= 0 {
 		return nil
 	}
 	p := text[:i]

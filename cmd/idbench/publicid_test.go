@@ -34,6 +34,7 @@ func TestInspectPublicGolden(t *testing.T) {
 		{"typeid_stored", "", []string{"inspect", "--scheme", "typeid:prefix=user", "--stored", "01890a5d-ac96-774b-bcce-b302099a8057", "user_01h455vb4pex5vsknk084sn02q"}},
 		{"typeid_bad", "", []string{"inspect", "--scheme", "uuidv7:prefix=user", "order_01h455vb4pex5vsknk084sn02q", "user_01H455vb4pex5vsknk084sn02q", "user_0110c8531d0952d8d73e1194e9", "user_01h455vb4pex5vsknk084sn02q"}},
 		{"prefix_snowflake", "", []string{"inspect", "--scheme", "snowflake:prefix=ord", "ord_1asd13xh1f800", twitterID}},
+		{"prefix_any", "", []string{"inspect", "ord_1asd13xh1f800", "tw_1asd13xh1f800", twitterID, "ord_01h455vb4pex5vsknk084sn02q"}},
 		{"masked", "", []string{"inspect", "--scheme", "snowflake:" + mask, twitterMasked}},
 		{"masked_stored", "", []string{"inspect", "--scheme", "snowflake:" + mask, "--stored", twitterID}},
 		{"masked_json", "", []string{"inspect", "--scheme", "snowflake:layout=twitter,prefix=tw," + mask, "--json", "tw_3s9htz6f0e370"}},

@@ -3,6 +3,7 @@ package interop_test
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	jetify "go.jetify.com/typeid"
 
@@ -125,4 +126,50 @@ func BenchmarkTypeIDNew(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkTypeIDCost runs idkit and jetify's New (then String) alternately in blocks of 256,
+// so both see the same load, and reports each one's ns per TypeID and their ratio.
+func BenchmarkTypeIDCost(b *testing.B) {
+	s, err := idkit.New("typeid:prefix=user")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sink string
+	ours := func() {
+		id, err := s.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sink, err = idkit.FormatID(s, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	theirs := func() {
+		tid, err := jetify.New[userID]()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink = tid.String()
+	}
+	b.ReportAllocs()
+	var tOurs, tTheirs time.Duration
+	for done := 0; done < b.N; done += 256 {
+		k := min(256, b.N-done)
+		start := time.Now()
+		for range k {
+			ours()
+		}
+		mid := time.Now()
+		for range k {
+			theirs()
+		}
+		tTheirs += time.Since(mid)
+		tOurs += mid.Sub(start)
+	}
+	_ = sink
+	n := float64(b.N)
+	b.ReportMetric(float64(tOurs.Nanoseconds())/n, "idkit-ns/id")
+	b.ReportMetric(float64(tTheirs.Nanoseconds())/n, "jetify-ns/id")
+	b.ReportMetric(float64(tOurs)/float64(tTheirs), "idkit/jetify")
 }
