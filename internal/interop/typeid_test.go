@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -129,47 +130,49 @@ func BenchmarkTypeIDNew(b *testing.B) {
 }
 
 // BenchmarkTypeIDCost runs idkit and jetify's New (then String) alternately in blocks of 256,
-// so both see the same load, and reports each one's ns per TypeID and their ratio.
+// so both see the same load, and reports the medians over the blocks of each one's ns per
+// TypeID and of their ratio (medians drop the blocks a busy machine preempted).
 func BenchmarkTypeIDCost(b *testing.B) {
 	s, err := idkit.New("typeid:prefix=user")
 	if err != nil {
 		b.Fatal(err)
 	}
 	var sink string
-	ours := func() {
-		id, err := s.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if sink, err = idkit.FormatID(s, id); err != nil {
-			b.Fatal(err)
-		}
-	}
-	theirs := func() {
-		tid, err := jetify.New[userID]()
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink = tid.String()
-	}
 	b.ReportAllocs()
-	var tOurs, tTheirs time.Duration
+	var ours, theirs, ratio []float64
 	for done := 0; done < b.N; done += 256 {
 		k := min(256, b.N-done)
 		start := time.Now()
 		for range k {
-			ours()
+			id, err := s.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if sink, err = idkit.FormatID(s, id); err != nil {
+				b.Fatal(err)
+			}
 		}
 		mid := time.Now()
 		for range k {
-			theirs()
+			tid, err := jetify.New[userID]()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink = tid.String()
 		}
-		tTheirs += time.Since(mid)
-		tOurs += mid.Sub(start)
+		o, t := float64(mid.Sub(start))/float64(k), float64(time.Since(mid))/float64(k)
+		ours, theirs, ratio = append(ours, o), append(theirs, t), append(ratio, o/t)
 	}
 	_ = sink
-	n := float64(b.N)
-	b.ReportMetric(float64(tOurs.Nanoseconds())/n, "idkit-ns/id")
-	b.ReportMetric(float64(tTheirs.Nanoseconds())/n, "jetify-ns/id")
-	b.ReportMetric(float64(tOurs)/float64(tTheirs), "idkit/jetify")
+	b.ReportMetric(median(ours), "idkit-ns/id")
+	b.ReportMetric(median(theirs), "jetify-ns/id")
+	b.ReportMetric(median(ratio), "idkit/jetify")
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }
