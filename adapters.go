@@ -107,7 +107,7 @@ func buildUUIDv7(_ context.Context, sp *Settings) (Scheme, error) {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
-	return &uuidv7Scheme{uuidScheme{version: 7, t: sp.textMasked(maskUUIDv47)}, g}, nil
+	return &uuidv7Scheme{uuidv7Codec{uuidScheme{version: 7, t: sp.textMasked(maskUUIDv47)}}, g}, nil
 }
 
 // buildTypeID builds the typeid scheme: UUIDv7s whose public text is a TypeID, with the
@@ -118,7 +118,7 @@ func buildTypeID(_ context.Context, sp *Settings) (Scheme, error) {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
-	return &uuidv7Scheme{*c.(*uuidScheme), g}, nil
+	return &uuidv7Scheme{*c.(*uuidv7Codec), g}, nil
 }
 
 // codecTypeID reads a typeid spec: its Parse takes any TypeID of its prefix, version 7 or not,
@@ -132,7 +132,7 @@ func codecTypeID(sp *Settings) (Codec, error) {
 		t = &textForm{}
 	}
 	t.typeid = true
-	return &uuidScheme{version: 7, t: t, typeid: true}, nil
+	return &uuidv7Codec{uuidScheme{version: 7, t: t, typeid: true}}, nil
 }
 
 // codecUUID returns the NewCodec function of UUID version v, which takes no settings of its
@@ -142,10 +142,13 @@ func codecUUID(v int) CodecFunc {
 		if err := sp.Done(); err != nil {
 			return nil, err
 		}
-		if v == 4 {
+		switch v {
+		case 4:
 			return uuidv4Codec(sp)
+		case 7:
+			return &uuidv7Codec{uuidScheme{version: v, t: sp.textMasked(maskUUIDv47)}}, nil
 		}
-		return &uuidScheme{version: v, t: sp.textMasked(maskUUIDv47)}, nil
+		return &uuidScheme{version: v}, nil
 	}
 }
 
@@ -186,7 +189,7 @@ func (s *uuidv4Scheme) Next() (ID, error) {
 }
 
 type uuidv7Scheme struct {
-	uuidScheme
+	uuidv7Codec
 	g *schemes.UUIDv7
 }
 

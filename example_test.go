@@ -2,6 +2,7 @@ package idkit_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -175,4 +176,41 @@ func ExampleNew_mask() {
 	// Output:
 	// 175928847299117063 → ord_er9bcewbkayk2 → 175928847299117063
 	// 017f22e2-79b0-7cc3-98c4-dc0c0c07398f → f17f62b4-77d6-4cc3-98c4-dc0c0c07398f
+}
+
+// ExampleBounds finds the rows made on one day through a time-ordered primary key, with no
+// created_at index: the IDs any node made that day lie in [lo, hi].
+func ExampleBounds() {
+	s, err := idkit.NewCodec("snowflake:layout=twitter")
+	if err != nil {
+		panic(err)
+	}
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lo, hi, err := idkit.Bounds(s, from, from.AddDate(0, 0, 1))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("SELECT * FROM orders WHERE id >= $1 AND id <= $2 -- args:", lo, hi)
+	// With database/sql: db.QueryContext(ctx, query, lo, hi); ID's Value passes each ID in the
+	// form its column holds (an int64 here, 16 bytes for a UUIDv7).
+	pl, _ := s.Decode(lo)
+	ph, _ := s.Decode(hi)
+	fmt.Println("first tick", pl.Time.Format(time.RFC3339Nano), "node", pl.Node, "seq", pl.Seq)
+	fmt.Println("last tick ", ph.Time.Format(time.RFC3339Nano), "node", ph.Node, "seq", ph.Seq)
+
+	// UUIDv7 bounds keep the version and variant bits every UUIDv7 has.
+	u, _ := idkit.NewCodec("uuidv7")
+	lo, hi, _ = idkit.Bounds(u, from, from.Add(time.Millisecond))
+	fmt.Println(lo, hi)
+
+	// A scheme without time order has no such range.
+	v4, _ := idkit.NewCodec("uuidv4")
+	_, _, err = idkit.Bounds(v4, from, from.AddDate(0, 0, 1))
+	fmt.Println(errors.Is(err, idkit.ErrScheme))
+	// Output:
+	// SELECT * FROM orders WHERE id >= $1 AND id <= $2 -- args: 2006515713438646272 2006878101304246271
+	// first tick 2026-01-01T00:00:00Z node 0 seq 0
+	// last tick  2026-01-01T23:59:59.999Z node 1023 seq 4095
+	// 019b76da-a800-7000-8000-000000000000 019b76da-a800-7fff-bfff-ffffffffffff
+	// true
 }

@@ -32,6 +32,8 @@ var (
 	ErrSpec = errors.New("idkit: bad spec")
 	// ErrSyntax reports ID text, bytes or a database value that is not a valid ID.
 	ErrSyntax = errors.New("idkit: invalid ID")
+	// ErrTime reports text ParseTime cannot read as a time.
+	ErrTime = errors.New("idkit: invalid time")
 	// ErrScheme reports an ID that is valid but was not made by the scheme asked to handle it,
 	// such as a UUIDv4 given to a uuidv7 scheme.
 	ErrScheme = errors.New("idkit: ID of another scheme")
@@ -43,8 +45,9 @@ var (
 // A Scheme may also implement these optional interfaces, discovered by type assertion:
 // Batcher (reserve many IDs at once), ContextScheme and ContextBatcher (waits that end with a
 // context), Layouter (the 64-bit layout behind it), Noder (its node value), StatsReporter
-// (counters for monitoring), Fenced (whether it may issue IDs right now) and io.Closer
-// (release what it holds, such as a node lease; call it when done).
+// (counters for monitoring), Fenced (whether it may issue IDs right now), TimeRanger (the IDs
+// of a time range, for time-ordered schemes) and io.Closer (release what it holds, such as a
+// node lease; call it when done).
 type Scheme interface {
 	// Name returns the canonical spec of the scheme, which New accepts, e.g.
 	// "snowflake:layout=twitter,node=3". A node claimed from a lease shows as its number.
@@ -56,7 +59,8 @@ type Scheme interface {
 }
 
 // Codec reads the canonical text of one scheme's IDs and takes them apart. Every Scheme is a
-// Codec; NewCodec returns one without starting a generator, for tools that only decode.
+// Codec; NewCodec returns one without starting a generator, for tools that only decode. The
+// codecs of time-ordered schemes also implement TimeRanger.
 type Codec interface {
 	// Parse reads an ID in the scheme's canonical text form; errors wrap ErrSyntax or
 	// ErrScheme.

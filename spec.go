@@ -1,6 +1,7 @@
 package idkit
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -200,16 +201,39 @@ func (sp *Settings) Time(key string) (t time.Time, ok bool, err error) {
 	if !ok {
 		return time.Time{}, false, nil
 	}
+	t, err = parseTime(v)
+	if err != nil {
+		return time.Time{}, true, sp.Errorf("%s=%s: %s", key, v, timeForms)
+	}
+	return t, true, nil
+}
+
+// timeForms says what ParseTime reads, for error messages.
+const timeForms = "want an RFC 3339 time (2015-01-01T00:00:00Z), a date (2015-01-01) or Unix milliseconds"
+
+// ParseTime reads a time as a spec's epoch= and start= do (and idbench inspect's --from, --to
+// and --at): an RFC 3339 time with optional fractional seconds (2015-01-01T00:00:00.5Z), a
+// date (2015-01-01, midnight UTC) or Unix milliseconds (1420070400000, 0 or more). The result
+// is in UTC. Errors wrap ErrTime and quote the input.
+func ParseTime(s string) (time.Time, error) {
+	t, err := parseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %s: %s", ErrTime, quote(s), timeForms)
+	}
+	return t, nil
+}
+
+func parseTime(v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), true, nil
+		return t.UTC(), nil
 	}
 	if t, err := time.Parse(time.DateOnly, v); err == nil {
-		return t, true, nil
+		return t, nil
 	}
 	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 && ms <= math.MaxInt64/int64(time.Millisecond) {
-		return time.UnixMilli(ms).UTC(), true, nil
+		return time.UnixMilli(ms).UTC(), nil
 	}
-	return time.Time{}, true, sp.Errorf("%s=%s: want an RFC 3339 time (2015-01-01T00:00:00Z), a date (2015-01-01) or Unix milliseconds", key, v)
+	return time.Time{}, errors.New(timeForms)
 }
 
 // sortedKeys returns the keys of m in order, for messages.

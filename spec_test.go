@@ -3,8 +3,10 @@ package idkit_test
 import (
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/layouts"
@@ -195,6 +197,56 @@ func FuzzNew(f *testing.F) {
 		}
 		if s2.Name() != s.Name() {
 			t.Fatalf("Name %q re-parses to %q", s.Name(), s2.Name())
+		}
+	})
+}
+
+var parseTimeCases = []struct {
+	in   string
+	want time.Time
+	ok   bool
+}{
+	{"2026-01-01", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), true},
+	{"2026-01-01T12:30:00.5Z", time.Date(2026, 1, 1, 12, 30, 0, 5e8, time.UTC), true},
+	{"2026-01-01T12:30:00+02:00", time.Date(2026, 1, 1, 10, 30, 0, 0, time.UTC), true},
+	{"1420070400000", time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC), true},
+	{"0", time.Unix(0, 0).UTC(), true},
+	{"-1", time.Time{}, false},
+	{"9223372036854776", time.Time{}, false},
+	{"yesterday", time.Time{}, false},
+	{"2026-13-01", time.Time{}, false},
+	{"", time.Time{}, false},
+}
+
+func TestParseTime(t *testing.T) {
+	t.Parallel()
+	for _, tt := range parseTimeCases {
+		got, err := idkit.ParseTime(tt.in)
+		switch {
+		case tt.ok && (err != nil || !got.Equal(tt.want) || got.Location() != time.UTC):
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		case !tt.ok && !errors.Is(err, idkit.ErrTime):
+			t.Errorf("ParseTime(%q) = %v, %v; want an error wrapping ErrTime", tt.in, got, err)
+		case !tt.ok && !strings.Contains(err.Error(), strconv.Quote(tt.in)):
+			t.Errorf("ParseTime(%q): error %q does not quote the input", tt.in, err)
+		}
+	}
+}
+
+func FuzzParseTime(f *testing.F) {
+	for _, tt := range parseTimeCases {
+		f.Add(tt.in)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := idkit.ParseTime(s)
+		if err != nil {
+			if !errors.Is(err, idkit.ErrTime) {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		if got.Location() != time.UTC {
+			t.Fatalf("%q: %v is not in UTC", s, got)
 		}
 	})
 }

@@ -79,7 +79,8 @@ type fleetNode struct {
 }
 
 // fleetClock is a node's clock: true time plus the node's offset, advanced by Sleep (a
-// Snowflake generator that uses up a tick sleeps until the next).
+// Snowflake generator that uses up a tick sleeps until the next). It never goes back: after
+// such a sleep it stays ahead of true time until true time catches up.
 type fleetClock struct{ now time.Time }
 
 func (c *fleetClock) Now() time.Time        { return c.now }
@@ -305,7 +306,12 @@ func (f *fleet) next(v *value) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := f.nodes[0]
-	n.clock.now = f.start.Add(time.Duration(n.at) + n.offset)
+	// The node's clock reads the true time of this arrival plus its offset, unless its
+	// generator already slept past that (a used-up tick): a clock never goes back, and the
+	// request waits as it would on a real server.
+	if t := f.start.Add(time.Duration(n.at) + n.offset); t.After(n.clock.now) {
+		n.clock.now = t
+	}
 	got, err := n.next()
 	if err != nil {
 		return fmt.Errorf("dbbench: generate ID: %w", err)

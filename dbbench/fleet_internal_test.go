@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,33 @@ func TestFleetErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s with %d nodes: err %v, want %q", tt.spec, tt.k, err, tt.want)
 		}
+	}
+}
+
+// TestFleetClockNeverGoesBack is the regression test of issue 17 item 10: with two nodes at the
+// default fleet rate a sonyflake node issues 500 IDs per 10 ms tick, more than its 256
+// sequence numbers, so its generator sleeps into the next tick. The fleet then set the node's
+// clock back to the true time of its next arrival, and the generator failed with "clock moved
+// backwards". A simulated clock, like a real one, only moves forward.
+func TestFleetClockNeverGoesBack(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		spec string
+		k    int
+	}{
+		{"sonyflake", 2},
+		{"sonyflake", 1},
+		{"snowflake:seq_bits=2", 4}, // 4 IDs per ms a node, 25 arrive
+	} {
+		t.Run(fmt.Sprintf("%s/nodes=%d", tt.spec, tt.k), func(t *testing.T) {
+			vs := fleetKeys(t, tt.spec, tt.k, 20000, fleetSettings{rate: DefaultFleetRate, skew: DefaultClockSkew, seed: 1})
+			seen := make(map[int64]bool, len(vs))
+			for _, v := range vs {
+				if seen[v.i64] {
+					t.Fatalf("duplicate key %d", v.i64)
+				}
+				seen[v.i64] = true
+			}
+		})
 	}
 }

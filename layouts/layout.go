@@ -2,7 +2,9 @@
 // has, in which order, how wide each is, what one time tick is worth and where time starts.
 //
 // A Layout is plain data. It validates itself, composes and decomposes IDs, and reports its
-// capacity, node count and the date its time field runs out. It generates nothing: the
+// capacity, node count and the date its time field runs out, and gives the smallest and the
+// largest ID of a time range (TickRange, TickBounds; ULIDBounds and UUIDv7Bounds for the
+// 128-bit time-ordered IDs, whose time field Millis48 describes). It generates nothing: the
 // generators live in package schemes, and package idkit wraps both for users.
 //
 // The presets (Twitter, Discord, Instagram, Sonyflake, Mastodon, Baidu) carry their published
@@ -291,17 +293,21 @@ func (l Layout) RunsOut() time.Time { return l.tickTime(l.MaxTick()).Add(l.Unit)
 // Int64Until returns the first instant at which IDs no longer fit a signed int64: RunsOut for
 // layouts of 63 bits or less, earlier for those that use the 64th bit (Discord, Instagram,
 // Mastodon), whose top time bit is the sign bit.
-func (l Layout) Int64Until() time.Time {
+func (l Layout) Int64Until() time.Time { return l.tickTime(l.int64Tick()) }
+
+// int64Tick returns the first tick whose IDs no longer fit a signed int64 (MaxTick+1 for
+// layouts of 63 bits or less).
+func (l Layout) int64Tick() int64 {
 	if l.TotalBits() < 64 {
-		return l.RunsOut()
+		return l.MaxTick() + 1
 	}
 	shift, _ := l.KindShift(KindTime)
 	if shift == 63 {
 		// The time field is one bit wide at the top; every tick but zero sets the sign bit.
-		return l.tickTime(1)
+		return 1
 	}
 	// The first tick with bit 63 set is 2^(63-shift); tick values stay below it.
-	return l.tickTime(int64(1) << (63 - shift))
+	return int64(1) << (63 - shift)
 }
 
 // tickTime returns Epoch + tick*Unit. A product beyond time.Duration's range (±292 years) is

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ type Requirement struct {
 	ShardBits uint
 	// Years is how long, counted from Epoch, the time field must last.
 	Years float64
-	// Unit is the time unit. Zero means the planner tries 1ms, 10ms and 1s.
+	// Unit is the time unit, at most MaxUnit. Zero means the planner tries 1ms, 10ms and 1s.
 	Unit time.Duration
 	// Epoch is the instant whose tick is zero; the life counts from it.
 	Epoch time.Time
@@ -104,28 +105,90 @@ func BitsFor(n uint64) uint {
 
 // SeqBitsFor returns the width of a sequence field that lets one node issue idsPerSecond
 // within every tick of unit (at least 1, since a layout needs a sequence field). It returns
-// 64 or more when the rate needs more than 63 bits.
+// 64 when the rate needs more than 63 bits.
 func SeqBitsFor(idsPerSecond float64, unit time.Duration) uint {
-	perTick := math.Ceil(idsPerSecond * unit.Seconds())
-	return max(1, floatBits(perTick))
+	return max(1, BitsFor(IDsPerTick(idsPerSecond, unit)))
 }
 
 // TimeBitsFor returns the width of a time field of the given unit that lasts at least years.
-// It returns 64 or more when that needs more than 63 bits.
+// It returns 64 when that needs more than 63 bits.
 func TimeBitsFor(years float64, unit time.Duration) uint {
-	ticks := math.Ceil(years * float64(Year) / float64(unit))
-	return max(1, floatBits(ticks))
+	return max(1, BitsFor(TicksFor(years, unit)))
 }
 
-// floatBits returns the width holding v distinct values, 64 for anything not below 2^63.
-func floatBits(v float64) uint {
-	switch {
-	case math.IsNaN(v) || v >= 1<<63:
-		return 64
-	case v <= 1:
+// TicksFor returns how many ticks of unit a time field must hold to last years (of Year
+// each): years × Year / unit rounded up, computed exactly on the float64 years as given, so
+// that a life of exactly 2^b ticks needs b bits and one a hair longer needs b+1. It returns
+// math.MaxUint64 when the count does not fit (or years is not finite, or unit is not
+// positive), and 0 for years of 0 or less.
+func TicksFor(years float64, unit time.Duration) uint64 {
+	if unit <= 0 {
+		return math.MaxUint64
+	}
+	life, ok := lifeNs(years)
+	if !ok {
+		return math.MaxUint64
+	}
+	return ceilUint64(life.Quo(life, new(big.Rat).SetInt64(int64(unit))))
+}
+
+// IDsPerTick returns how many IDs one node issues within a tick of unit at idsPerSecond:
+// idsPerSecond × unit rounded up, computed exactly. It returns math.MaxUint64 when the count
+// does not fit (or the rate is not finite, or unit is not positive), and 0 for a rate of 0 or
+// less.
+func IDsPerTick(idsPerSecond float64, unit time.Duration) uint64 {
+	if unit <= 0 {
+		return math.MaxUint64
+	}
+	rate := new(big.Rat)
+	if rate.SetFloat64(idsPerSecond) == nil {
+		return math.MaxUint64
+	}
+	return ceilUint64(rate.Mul(rate, big.NewRat(int64(unit), int64(time.Second))))
+}
+
+// lifeNs returns years × Year in nanoseconds, exactly; false when years is not finite.
+func lifeNs(years float64) (*big.Rat, bool) {
+	life := new(big.Rat)
+	if life.SetFloat64(years) == nil {
+		return nil, false
+	}
+	return life.Mul(life, new(big.Rat).SetInt64(int64(Year))), true
+}
+
+// ceilUint64 rounds x up to a whole number: 0 for x <= 0, math.MaxUint64 beyond a uint64.
+func ceilUint64(x *big.Rat) uint64 {
+	if x.Sign() <= 0 {
 		return 0
 	}
-	return BitsFor(uint64(v))
+	q, m := new(big.Int).QuoRem(x.Num(), x.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsUint64() {
+		return math.MaxUint64
+	}
+	return q.Uint64()
+}
+
+// spanNs returns t - from in nanoseconds, exactly, at any distance.
+func spanNs(from, t time.Time) *big.Int {
+	d := new(big.Int).Sub(big.NewInt(t.Unix()), big.NewInt(from.Unix()))
+	d.Mul(d, big.NewInt(int64(time.Second)))
+	return d.Add(d, big.NewInt(int64(t.Nanosecond())-int64(from.Nanosecond())))
+}
+
+// spanToTick returns the nanoseconds from epoch to the start of tick of l (l.Epoch + tick ×
+// l.Unit), exactly: how long from epoch a field holding the ticks below tick lasts.
+func spanToTick(epoch time.Time, l Layout, tick *big.Int) *big.Int {
+	d := new(big.Int).Mul(tick, big.NewInt(int64(l.Unit)))
+	return d.Add(d, spanNs(epoch, l.Epoch))
+}
+
+// yearsOf converts nanoseconds to years of Year, rounded to the nearest float64.
+func yearsOf(ns *big.Int) float64 {
+	y, _ := new(big.Rat).SetFrac(ns, big.NewInt(int64(Year))).Float64()
+	return y
 }
 
 func (r Requirement) maxBits() uint {
@@ -166,6 +229,8 @@ func (r Requirement) check() error {
 		return fmt.Errorf("%w: life of %v years: want a finite number above 0", ErrInvalid, r.Years)
 	case r.Unit < 0:
 		return fmt.Errorf("%w: time unit %v must be positive", ErrInvalid, r.Unit)
+	case r.Unit > MaxUnit:
+		return fmt.Errorf("%w: time unit %v is longer than %v", ErrInvalid, r.Unit, MaxUnit)
 	case r.MaxBits > 64:
 		return fmt.Errorf("%w: %d bits in all: IDs have at most 64", ErrInvalid, r.MaxBits)
 	case r.Datacenters > r.nodes():
@@ -258,19 +323,25 @@ func (r Requirement) fit(l Layout, sp Spare) Fit {
 	return f
 }
 
-// Lifetime returns the years from l's epoch until its time field runs out.
+// Lifetime returns the years from l's epoch until its time field runs out, 2^timeBits ×
+// Unit / Year rounded to the nearest float64 (so a layout that lasts at least y years, for a
+// float64 y, has a Lifetime of at least y).
 func Lifetime(l Layout) float64 {
-	return math.Ldexp(1, int(l.TimeBits())) * float64(l.Unit) / float64(Year)
+	ns := new(big.Int).Lsh(big.NewInt(int64(l.Unit)), l.TimeBits())
+	return yearsOf(ns)
 }
 
 // Check returns the ways l falls short of r, as phrases such as "runs out 2080-07-10, 54.6
-// years after the epoch of the requirement", or none when l meets it. Unlike Plan it takes l's
-// own epoch, unit and fields as given; Requirement.Datacenters and ShardBits are compared
-// with l's total node width.
+// years after 2026-01-01", or none when l meets it. Unlike Plan it takes l's own epoch, unit
+// and fields as given; Requirement.Datacenters and ShardBits are compared with l's total node
+// width. The rate and the life are compared exactly, as Plan and NeedAt count them: a layout
+// whose time field runs out exactly Years after r.Epoch meets the requirement, one that runs
+// out a nanosecond sooner does not.
 func (r Requirement) Check(l Layout) []string {
 	var out []string
-	if rate := l.IDsPerSecond(); rate < r.IDsPerSecond {
-		out = append(out, fmt.Sprintf("%.0f IDs/s per node, %.0f needed", rate, r.IDsPerSecond))
+	if sb := l.SeqBits(); sb < 64 && IDsPerTick(r.IDsPerSecond, l.Unit) > uint64(1)<<sb {
+		out = append(out, fmt.Sprintf("%.0f IDs/s per node, %s needed", math.Floor(l.IDsPerSecond()),
+			strconv.FormatFloat(r.IDsPerSecond, 'f', -1, 64)))
 	}
 	need := BitsFor(r.nodes()) + r.ShardBits
 	if r.Datacenters > 0 {
@@ -280,31 +351,42 @@ func (r Requirement) Check(l Layout) []string {
 	if l.NodeBits() < need {
 		out = append(out, fmt.Sprintf("%d node bits, %d needed", l.NodeBits(), need))
 	}
-	if ro := l.RunsOut(); r.yearsTo(ro) < r.Years {
-		if !ro.After(r.Epoch) {
-			out = append(out, fmt.Sprintf("ran out %s", ro.UTC().Format(time.DateOnly)))
+	life := spanToTick(r.Epoch, l, new(big.Int).Lsh(big.NewInt(1), l.TimeBits()))
+	if !r.lasts(life) {
+		ro := l.RunsOut().UTC().Format(time.DateOnly)
+		if life.Sign() <= 0 {
+			out = append(out, fmt.Sprintf("ran out %s", ro))
 		} else {
-			out = append(out, fmt.Sprintf("runs out %s, %.1f years after %s", ro.UTC().Format(time.DateOnly),
-				r.yearsTo(ro), r.Epoch.UTC().Format(time.DateOnly)))
+			out = append(out, fmt.Sprintf("runs out %s, %s years after %s", ro, floorTenth(yearsOf(life)), r.Epoch.UTC().Format(time.DateOnly)))
 		}
 	}
 	switch mb := r.maxBits(); {
-	case mb <= 53 && l.TotalBits() > 53:
-		out = append(out, fmt.Sprintf("%d bits, above 2^53", l.TotalBits()))
 	case mb == 63 && l.TotalBits() == 64:
-		if iu := l.Int64Until(); r.yearsTo(iu) < r.Years {
-			out = append(out, fmt.Sprintf("sets the sign bit from %s", iu.UTC().Format(time.DateOnly)))
+		if !r.lasts(spanToTick(r.Epoch, l, big.NewInt(l.int64Tick()))) {
+			out = append(out, fmt.Sprintf("sets the sign bit from %s", l.Int64Until().UTC().Format(time.DateOnly)))
 		}
-	case mb < 63 && mb > 53 && l.TotalBits() > mb:
+	case mb == 53 && l.TotalBits() > 53:
+		out = append(out, fmt.Sprintf("%d bits, above 2^53", l.TotalBits()))
+	case mb < 63 && l.TotalBits() > mb:
 		out = append(out, fmt.Sprintf("%d bits, more than %d", l.TotalBits(), mb))
 	}
 	return out
 }
 
-// yearsTo returns the years from r.Epoch to t, in whole seconds, without the ±292-year limit
-// of time.Duration.
-func (r Requirement) yearsTo(t time.Time) float64 {
-	return float64(t.Unix()-r.Epoch.Unix()) / Year.Seconds()
+// lasts reports whether a time field lasting ns nanoseconds from r.Epoch meets r.Years,
+// compared exactly.
+func (r Requirement) lasts(ns *big.Int) bool {
+	need, ok := lifeNs(r.Years)
+	if !ok {
+		return math.IsNaN(r.Years) || r.Years < 0
+	}
+	return new(big.Rat).SetInt(ns).Cmp(need) >= 0
+}
+
+// floorTenth writes years rounded down to one decimal, so that a life just short of the
+// requirement never prints as equal to it.
+func floorTenth(y float64) string {
+	return strconv.FormatFloat(math.Floor(y*10)/10, 'f', 1, 64)
 }
 
 // NoFitError is Plan's error when nothing fits. It matches ErrNoFit with errors.Is.
@@ -355,7 +437,7 @@ func (e *NoFitError) Relaxations() []Relax {
 				better(Relax{Name: "nodes", Value: nodes, Unit: n.Unit}, true)
 			}
 			if s := int(n.Seq) - over; s >= 1 && over > 0 {
-				better(Relax{Name: "rate", Value: math.Floor(math.Ldexp(1, s) / n.Unit.Seconds()), Unit: n.Unit}, true)
+				better(Relax{Name: "rate", Value: ratePerTick(uint(s), n.Unit), Unit: n.Unit}, true)
 			}
 			if s := int(n.Shard) - over; s >= 0 && over > 0 {
 				better(Relax{Name: "shard-bits", Value: float64(s), Unit: n.Unit}, true)
@@ -408,6 +490,18 @@ func (e *NoFitError) Error() string {
 		}
 	}
 	return b.String()
+}
+
+// ratePerTick returns the whole IDs per second that 2^seq IDs per tick of unit sustain,
+// rounded down exactly (and down again to a float64), so that the rate fits seq bits.
+func ratePerTick(seq uint, unit time.Duration) float64 {
+	q := new(big.Int).Lsh(big.NewInt(int64(time.Second)), seq)
+	q.Quo(q, big.NewInt(int64(unit)))
+	f, acc := new(big.Float).SetInt(q).Float64()
+	if acc == big.Above {
+		f = math.Nextafter(f, 0)
+	}
+	return f
 }
 
 func formatRelax(x Relax) string {

@@ -186,6 +186,7 @@ func TestPlanInvalid(t *testing.T) {
 		{IDsPerSecond: 1, Years: 0},
 		{IDsPerSecond: 1, Years: math.NaN()},
 		{IDsPerSecond: 1, Years: 1, Unit: -time.Second},
+		{IDsPerSecond: 1, Years: 1, Unit: layouts.MaxUnit + 1},
 		{IDsPerSecond: 1, Years: 1, MaxBits: 65},
 		{IDsPerSecond: 1, Years: 1, Nodes: 2, Datacenters: 3},
 	} {

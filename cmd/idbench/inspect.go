@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 )
 
 const inspectHelp = `Usage: idbench inspect [--scheme SPEC] [--json] [--stored] [ID... | -]
+       idbench inspect [--scheme SPEC] [--json] [--from TIME] [--to TIME]
+       idbench inspect [--scheme SPEC] [--json] --at TIME
 
 Takes IDs of one scheme apart: the time they were made (UTC), the node (machine, shard,
 worker) and its named sub-fields, the sequence number within the time tick, and the UUID
@@ -32,6 +35,24 @@ stored. TypeID text with a prefix the spec does not set is read with that prefix
 An ID that cannot be read (bad text, or an ID of another scheme) is reported on stderr by
 name; the others are still shown, and the exit status is 1 at the end.
 
+With --from and --to (either may be left out, for a range open on that side) it prints the
+smallest and the largest ID that any node of the scheme can issue with a decoded time in
+[from, to), ready for "WHERE id >= lo AND id <= hi": the rows made between two times, found
+through a time-ordered primary key without a created_at index. With --at it prints the lowest
+ID with a decoded time at or after that time ("WHERE id >= lo": the rows since then). The IDs
+are in the form the column stores, never the public text of prefix= or mask=: for 64-bit IDs the unsigned decimal a bigint (or, above
+2^63-1, a numeric(20,0) or BIGINT UNSIGNED) column holds; for UUIDv7 the UUID text; for ULIDs
+the ULID text, and the UUID text of the same 16 bytes for a uuid column. A range that overlaps
+the life of the scheme's time field is clamped to it; one wholly outside it is an error. Only
+time-ordered schemes have such bounds: every snowflake layout whose time field is its top
+field (all presets), sonyflake, ulid and uuidv7; uuidv4 and segment IDs do not.
+
+An ID's decoded time is the start of its tick (1 ms for twitter, discord, instagram, mastodon,
+ulid and uuidv7; 10 ms for sonyflake; 1 s for baidu; unit= for a custom layout), so the bounds
+are exact on ticks: a --from or --to inside a tick moves to the start of the next tick. A
+query by a wall-clock time that is not on a tick boundary can therefore differ from a query
+on a created_at column by at most one tick at each edge.
+
 Flags:
   --scheme SPEC   the scheme the IDs belong to (default "snowflake", the Twitter layout); the
                   layout settings matter (e.g. "snowflake:layout=discord"), node settings do not
@@ -41,9 +62,18 @@ Flags:
                   time), "node" and "seq" (null when the scheme has none), "version" (UUIDs
                   only), the layout's node sub-fields by name (e.g. "datacenter", "worker"),
                   and "fields": every field's raw value, the time field in ticks of the
-                  layout's unit
+                  layout's unit.
+                  With --from, --to or --at: one object with "scheme", the times given
+                  ("from", "to" or "at"), "lo" and "hi" (strings, in the stored form),
+                  "lo_time" and "hi_time" (their decoded times), "lo_uuid" and "hi_uuid"
+                  (ULIDs only) and "where"
   --stored        read every ID as the stored form (decimal, ULID or UUID text), as a
                   database row holds it, and show its public text beside it
+  --from TIME     the start of the time range, included
+  --to TIME       the end of the time range, excluded
+  --at TIME       the lowest ID with a decoded time at or after TIME (not with --from or --to)
+                  TIME is an RFC 3339 time (2026-01-01T09:30:00Z, fractions allowed), a date
+                  (2026-01-01, midnight UTC) or Unix milliseconds (1767225600000)
 
 Examples:
   idbench inspect 1541815603606036480
@@ -54,6 +84,8 @@ Examples:
   idbench inspect --scheme typeid:prefix=user 01890a5d-ac96-774b-bcce-b302099a8057
   idbench inspect --scheme "snowflake:mask=env:ID_KEY" --stored 1541815603606036480
   idbench gen --scheme sonyflake -n 3 | idbench inspect --scheme sonyflake
+  idbench inspect --scheme snowflake --from 2026-01-01 --to 2026-01-02
+  idbench inspect --scheme uuidv7 --json --at 2026-01-01T09:30:00Z
 `
 
 // isTerminal reports whether r is an interactive terminal, where waiting for IDs on standard
@@ -76,15 +108,52 @@ func runInspect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	spec := fs.String("scheme", "snowflake", "")
 	asJSON := fs.Bool("json", false, "")
 	stored := fs.Bool("stored", false, "")
+	var fromText, toText, atText string
+	fs.StringVar(&fromText, "from", "", "")
+	fs.StringVar(&toText, "to", "", "")
+	fs.StringVar(&atText, "at", "", "")
 	pos, err := parseFlags(fs, "inspect", inspectHelp, stdout, args)
 	if err != nil {
 		return err
+	}
+	q := boundsQuery{spec: *spec}
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Name {
+		case "from":
+			q.from, err = parseBoundsTime("from", fromText)
+		case "to":
+			q.to, err = parseBoundsTime("to", toText)
+		case "at":
+			q.from, err = parseBoundsTime("at", atText)
+			q.at = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ranged := q.from != nil || q.to != nil
+	switch {
+	case q.at && (fromText != "" || q.to != nil):
+		return usagef("inspect", "inspect: give --at alone, or --from and --to")
+	case ranged && len(pos) > 0:
+		return usagef("inspect", "inspect: --from, --to and --at take no IDs (got %q)", pos[0])
 	}
 	// Decoding needs the layout, not a running generator: a Baidu layout that ran out of
 	// time, a future epoch or a lease store out of reach must not stop it.
 	r, err := newIDReader(*spec, *stored)
 	if err != nil {
 		return &usageError{cmd: "inspect", err: fmt.Errorf("inspect: --scheme: %w", err)}
+	}
+	if ranged {
+		// Bounds are in the stored form, never prefixed or masked: they go to the database.
+		c := r.public
+		if r.stored != nil {
+			c = r.stored
+		}
+		return runBounds(stdout, c, q, *asJSON)
 	}
 	in := &inspector{r: r, stderr: stderr}
 	if *asJSON {

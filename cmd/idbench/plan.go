@@ -88,8 +88,8 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 		return planRequest{}, usagef("plan", "plan: --nodes 0: want at least 1")
 	case *dcs > *nodes:
 		return planRequest{}, usagef("plan", "plan: --datacenters %d is more than --nodes %d", *dcs, *nodes)
-	case set["unit"] && *unit <= 0:
-		return planRequest{}, usagef("plan", "plan: --unit %v: want a positive duration such as 1ms, 10ms or 1s", *unit)
+	case set["unit"] && (*unit <= 0 || *unit > layouts.MaxUnit):
+		return planRequest{}, usagef("plan", "plan: --unit %v: want a positive duration of at most %v, such as 1ms, 10ms or 1s", *unit, layouts.MaxUnit)
 	case *shard > 62:
 		return planRequest{}, usagef("plan", "plan: --shard-bits %d: want 0 to 62", *shard)
 	case set["max-bits"] && (*maxBits < 3 || *maxBits > 64):
@@ -327,14 +327,13 @@ func writePlanText(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 		} else {
 			ew.printf(": does not fit\n")
 		}
-		ticks := math.Ceil(r.Years * float64(layouts.Year) / float64(u))
 		ew.printf("           time: %s years = %s ticks of %v; %d bits last %s years",
-			formatFloat(r.Years, 2), formatBig(ticks), u, n.Time, formatYears(math.Ldexp(1, int(n.Time))*float64(u)/float64(layouts.Year)))
+			formatFloat(r.Years, 2), formatCount(layouts.TicksFor(r.Years, u), r.Years*float64(layouts.Year)/float64(u)), u, n.Time, formatYears(lifeOf(n.Time, u)))
 		if n.Time > 1 {
-			ew.printf(", %d only %s", n.Time-1, formatYears(math.Ldexp(1, int(n.Time-1))*float64(u)/float64(layouts.Year)))
+			ew.printf(", %d only %s", n.Time-1, formatYears(lifeOf(n.Time-1, u)))
 		}
-		perTick := math.Ceil(r.IDsPerSecond * u.Seconds())
-		ew.printf("\n           seq: %s IDs per tick; %d bits hold %s\n", formatBig(perTick), n.Seq, formatBig(math.Ldexp(1, int(n.Seq))))
+		ew.printf("\n           seq: %s IDs per tick; %d bits hold %s\n", formatCount(layouts.IDsPerTick(r.IDsPerSecond, u), r.IDsPerSecond*u.Seconds()),
+			n.Seq, formatBig(math.Ldexp(1, int(n.Seq))))
 	}
 	ew.printf("\nLayouts that fit (append %s to a spec to start a generator):\n\n", planNodeHint(fits[0].Layout))
 	if ew.err != nil {
@@ -374,6 +373,20 @@ func maxBitsOf(r layouts.Requirement) uint {
 		return 63
 	}
 	return r.MaxBits
+}
+
+// lifeOf returns the years a time field of bits bits of unit lasts.
+func lifeOf(bits uint, u time.Duration) float64 {
+	return layouts.Lifetime(layouts.Layout{Fields: []layouts.Field{layouts.Time(bits)}, Unit: u})
+}
+
+// formatCount writes an exact count (layouts.TicksFor, IDsPerTick) with thousands separators,
+// or approx in e-notation when the count is 2^63 or more (they saturate at MaxUint64).
+func formatCount(n uint64, approx float64) string {
+	if n >= 1<<63 {
+		return fmt.Sprintf("%.3g", approx)
+	}
+	return thousands(n)
 }
 
 // formatBig writes a whole number with thousands separators, or in e-notation beyond 2^63.

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +212,35 @@ func TestPlanRefusalMatchesErrNoFit(t *testing.T) {
 	for _, flag := range []string{"--max-bits 58 or more", "--nodes 32 or fewer", "--rate 3200 or less", "--years 2.72 or fewer"} {
 		if !strings.Contains(r.err.Error(), flag) {
 			t.Errorf("refusal %q does not offer %q", r.err, flag)
+		}
+	}
+}
+
+// TestPlanExactEdges is the CLI side of issue 17 item 12: at a life of exactly 2^41 ms from
+// Twitter's epoch (2^39 × 10 ms from Sonyflake's), and at the float64s either side of it, the
+// bits plan says are needed and its verdict on the preset agree: the preset fits exactly when
+// its time field is as wide as the need.
+func TestPlanExactEdges(t *testing.T) {
+	t.Parallel()
+	for _, p := range []layouts.Layout{layouts.Twitter, layouts.Sonyflake} {
+		ns := new(big.Int).Lsh(big.NewInt(int64(p.Unit)), p.TimeBits())
+		y, _ := new(big.Rat).SetFrac(ns, big.NewInt(int64(layouts.Year))).Float64()
+		for _, y := range []float64{math.Nextafter(y, 0), y, math.Nextafter(y, math.Inf(1))} {
+			years := strconv.FormatFloat(y, 'g', -1, 64)
+			r := idbench(t, "", "plan", "--rate", "1", "--years", years, "--unit", p.Unit.String(),
+				"--epoch", p.Epoch.Format(time.RFC3339Nano), "--unsigned")
+			if r.err != nil {
+				t.Fatalf("%s, %s years: %v", p.Name, years, r.err)
+			}
+			need := regexp.MustCompile(`(?m)^  at \S+ +time (\d+) \+`).FindStringSubmatch(r.stdout)
+			row := regexp.MustCompile(`(?m)^` + p.Name + ` .* (yes|no)\b`).FindStringSubmatch(r.stdout)
+			if need == nil || row == nil {
+				t.Fatalf("%s, %s years: no need or no preset row in\n%s", p.Name, years, r.stdout)
+			}
+			bits, _ := strconv.Atoi(need[1])
+			if fits := row[1] == "yes"; fits != (uint(bits) <= p.TimeBits()) {
+				t.Errorf("%s, %s years: needs %d time bits, and the %d-bit preset fits: %s", p.Name, years, bits, p.TimeBits(), row[1])
+			}
 		}
 	}
 }

@@ -39,6 +39,8 @@ func TestInspectPublicGolden(t *testing.T) {
 		{"masked_stored", "", []string{"inspect", "--scheme", "snowflake:" + mask, "--stored", twitterID}},
 		{"masked_json", "", []string{"inspect", "--scheme", "snowflake:layout=twitter,prefix=tw," + mask, "--json", "tw_3s9htz6f0e370"}},
 		{"masked_uuidv7", "", []string{"inspect", "--scheme", "uuidv7:" + mask, uuidv7Facade, uuidv7ID}},
+		{"bounds_typeid", "", []string{"inspect", "--scheme", "typeid:prefix=user", "--from", "2026-01-01", "--to", "2026-01-02"}},
+		{"bounds_masked", "", []string{"inspect", "--scheme", "snowflake:prefix=ord," + mask, "--json", "--at", "2026-01-01"}},
 		{"masked_typeid", "", []string{"inspect", "--scheme", "typeid:prefix=user," + mask, "user_7hfxhb8xyp9k1shh6w1g60eecf", uuidv7ID}},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,128 @@
+package idkit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idkit/idkit/layouts"
+)
+
+// ErrTimeRange reports a time range that holds no ID of the scheme: from not before to, a
+// range wholly before the scheme's epoch or after its time field runs out, or one that lies
+// inside a single tick (no tick starts in it). See TimeRanger.
+var ErrTimeRange = errors.New("idkit: no IDs in the time range")
+
+// The time-ordered schemes and their codecs answer time ranges.
+var (
+	_ TimeRanger = layoutCodec{}
+	_ TimeRanger = (*snowflakeScheme)(nil)
+	_ TimeRanger = (*sonyflakeScheme)(nil)
+	_ TimeRanger = ulidCodec{}
+	_ TimeRanger = (*ulidScheme)(nil)
+	_ TimeRanger = (*uuidv7Codec)(nil)
+	_ TimeRanger = (*uuidv7Scheme)(nil)
+)
+
+// TimeRanger is implemented by the schemes whose IDs sort by time across all their nodes, and
+// by their codecs (NewCodec): every snowflake layout whose time field is its top field (all
+// the presets), sonyflake, ulid and uuidv7. Schemes without time order (uuidv4, segment) do
+// not implement it; the package function Bounds says so with an error wrapping ErrScheme.
+//
+// It answers "the rows made between two times" from the primary key alone:
+//
+//	lo, hi, err := idkit.Bounds(s, from, to)
+//	rows, err := db.QueryContext(ctx, "SELECT … FROM t WHERE id >= $1 AND id <= $2", lo, hi)
+//
+// (ID's Value gives a database the form its column holds, for 64-bit and 128-bit IDs alike.)
+//
+// An ID's decoded time (Parts.Time) is the start of its tick: 1 ms for the twitter, discord,
+// instagram and mastodon layouts, ULID and UUIDv7, 10 ms for sonyflake, 1 s for baidu, the
+// spec's unit= for a custom layout. The bounds are exact on ticks: an ID lies in [lo, hi]
+// exactly when its decoded time lies in [from, to), and a from or to inside a tick moves to
+// the start of the next tick. A query by a wall-clock time that is not on a tick boundary can
+// therefore differ from a query on a created_at column (the time the application read when it
+// made the ID) by at most one tick at each edge.
+type TimeRanger interface {
+	// Bounds returns the smallest and the largest ID that any node of the scheme can issue
+	// with a decoded time in [from, to): lo has every bit below the time at its smallest
+	// allowed value and hi at its largest (a UUIDv7 keeps its version and variant bits). A
+	// range that overlaps the life of the scheme's time field is clamped to it.
+	//
+	// Errors wrap ErrTimeRange (from not before to, a range wholly before the epoch or after
+	// the time field runs out, a range inside one tick) or ErrScheme (a custom layout with a
+	// node field above the time field, whose IDs of one time range are no single run).
+	Bounds(from, to time.Time) (lo, hi ID, err error)
+}
+
+// Bounds returns c's bounds of the time range [from, to) when c is a TimeRanger (see there),
+// and otherwise an error wrapping ErrScheme that says c's IDs carry no time order.
+func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
+	tr, ok := c.(TimeRanger)
+	if !ok {
+		name := "this scheme"
+		if n, ok := c.(interface{ Name() string }); ok {
+			name = n.Name()
+		}
+		return ID{}, ID{}, fmt.Errorf("%w: %s: its IDs are not ordered by time, so no range of IDs holds a time range (index a created_at column instead)", ErrScheme, name)
+	}
+	return tr.Bounds(from, to)
+}
+
+// Bounds implements TimeRanger for snowflake and sonyflake layouts.
+func (c layoutCodec) Bounds(from, to time.Time) (lo, hi ID, err error) {
+	if err := c.l.TimeOrder(); err != nil {
+		return ID{}, ID{}, fmt.Errorf("%w: %w", ErrScheme, err)
+	}
+	first, last, err := c.l.TickRange(from, to)
+	if err != nil {
+		return ID{}, ID{}, fmt.Errorf("%w: %w", ErrTimeRange, err)
+	}
+	l, h, err := c.l.TickBounds(first, last)
+	if err != nil {
+		return ID{}, ID{}, fmt.Errorf("idkit: bounds of layout %s: %w", c.l.Name, err)
+	}
+	return FromUint64(l), FromUint64(h), nil
+}
+
+// millisRange returns the Unix milliseconds of ULID and UUIDv7 times that start in [from, to).
+func millisRange(from, to time.Time) (first, last int64, err error) {
+	first, last, err = layouts.Millis48().TickRange(from, to)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrTimeRange, err)
+	}
+	return first, last, nil
+}
+
+// Bounds implements TimeRanger for ULIDs: 48 bits of milliseconds, then 80 bits of entropy,
+// all zero in lo and all one in hi.
+func (ulidCodec) Bounds(from, to time.Time) (lo, hi ID, err error) {
+	first, last, err := millisRange(from, to)
+	if err != nil {
+		return ID{}, ID{}, err
+	}
+	l, h, err := layouts.ULIDBounds(first, last)
+	if err != nil {
+		return ID{}, ID{}, fmt.Errorf("idkit: bounds of ulid: %w", err)
+	}
+	return FromULID(l), FromULID(h), nil
+}
+
+// uuidv7Codec parses and decodes UUIDv7s and answers time ranges; the uuidv4 codec does not.
+type uuidv7Codec struct {
+	uuidScheme
+}
+
+// Bounds implements TimeRanger for UUIDv7s: unix_ts_ms, then version 7, rand_a, the variant
+// and rand_b, with rand_a and rand_b all zero in lo and all one in hi.
+func (*uuidv7Codec) Bounds(from, to time.Time) (lo, hi ID, err error) {
+	first, last, err := millisRange(from, to)
+	if err != nil {
+		return ID{}, ID{}, err
+	}
+	l, h, err := layouts.UUIDv7Bounds(first, last)
+	if err != nil {
+		return ID{}, ID{}, fmt.Errorf("idkit: bounds of uuidv7: %w", err)
+	}
+	return FromUUID(l), FromUUID(h), nil
+}
