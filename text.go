@@ -20,6 +20,21 @@ type Formatter interface {
 	AppendID(b []byte, id ID) ([]byte, error)
 }
 
+// Every built-in codec and scheme writes its public text.
+var (
+	_ Formatter = layoutCodec{}
+	_ Formatter = (*snowflakeScheme)(nil)
+	_ Formatter = (*sonyflakeScheme)(nil)
+	_ Formatter = ulidCodec{}
+	_ Formatter = (*ulidScheme)(nil)
+	_ Formatter = (*uuidScheme)(nil)
+	_ Formatter = (*uuidv7Codec)(nil)
+	_ Formatter = (*uuidv7Scheme)(nil)
+	_ Formatter = (*uuidv4Scheme)(nil)
+	_ Formatter = publicCodec{}
+	_ Formatter = (*publicScheme)(nil)
+)
+
 // AppendID appends the public text of id as codec c shows it: c.AppendID when c is a
 // Formatter, otherwise id's canonical text (ID.AppendText). It does not allocate when b has
 // room; a server or exporter calls it once per ID. Errors wrap ErrScheme.
