@@ -176,6 +176,10 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
+	text, err := sp.textLayout(l)
+	if err != nil {
+		return nil, err
+	}
 	look, _, err := sp.Uint("lookahead", schemes.MaxLookahead)
 	if err != nil {
 		return nil, err
@@ -234,7 +238,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &snowflakeGen{g: g, nb: nb, name: snowflakeName(l, nb.node, look, drift)}, nil
+		return &snowflakeGen{g: g, nb: nb, name: text.name(snowflakeName(l, nb.node, look, drift))}, nil
 	}
 	gen, err := build(ctx, nb)
 	if err != nil {
@@ -244,7 +248,7 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
-	return newSnowflakeScheme(l, gen, build), nil
+	return newSnowflakeScheme(layoutCodec{l, text}, gen, build), nil
 }
 
 // snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
@@ -265,6 +269,10 @@ func codecSnowflake(sp *Settings) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
+	text, err := sp.textLayout(l)
+	if err != nil {
+		return nil, err
+	}
 	allowed := snowflakeAllowed(l)
 	for _, k := range allowed {
 		sp.Lookup(k)
@@ -272,7 +280,7 @@ func codecSnowflake(sp *Settings) (Codec, error) {
 	if err := sp.Done(allowed...); err != nil {
 		return nil, err
 	}
-	return layoutCodec{l}, nil
+	return layoutCodec{l, text}, nil
 }
 
 // snowflakeName is the canonical spec of a snowflake scheme.
@@ -333,14 +341,21 @@ func sameLayout(a, b layouts.Layout) bool {
 	return true
 }
 
-// layoutCodec is what the 64-bit layout schemes (snowflake, sonyflake) share: Parse, Decode
-// and Layout by their layout.
+// layoutCodec is what the 64-bit layout schemes (snowflake, sonyflake) share: Parse, Decode,
+// AppendID and Layout by their layout and text form.
 type layoutCodec struct {
 	l layouts.Layout
+	t *textForm // nil: decimal text
 }
 
 func (c layoutCodec) Parse(text string) (ID, error) {
-	id, err := parseDecimal64(text)
+	var id ID
+	var err error
+	if c.t == nil {
+		id, err = parseDecimal64(text)
+	} else {
+		id, err = c.t.parse(text, FormatDecimal, parseDecimal64)
+	}
 	if err != nil {
 		return ID{}, err
 	}
@@ -348,6 +363,20 @@ func (c layoutCodec) Parse(text string) (ID, error) {
 		return ID{}, err
 	}
 	return id, nil
+}
+
+// AppendID appends the public text: decimal, or the scheme's prefixed or masked form.
+func (c layoutCodec) AppendID(b []byte, id ID) ([]byte, error) {
+	if id.IsZero() {
+		return b, nil
+	}
+	if err := checkLayout(c.l, id); err != nil {
+		return b, err
+	}
+	if c.t == nil {
+		return strconv.AppendUint(b, id.lo, 10), nil
+	}
+	return c.t.append(b, id), nil
 }
 
 func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id) }
@@ -384,8 +413,8 @@ type snowflakeGen struct {
 	name string
 }
 
-func newSnowflakeScheme(l layouts.Layout, gen *snowflakeGen, build func(context.Context, nodeBinding) (*snowflakeGen, error)) *snowflakeScheme {
-	s := &snowflakeScheme{layoutCodec: layoutCodec{l}, build: build}
+func newSnowflakeScheme(codec layoutCodec, gen *snowflakeGen, build func(context.Context, nodeBinding) (*snowflakeGen, error)) *snowflakeScheme {
+	s := &snowflakeScheme{layoutCodec: codec, build: build}
 	s.cur.Store(gen)
 	if gen.nb.again != nil {
 		s.ctx, s.cancel = context.WithCancel(context.Background())
