@@ -44,11 +44,10 @@ type nodeBinding struct {
 	clock      schemes.Clock
 	close      func() error
 	renewals   func() (ok, failed uint64) // lease renewals; nil without a lease
-	// lost is closed when the lease lost its slot for good (nil without a lease: never), and
-	// again claims a node anew the way this binding was made.
+	// lost is closed when the lease lost its slot for good (nil without a lease: never);
+	// lease claims a node anew the way this binding was made (nil without a lease).
 	lost  <-chan struct{}
-	again func(ctx context.Context) (nodeBinding, error)
-	spec  leaseSpec
+	lease *leaseSpec
 }
 
 // release lets go of whatever the binding holds; safe on the zero binding.
@@ -157,7 +156,7 @@ func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, 
 	if ttl == 0 {
 		ttl = nodeid.DefaultTTL
 	}
-	ls := leaseSpec{url: url, exact: exact, node: node, nodes: l.Nodes(), ttl: ttl, marks: "lease"}
+	ls := &leaseSpec{url: url, exact: exact, node: node, nodes: l.Nodes(), ttl: ttl, marks: "lease"}
 	if mv, ok := sp.Lookup("marks"); ok && mv != "lease" {
 		if strings.HasPrefix(mv, "file:") && !exact && !strings.Contains(mv, "{node}") {
 			return nodeBinding{}, sp.Errorf("marks=%s: the node comes from a lease and may differ between runs, so the path needs {node}", mv)
@@ -179,26 +178,16 @@ func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, 
 		ctx, cancel = context.WithTimeout(ctx, defaultClaimTimeout)
 		defer cancel()
 	}
-	nb, err := ls.claim(ctx)
+	store, err := nodeid.OpenStore(ctx, url)
 	if err != nil {
-		if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
-			return nodeBinding{}, sp.Wrapf(err, "claiming a node of layout %s", l.Name)
-		}
-		var oe openStoreError
-		if errors.As(err, &oe) {
-			return nodeBinding{}, sp.Wrapf(oe.err, "lease store %s", url)
-		}
-		return nodeBinding{}, err
+		return nodeBinding{}, sp.Wrapf(err, "lease store %s", url)
 	}
-	return nb, nil
+	nb, err := ls.hold(ctx, store)
+	if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
+		return nodeBinding{}, sp.Wrapf(err, "claiming a node of layout %s", l.Name)
+	}
+	return nb, err
 }
-
-// openStoreError is an error of nodeid.OpenStore in leaseSpec.claim, which bindLease reports
-// as a spec error.
-type openStoreError struct{ err error }
-
-func (e openStoreError) Error() string { return e.err.Error() }
-func (e openStoreError) Unwrap() error { return e.err }
 
 // leaseSpec is how a snowflake spec holds its node under a lease, resolved once so that the
 // node can be claimed again after the lease is lost.
@@ -212,14 +201,18 @@ type leaseSpec struct {
 	window time.Duration // mark_window; 0: the default
 }
 
-// claim opens the store and claims a slot under a new lease, with the marks the spec asks
-// for. Errors are an openStoreError when the store could not be opened, and otherwise the
-// lease's (ErrNoFreeSlot, ErrHeld) or name the store.
-func (ls leaseSpec) claim(ctx context.Context) (nodeBinding, error) {
+// claim opens the store and claims a slot in it (see hold).
+func (ls *leaseSpec) claim(ctx context.Context) (nodeBinding, error) {
 	store, err := nodeid.OpenStore(ctx, ls.url)
 	if err != nil {
-		return nodeBinding{}, openStoreError{err}
+		return nodeBinding{}, err
 	}
+	return ls.hold(ctx, store)
+}
+
+// hold claims a slot of store under a new lease, with the marks the spec asks for. Errors are
+// the lease's (ErrNoFreeSlot, ErrHeld) or name the store.
+func (ls *leaseSpec) hold(ctx context.Context, store nodeid.Store) (nodeBinding, error) {
 	lease, err := nodeid.Hold(ctx, store, nodeid.LeaseSettings{Nodes: ls.nodes, TTL: ls.ttl, Exact: ls.exact, Node: ls.node})
 	if err != nil {
 		if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
@@ -228,7 +221,7 @@ func (ls leaseSpec) claim(ctx context.Context) (nodeBinding, error) {
 		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(ls.url), redact.Error(err))
 	}
 	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close, renewals: lease.Renewals,
-		lost: lease.Lost(), again: ls.claim, spec: ls, markWindow: ls.window}
+		lost: lease.Lost(), lease: ls, markWindow: ls.window}
 	switch {
 	case ls.marks == "lease":
 		// The generator's default window (50 ms) stays within the default drift policy's
@@ -239,14 +232,6 @@ func (ls leaseSpec) claim(ctx context.Context) (nodeBinding, error) {
 		nb.marks = nodeid.NewFileMarks(strings.TrimPrefix(ls.marks, "file:"), nb.node)
 	}
 	return nb, nil
-}
-
-// retryPlan says, for a message, what the scheme does after losing the lease of ls.
-func (ls leaseSpec) retryPlan(every time.Duration) string {
-	if ls.exact {
-		return fmt.Sprintf("the node number is fixed, so it retries slot %d of %s (every %v at most)", ls.node, nodeid.DescribeStore(ls.url), every)
-	}
-	return fmt.Sprintf("claiming another free slot of %s (every %v at most)", nodeid.DescribeStore(ls.url), every)
 }
 
 // bindFileMarks reads marks=file:PATH|off and mark_window for a node without a lease.

@@ -14,6 +14,7 @@ import (
 	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
+	"github.com/idkit/idkit/schemes/nodeid"
 )
 
 // Layouter is implemented by schemes whose IDs follow a 64-bit layout (snowflake, sonyflake).
@@ -224,23 +225,8 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		nb.release()
 		return nil, err
 	}
-	build := func(ctx context.Context, nb nodeBinding) (*snowflakeGen, error) {
-		g, err := schemes.NewSnowflakeContext(ctx, schemes.SnowflakeSettings{
-			Layout:     l,
-			Node:       nb.node,
-			Lookahead:  int(look),
-			Drift:      drift,
-			Fence:      nb.fence,
-			Marks:      nb.marks,
-			MarkWindow: nb.markWindow,
-			Clock:      nb.clock,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return &snowflakeGen{g: g, nb: nb, name: text.name(snowflakeName(l, nb.node, look, drift))}, nil
-	}
-	gen, err := build(ctx, nb)
+	s := &snowflakeScheme{layoutCodec: layoutCodec{l, text}, look: look, drift: drift}
+	gen, err := s.start(ctx, nb)
 	if err != nil {
 		nb.release()
 		if errors.Is(err, schemes.ErrSettings) {
@@ -248,7 +234,13 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
-	return newSnowflakeScheme(layoutCodec{l, text}, gen, build), nil
+	s.cur.Store(gen)
+	if nb.lease != nil {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		s.done = make(chan struct{})
+		go s.reclaim()
+	}
+	return s, nil
 }
 
 // snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
@@ -394,8 +386,9 @@ func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 // why it issues nothing.
 type snowflakeScheme struct {
 	layoutCodec
+	look   uint64
+	drift  schemes.DriftPolicy
 	cur    atomic.Pointer[snowflakeGen]
-	build  func(context.Context, nodeBinding) (*snowflakeGen, error)
 	reason atomic.Pointer[error] // set while the scheme claims a node again: why it issues nothing
 	ctx    context.Context       // ends with Close; bounds claiming again
 	cancel context.CancelFunc
@@ -413,15 +406,22 @@ type snowflakeGen struct {
 	name string
 }
 
-func newSnowflakeScheme(codec layoutCodec, gen *snowflakeGen, build func(context.Context, nodeBinding) (*snowflakeGen, error)) *snowflakeScheme {
-	s := &snowflakeScheme{layoutCodec: codec, build: build}
-	s.cur.Store(gen)
-	if gen.nb.again != nil {
-		s.ctx, s.cancel = context.WithCancel(context.Background())
-		s.done = make(chan struct{})
-		go s.reclaim()
+// start makes a generator for the node nb holds.
+func (s *snowflakeScheme) start(ctx context.Context, nb nodeBinding) (*snowflakeGen, error) {
+	g, err := schemes.NewSnowflakeContext(ctx, schemes.SnowflakeSettings{
+		Layout:     s.l,
+		Node:       nb.node,
+		Lookahead:  int(s.look),
+		Drift:      s.drift,
+		Fence:      nb.fence,
+		Marks:      nb.marks,
+		MarkWindow: nb.markWindow,
+		Clock:      nb.clock,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return s
+	return &snowflakeGen{g: g, nb: nb, name: s.t.name(snowflakeName(s.l, nb.node, s.look, s.drift))}, nil
 }
 
 // reclaim waits for the current lease to be lost for good and claims a node again, until
@@ -445,17 +445,21 @@ func (s *snowflakeScheme) reclaim() {
 // retrying with a backoff up to the lease's time to live. It returns false when Close ended it.
 func (s *snowflakeScheme) replace(cur *snowflakeGen) bool {
 	lost := cur.nb.fence.Err()
-	ls := cur.nb.spec
+	ls := cur.nb.lease
 	wait, most := max(ls.ttl/6, 100*time.Millisecond), max(ls.ttl, time.Second)
-	plan := ls.retryPlan(most)
+	plan := "claiming another free slot of " + nodeid.DescribeStore(ls.url)
+	if ls.exact {
+		plan = "the node number is fixed, so it retries slot " + strconv.FormatUint(ls.node, 10) + " of " + nodeid.DescribeStore(ls.url)
+	}
+	plan += " (every " + most.String() + " at most)"
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(s.ctx, defaultClaimTimeout)
-		nb, err := cur.nb.again(ctx)
+		nb, err := ls.claim(ctx)
 		var next *snowflakeGen
 		if err == nil {
 			// The new generator loads the slot's mark and waits out its start tick (and
 			// the mark) on its first ID, as one made by New would.
-			if next, err = s.build(ctx, nb); err != nil {
+			if next, err = s.start(ctx, nb); err != nil {
 				nb.release()
 			}
 		}

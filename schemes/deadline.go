@@ -53,24 +53,20 @@ type deadlineState struct {
 
 // Set lets generators issue IDs whose tick ends at or before at, replacing an earlier Set or
 // Suspend; at may be earlier than before. After Revoke it does nothing.
-func (d *Deadline) Set(at time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.revoked {
-		d.cur.Store(&deadlineState{at: at})
-	}
-}
+func (d *Deadline) Set(at time.Time) { d.publish(&deadlineState{at: at}) }
 
 // Suspend lets no ID through until the next Set; generators fail with errors wrapping
 // ErrFenced and err. A call that passed its check before Suspend may still issue an ID whose
 // time lies before the deadline that was in force then. After Revoke it does nothing.
-func (d *Deadline) Suspend(err error) {
-	err = orClosed(err)
+func (d *Deadline) Suspend(err error) { d.publish(&deadlineState{err: orClosed(err)}) }
+
+// publish makes st current unless the deadline was revoked.
+func (d *Deadline) publish(st *deadlineState) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if !d.revoked {
-		d.cur.Store(&deadlineState{err: err})
+		d.cur.Store(st)
 	}
+	d.mu.Unlock()
 }
 
 // Revoke lets no ID through, for good: later Set and Suspend calls do nothing, and generators
@@ -82,16 +78,19 @@ func (d *Deadline) Suspend(err error) {
 func (d *Deadline) Revoke(err error) {
 	err = orClosed(err)
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.revoked {
-		return
+	if !d.revoked {
+		d.revoked = true
+		d.cur.Store(&deadlineState{err: err})
+		for _, g := range d.gens {
+			g.stop(err)
+		}
 	}
-	d.revoked = true
-	d.cur.Store(&deadlineState{err: err})
-	for _, g := range d.gens {
-		g.stop(err)
-	}
+	d.mu.Unlock()
 }
+
+// errNoDeadline is the reason of a refusal when the fence's deadline has passed (or was never
+// set) and its Err says nothing yet.
+var errNoDeadline = errors.New("schemes: the fence's deadline has passed and was not extended (or was never set)")
 
 // orClosed is err, or a plain reason for a fence closed without one.
 func orClosed(err error) error {
@@ -115,13 +114,12 @@ func (d *Deadline) Load() (time.Time, error) {
 // stopped at once.
 func (d *Deadline) attach(g *Snowflake) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.revoked {
-		_, err := d.Load()
-		g.stop(err)
-		return
+		g.stop(d.cur.Load().err)
+	} else {
+		d.gens = append(d.gens, g)
 	}
-	d.gens = append(d.gens, g)
+	d.mu.Unlock()
 }
 
 // deadlineLimit is a deadline converted into a generator's ticks.
@@ -182,13 +180,13 @@ func (g *Snowflake) pastDeadline(ctx context.Context, tick int64) error {
 	}
 	ns := g.nanos()
 	if g.tickOf(ns) >= lim {
-		if err := g.fence.Err(); err != nil {
-			return fmt.Errorf("%w: %w", ErrFenced, err)
+		err := g.fence.Err()
+		if err == nil {
+			// The fence says nothing yet (the tick ends past the deadline, the clock has
+			// not reached it), or it never set a deadline.
+			err = errNoDeadline
 		}
-		if st == nil {
-			return fmt.Errorf("%w: the fence has set no deadline yet", ErrFenced)
-		}
-		return fmt.Errorf("%w: the fence's deadline %s has passed and was not extended", ErrFenced, st.at.UTC().Format(time.RFC3339Nano))
+		return fmt.Errorf("%w: %w", ErrFenced, err)
 	}
 	return g.sleep(ctx, min(subNs(g.tickNs(lim), ns), int64(10*time.Millisecond)))
 }

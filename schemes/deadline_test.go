@@ -132,7 +132,7 @@ func TestSnowflakeDeadlineStates(t *testing.T) {
 	clk := newFakeClock(t0)
 	f := &deadlineFence{}
 	g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: seq22, Clock: clk, Fence: f})
-	if _, err := g.Next(); !errors.Is(err, schemes.ErrFenced) || !strings.Contains(err.Error(), "no deadline") {
+	if _, err := g.Next(); !errors.Is(err, schemes.ErrFenced) || !strings.Contains(err.Error(), "never set") {
 		t.Errorf("before any Set: %v, want ErrFenced saying no deadline is set", err)
 	}
 	f.d.Set(time.Now().Add(time.Hour))
