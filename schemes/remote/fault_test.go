@@ -430,33 +430,38 @@ func fenceInstance(t *testing.T, ep, prefix, addr string) uint64 {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	res, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
-	if err != nil {
-		t.Fatal(err)
-	}
-	revoked := 0
-	for _, kv := range res.Kvs {
-		if kv.Lease != 0 && strings.HasSuffix(string(kv.Key), fmt.Sprintf("/slots/%d", node)) {
-			if _, err := cli.Revoke(ctx, clientv3.LeaseID(kv.Lease)); err != nil {
-				t.Fatal(err)
-			}
-			revoked++
+	// The instance claims its slot back if it renews between the revoke and the test's claim
+	// (nobody held the slot in between): revoke again until the test's claim wins.
+	var l *nodeid.Lease
+	for attempt := 0; l == nil; attempt++ {
+		res, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if revoked == 0 {
-		var keys []string
+		revoked := 0
 		for _, kv := range res.Kvs {
-			keys = append(keys, string(kv.Key))
+			if kv.Lease != 0 && strings.HasSuffix(string(kv.Key), fmt.Sprintf("/slots/%d", node)) {
+				if _, err := cli.Revoke(ctx, clientv3.LeaseID(kv.Lease)); err != nil {
+					t.Fatal(err)
+				}
+				revoked++
+			}
 		}
-		t.Fatalf("no leased key for node %d under %s: %v", node, prefix, keys)
-	}
-	st, err := etcdlease.Open(etcdlease.Settings{Endpoints: []string{ep}, Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := nodeid.Hold(ctx, st, nodeid.LeaseSettings{Nodes: layouts.Twitter.Nodes(), TTL: 2 * time.Second, Exact: true, Node: node, Owner: "fault-test"})
-	if err != nil {
-		t.Fatal(err)
+		if revoked == 0 && attempt == 0 {
+			var keys []string
+			for _, kv := range res.Kvs {
+				keys = append(keys, string(kv.Key))
+			}
+			t.Fatalf("no leased key for node %d under %s: %v", node, prefix, keys)
+		}
+		st, err := etcdlease.Open(etcdlease.Settings{Endpoints: []string{ep}, Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err = nodeid.Hold(ctx, st, nodeid.LeaseSettings{Nodes: layouts.Twitter.Nodes(), TTL: 2 * time.Second, Exact: true, Node: node, Owner: "fault-test"})
+		if err != nil && (!errors.Is(err, nodeid.ErrHeld) || attempt == 9) {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() { l.Close() })
 	return node
