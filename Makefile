@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what CI runs (through .ci/run).
 GO ?= go
 
-.PHONY: test test-short bench fuzz run generate load-report
+.PHONY: test fault test-short bench fuzz run generate load-report
 
 # All tests, with the race detector; then the million-ID round trips of the public text forms
 # without it, which it slows tenfold (under it they run 100,000). PostgreSQL tests use IDKIT_TEST_PG or start a private
@@ -10,6 +10,13 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
 	$(GO) test -run '^TestPublicTextMillion$$' -count=1 .
+
+# Real-process fault reproductions too heavy for `make test` (about a minute), each with its
+# control: idkitd processes frozen with SIGSTOP past their node lease on a private etcd and
+# PostgreSQL (tests built with -tags fault). CI runs it after `make test`.
+fault:
+	$(GO) vet -tags fault ./cmd/idkitd/
+	$(GO) test -tags fault -count=1 -timeout 10m -run '^TestFault' -v ./cmd/idkitd/
 
 # Without the race detector, quicker while editing.
 test-short:

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 )
@@ -118,8 +119,14 @@ type grpcHealth struct {
 	s *Server
 }
 
-func (h grpcHealth) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	return grpcResult(h.s.health(req))
+func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	msg, err := h.s.health(req)
+	if err == nil && msg.Status != healthpb.HealthCheckResponse_SERVING {
+		if why := h.s.ready(); why != nil {
+			_ = grpc.SetHeader(ctx, metadata.Pairs(notReadyHeader, headerText(why)))
+		}
+	}
+	return grpcResult(msg, err)
 }
 
 // grpcResult turns an RPC's *connect.Error into the gRPC status with the same code and message.
