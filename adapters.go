@@ -27,7 +27,8 @@ func buildULID(_ context.Context, sp *Settings) (Scheme, error) {
 	if !mono {
 		name = "ulid:monotonic=false"
 	}
-	return &ulidScheme{g: g, name: name}, nil
+	t := sp.textMasked(maskULID)
+	return &ulidScheme{ulidCodec: ulidCodec{t}, g: g, name: t.name(name)}, nil
 }
 
 // codecULID reads a ulid spec for NewCodec: every ULID parses and decodes alike.
@@ -38,7 +39,7 @@ func codecULID(sp *Settings) (Codec, error) {
 	if err := sp.Done("monotonic"); err != nil {
 		return nil, err
 	}
-	return ulidCodec{}, nil
+	return ulidCodec{sp.textMasked(maskULID)}, nil
 }
 
 // ulidScheme wraps schemes.ULID.
@@ -48,8 +49,10 @@ type ulidScheme struct {
 	name string
 }
 
-// ulidCodec parses and decodes ULIDs.
-type ulidCodec struct{}
+// ulidCodec parses, formats and decodes ULIDs.
+type ulidCodec struct {
+	t *textForm // nil: ULID text
+}
 
 func (s *ulidScheme) Name() string { return s.name }
 
@@ -61,11 +64,34 @@ func (s *ulidScheme) Next() (ID, error) {
 	return FromULID(b), nil
 }
 
-func (ulidCodec) Parse(text string) (ID, error) {
+func (c ulidCodec) Parse(text string) (ID, error) {
+	if c.t == nil {
+		return parseULID(text)
+	}
+	return c.t.parse(text, FormatULID, parseULID)
+}
+
+func parseULID(text string) (ID, error) {
 	if len(text) != ulid.EncodedSize {
 		return ID{}, fmt.Errorf("%w: %s: a ULID has %d characters, not %d", ErrSyntax, quote(text), ulid.EncodedSize, len(text))
 	}
 	return Parse(text)
+}
+
+// AppendID appends the public text: the ULID, or the scheme's prefixed or masked form. A
+// 128-bit ID of UUID format is written as the ULID with its bytes.
+func (c ulidCodec) AppendID(b []byte, id ID) ([]byte, error) {
+	if id.IsZero() {
+		return b, nil
+	}
+	if id.Bits() != 128 {
+		return b, fmt.Errorf("%w: %s is a %d-bit %s, not a ULID", ErrScheme, id, id.Bits(), id.Format())
+	}
+	id.f = FormatULID
+	if c.t == nil {
+		return id.appendText(b), nil
+	}
+	return c.t.append(b, id), nil
 }
 
 func (ulidCodec) Decode(id ID) (Parts, error) {
@@ -81,28 +107,70 @@ func buildUUIDv7(_ context.Context, sp *Settings) (Scheme, error) {
 		return nil, err
 	}
 	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
-	return &uuidv7Scheme{uuidv7Codec{uuidScheme{version: 7}}, g}, nil
+	return &uuidv7Scheme{uuidv7Codec{uuidScheme{version: 7, t: sp.textMasked(maskUUIDv47)}}, g}, nil
 }
 
-// codecUUID returns the NewCodec function of UUID version v, which takes no settings.
+// buildTypeID builds the typeid scheme: UUIDv7s whose public text is a TypeID, with the
+// spec's prefix or the empty one.
+func buildTypeID(_ context.Context, sp *Settings) (Scheme, error) {
+	c, err := codecTypeID(sp)
+	if err != nil {
+		return nil, err
+	}
+	g, _ := schemes.NewUUIDv7(schemes.UUIDSettings{})
+	return &uuidv7Scheme{*c.(*uuidv7Codec), g}, nil
+}
+
+// codecTypeID reads a typeid spec: its Parse takes any TypeID of its prefix, version 7 or not,
+// as the TypeID specification asks.
+func codecTypeID(sp *Settings) (Codec, error) {
+	if err := sp.Done(); err != nil {
+		return nil, err
+	}
+	t := sp.textMasked(maskUUIDv47)
+	if t == nil {
+		t = &textForm{}
+	}
+	t.typeid = true
+	return &uuidv7Codec{uuidScheme{version: 7, t: t, typeid: true}}, nil
+}
+
+// codecUUID returns the NewCodec function of UUID version v, which takes no settings of its
+// own.
 func codecUUID(v int) CodecFunc {
 	return func(sp *Settings) (Codec, error) {
 		if err := sp.Done(); err != nil {
 			return nil, err
 		}
-		if v == 7 {
-			return &uuidv7Codec{uuidScheme{version: v}}, nil
+		switch v {
+		case 4:
+			return uuidv4Codec(sp)
+		case 7:
+			return &uuidv7Codec{uuidScheme{version: v, t: sp.textMasked(maskUUIDv47)}}, nil
 		}
 		return &uuidScheme{version: v}, nil
 	}
+}
+
+// uuidv4Codec refuses a mask: a UUIDv4 tells nothing a mask could hide.
+func uuidv4Codec(sp *Settings) (*uuidScheme, error) {
+	t := sp.takeText()
+	if t != nil && t.maskRef != "" {
+		return nil, sp.Errorf("mask=%s: a UUIDv4 is random: it shows no time, node or count to hide (for ordered keys with opaque public text, mask a uuidv7)", t.maskRef)
+	}
+	return &uuidScheme{version: 4, t: t}, nil
 }
 
 func buildUUIDv4(_ context.Context, sp *Settings) (Scheme, error) {
 	if err := sp.Done(); err != nil {
 		return nil, err
 	}
+	c, err := uuidv4Codec(sp)
+	if err != nil {
+		return nil, err
+	}
 	g, _ := schemes.NewUUIDv4(schemes.UUIDSettings{})
-	return &uuidv4Scheme{uuidScheme{version: 4}, g}, nil
+	return &uuidv4Scheme{*c, g}, nil
 }
 
 // uuidv4Scheme and uuidv7Scheme wrap the generators by their concrete types (no function value
@@ -133,23 +201,70 @@ func (s *uuidv7Scheme) Next() (ID, error) {
 	return FromUUID(b), nil
 }
 
-// uuidScheme holds what UUID schemes share: their name, Parse and Decode.
+// uuidScheme holds what UUID schemes share: their name, Parse, AppendID and Decode.
 type uuidScheme struct {
 	version int
+	t       *textForm // nil: UUID text
+	typeid  bool      // the typeid scheme: reads any UUID, as TypeID text
 }
 
-func (s *uuidScheme) Name() string { return fmt.Sprintf("uuidv%d", s.version) }
+func (s *uuidScheme) Name() string {
+	if s.typeid {
+		return s.t.name("typeid")
+	}
+	return s.t.name(fmt.Sprintf("uuidv%d", s.version))
+}
 
 func (s *uuidScheme) Parse(text string) (ID, error) {
-	u, err := uuid.Parse(text)
-	if err != nil {
-		return ID{}, fmt.Errorf("%w: %s is not a UUID: %w", ErrSyntax, quote(text), err)
+	var id ID
+	var err error
+	if s.t == nil {
+		id, err = parseUUID(text)
+	} else {
+		id, err = s.t.parse(text, FormatUUID, parseUUID)
 	}
-	id := FromUUID(u)
+	if err != nil {
+		return ID{}, err
+	}
+	if s.typeid {
+		return id, nil // any 128 bits; a masked one is a UUIDv7 by construction
+	}
 	if err := s.check(id); err != nil {
 		return ID{}, err
 	}
 	return id, nil
+}
+
+func parseUUID(text string) (ID, error) {
+	u, err := uuid.Parse(text)
+	if err != nil {
+		return ID{}, fmt.Errorf("%w: %s is not a UUID: %w", ErrSyntax, quote(text), err)
+	}
+	return FromUUID(u), nil
+}
+
+// AppendID appends the public text: the UUID, or the scheme's TypeID or masked form.
+func (s *uuidScheme) AppendID(b []byte, id ID) ([]byte, error) {
+	if id.IsZero() {
+		return b, nil
+	}
+	var err error
+	switch {
+	case !s.typeid:
+		err = s.check(id)
+	case id.Bits() != 128:
+		err = fmt.Errorf("%w: %s is a %d-bit %s; a TypeID holds 128 bits", ErrScheme, id, id.Bits(), id.Format())
+	case s.t.kind == maskUUIDv47:
+		err = s.check(id) // UUIDv47 masks UUIDv7s only
+	}
+	if err != nil {
+		return b, err
+	}
+	id.f = FormatUUID
+	if s.t == nil {
+		return id.appendText(b), nil
+	}
+	return s.t.append(b, id), nil
 }
 
 // check accepts only RFC 9562 UUIDs of the scheme's version.
@@ -167,7 +282,12 @@ func (s *uuidScheme) check(id ID) error {
 	return nil
 }
 
+// Decode takes a UUID apart. The typeid scheme decodes any 128-bit ID: the time of a
+// UUIDv7, only the version of others.
 func (s *uuidScheme) Decode(id ID) (Parts, error) {
+	if s.typeid && id.Bits() == 128 && s.check(id) != nil {
+		return Parts{Version: int(id.hi >> 12 & 0xf)}, nil
+	}
 	if err := s.check(id); err != nil {
 		return Parts{}, err
 	}
@@ -216,7 +336,11 @@ func codecSonyflake(sp *Settings) (Codec, error) {
 	if err != nil {
 		return nil, sp.Wrapf(err, "sonyflake")
 	}
-	return layoutCodec{l}, nil
+	text, err := sp.textLayout(l)
+	if err != nil {
+		return nil, err
+	}
+	return layoutCodec{l, text}, nil
 }
 
 func buildSonyflake(_ context.Context, sp *Settings) (Scheme, error) {
@@ -228,11 +352,15 @@ func buildSonyflake(_ context.Context, sp *Settings) (Scheme, error) {
 	if err != nil {
 		return nil, sp.Wrapf(err, "sonyflake")
 	}
+	text, err := sp.textLayout(g.Layout())
+	if err != nil {
+		return nil, err
+	}
 	name := fmt.Sprintf("sonyflake:machine=%d", set.Machine)
 	if !set.StartTime.IsZero() {
 		name += ",start=" + set.StartTime.UTC().Format(time.RFC3339Nano)
 	}
-	return &sonyflakeScheme{layoutCodec: layoutCodec{g.Layout()}, g: g, name: name}, nil
+	return &sonyflakeScheme{layoutCodec: layoutCodec{g.Layout(), text}, g: g, name: text.name(name)}, nil
 }
 
 // sonyflakeScheme wraps schemes.Sonyflake, the github.com/sony/sonyflake adapter.

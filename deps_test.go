@@ -18,6 +18,7 @@ var rootModules = []string{
 	"github.com/google/uuid",
 	"github.com/oklog/ulid/v2",
 	"github.com/sony/sonyflake",
+	"github.com/dchest/siphash", // SipHash-2-4 for mask=: one pure package, no dependencies
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/idkit/idkit"
@@ -49,7 +50,7 @@ func ExampleNew_errors() {
 	// idkit: bad spec "snowflake:layout=twitter,node=1024": node=1024: layout twitter has 10 node bits, so nodes run from 0 to 1023
 	// idkit: bad spec "snowflake:time_bits=50": layout twitter-custom (50/5+5/12): layouts: invalid layout: fields total 72 bits (50/5+5/12), more than 64
 	// idkit: bad spec "ulid:monotonic=maybe": monotonic=maybe: want true or false
-	// idkit: bad spec "uuidv8": unknown scheme "uuidv8" (known: counter, segment, snowflake, sonyflake, ulid, uuidv4, uuidv7)
+	// idkit: bad spec "uuidv8": unknown scheme "uuidv8" (known: counter, segment, snowflake, sonyflake, typeid, ulid, uuidv4, uuidv7)
 }
 
 func ExampleParse() {
@@ -112,6 +113,69 @@ func ExampleID_Value() {
 	// int64 1541815603606036480
 	// string 18446744073709551615
 	// []uint8 [1 127 34 226 121 176 124 195 152 196 220 12 12 7 57 143]
+}
+
+func ExampleFormatID() {
+	s, err := idkit.New("typeid:prefix=user")
+	if err != nil {
+		panic(err)
+	}
+	id, _ := idkit.Parse("01890a5d-ac96-774b-bcce-b302099a8057") // a stored UUIDv7
+	text, _ := idkit.FormatID(s, id)
+	fmt.Println(id, "is shown as", text)
+	back, _ := s.Parse(text)
+	fmt.Println(back == id)
+	_, err = s.Parse("order_01h455vb4pex5vsknk084sn02q")
+	fmt.Println(err)
+	// Output:
+	// 01890a5d-ac96-774b-bcce-b302099a8057 is shown as user_01h455vb4pex5vsknk084sn02q
+	// true
+	// idkit: ID of another scheme: "order_01h455vb4pex5vsknk084sn02q" has prefix "order"; want "user"
+}
+
+// ExamplePublic shows a struct field in its scheme's public form. userIDs names the codec:
+//
+//	var userCodec, _ = idkit.NewCodec("typeid:prefix=user")
+//
+//	type userIDs struct{}
+//
+//	func (userIDs) Codec() idkit.Codec { return userCodec }
+func ExamplePublic() {
+	type User struct {
+		ID   idkit.Public[userIDs] `json:"id"`
+		Name string                `json:"name"`
+	}
+	id, _ := idkit.Parse("01890a5d-ac96-774b-bcce-b302099a8057")
+	b, _ := json.Marshal(User{ID: idkit.Public[userIDs]{ID: id}, Name: "Ada"})
+	fmt.Println(string(b))
+	var u User
+	_ = json.Unmarshal(b, &u)
+	v, _ := u.ID.Value() // the database stores the plain UUID's 16 bytes
+	fmt.Println(u.ID.ID, len(v.([]byte)))
+	// Output:
+	// {"id":"user_01h455vb4pex5vsknk084sn02q","name":"Ada"}
+	// 01890a5d-ac96-774b-bcce-b302099a8057 16
+}
+
+// ExampleNew_mask keeps time-ordered IDs in the database and shows opaque ones: the key comes
+// from the environment (in production, from a secret store), never from the spec.
+func ExampleNew_mask() {
+	os.Setenv("ORDERS_ID_KEY", "0011223344556677:8899aabbccddeeff")
+	s, err := idkit.New("snowflake:layout=discord,prefix=ord,mask=env:ORDERS_ID_KEY")
+	if err != nil {
+		panic(err)
+	}
+	id := idkit.FromUint64(175928847299117063) // what Next issued and the database stores
+	text, _ := idkit.FormatID(s, id)
+	back, _ := s.Parse(text)
+	fmt.Println(id, "→", text, "→", back)
+	v7, _ := idkit.New("uuidv7:mask=env:ORDERS_ID_KEY") // the UUIDv47 facade
+	u, _ := idkit.Parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398f")
+	facade, _ := idkit.FormatID(v7, u)
+	fmt.Println(u, "→", facade)
+	// Output:
+	// 175928847299117063 → ord_er9bcewbkayk2 → 175928847299117063
+	// 017f22e2-79b0-7cc3-98c4-dc0c0c07398f → f17f62b4-77d6-4cc3-98c4-dc0c0c07398f
 }
 
 // ExampleBounds finds the rows made on one day through a time-ordered primary key, with no

@@ -135,7 +135,8 @@ func Compare(a, b ID) int {
 }
 
 // String returns the canonical text: decimal for 64-bit IDs, 26-character Crockford base32 for
-// ULIDs, 36-character lowercase 8-4-4-4-12 hex for UUIDs, and "" for the zero ID.
+// ULIDs, 36-character lowercase 8-4-4-4-12 hex for UUIDs, and "" for the zero ID. This is the
+// stored form; the text a scheme with prefix= or mask= shows is FormatID's.
 func (id ID) String() string {
 	var buf [36]byte
 	return string(id.appendText(buf[:0]))

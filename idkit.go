@@ -20,6 +20,7 @@ package idkit
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -89,7 +90,8 @@ type Parts struct {
 	// layouts: time, then node sub-fields such as datacenter and worker, then seq). Time is
 	// given in ticks of the layout's unit.
 	Fields []Field
-	// Version is the UUID version (4 or 7); zero for other schemes.
+	// Version is the UUID version (4 or 7; for the typeid scheme, which reads any 128 bits,
+	// whatever the version bits say); zero for other schemes.
 	Version int
 }
 
@@ -117,11 +119,31 @@ type Field struct {
 //	ulid        monotonic=true|false (default true)
 //	uuidv7, uuidv4
 //	sonyflake   machine=N (0..65535, also node=N); start=RFC 3339 time or YYYY-MM-DD
+//	typeid      UUIDv7s shown as TypeIDs (specification 0.3.0): "typeid:prefix=user" makes
+//	            user_01h455vb4pex5vsknk084sn02q; without a prefix, the bare 26 characters
+//
+// Every scheme also takes two settings for its public text, the text an API shows (see
+// Formatter, FormatID and Public); the stored form (ID.String, binary, SQL) does not change:
+//
+//	prefix=NAME   TypeID text: NAME_ and the ID in the TypeID alphabet, 26 characters for
+//	              128-bit IDs and 13 for 64-bit ones, fixed width so that text order is ID
+//	              order. NAME: 1 to 63 characters of a-z and '_', starting and ending with a
+//	              letter. Parse then reads only text with this prefix.
+//	mask=KEYREF   hide the time, node and counts in the public text under a 128-bit key:
+//	              env:NAME or file:PATH holding "k0:k1" (two groups of 16 hex digits, as the
+//	              uuidv47 PostgreSQL extension takes it); never the key itself. uuidv7 and
+//	              typeid show the UUIDv47 facade, ulid its time masked the same way, 64-bit
+//	              layouts a keyed permutation of the layout's width (package mask). uuidv4
+//	              refuses it: it has nothing to hide.
 //
 // plus every name a package added with Register: segment (range allocation, package
 // schemes/segment, registered by importing one of its stores) and remote (the idkitd client,
 // package schemes/remote) among them. A spec naming one of those without its import fails with
-// a message that names the import.
+// a message that names the import. New gives a registered scheme the prefix and mask settings
+// itself: its Parse and AppendID read and write the public text, a mask permutes 64-bit IDs
+// over 64 bits (over the layout's width for a Layouter), and the scheme it returns keeps the
+// registered scheme's Batcher, ContextScheme, ContextBatcher and io.Closer but no other
+// optional interface.
 //
 // Lease stores are registered by import, so that a program that does not use them does not
 // link their clients. A spec with node=URL or lease=URL needs, in the program:
@@ -133,7 +155,8 @@ type Field struct {
 // import to add. Every other setting needs nothing beyond this package.
 //
 // Errors wrap ErrSpec and name the bad part: unknown name, unknown or repeated key, bad value,
-// node out of range, or a layout whose bits do not fit in 64. Credentials in the spec are
+// node out of range, a layout whose bits do not fit in 64, or a mask key that is missing or
+// malformed (the message never shows a key). Credentials in the spec are
 // redacted in every message. Starting the generator can also fail (a layout that ran out of
 // time, such as baidu's); those errors wrap the generator's. New never panics.
 func New(spec string) (Scheme, error) {
@@ -151,5 +174,27 @@ func NewContext(ctx context.Context, spec string) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.build(ctx, sp)
+	if err := sp.readText(); err != nil {
+		return nil, err
+	}
+	s, err := e.build(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := sp.wrapText(s)
+	if err != nil || pc == nil {
+		if err != nil {
+			closeQuietly(s)
+			return nil, err
+		}
+		return s, nil
+	}
+	return &publicScheme{publicCodec: *pc, s: s, name: pc.t.name(s.Name())}, nil
+}
+
+// closeQuietly releases what a scheme that will not be returned holds.
+func closeQuietly(s Scheme) {
+	if c, ok := s.(io.Closer); ok {
+		_ = c.Close()
+	}
 }

@@ -44,6 +44,10 @@ type nodeBinding struct {
 	clock      schemes.Clock
 	close      func() error
 	renewals   func() (ok, failed uint64) // lease renewals; nil without a lease
+	// lost is closed when the lease lost its slot for good (nil without a lease: never);
+	// lease claims a node anew the way this binding was made (nil without a lease).
+	lost  <-chan struct{}
+	lease *leaseSpec
 }
 
 // release lets go of whatever the binding holds; safe on the zero binding.
@@ -140,7 +144,7 @@ func staticNode(sp *Settings, l layouts.Layout, v string) (uint64, error) {
 }
 
 // bindLease claims a slot from the store at url: exactly node when exact, else the lowest
-// free one.
+// free one. The binding it returns can claim again (nodeBinding.again) the same way.
 func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, exact bool, node uint64) (nodeBinding, error) {
 	ttl, err := sp.durationOrOff("lease_ttl")
 	if err != nil {
@@ -152,6 +156,23 @@ func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, 
 	if ttl == 0 {
 		ttl = nodeid.DefaultTTL
 	}
+	ls := &leaseSpec{url: url, exact: exact, node: node, nodes: l.Nodes(), ttl: ttl, marks: "lease"}
+	if mv, ok := sp.Lookup("marks"); ok && mv != "lease" {
+		if strings.HasPrefix(mv, "file:") && !exact && !strings.Contains(mv, "{node}") {
+			return nodeBinding{}, sp.Errorf("marks=%s: the node comes from a lease and may differ between runs, so the path needs {node}", mv)
+		}
+		// Checked here, with the spec at hand; claim builds it for each node it gets.
+		if _, err := fileMarks(sp, mv, node, "lease="+url); err != nil {
+			return nodeBinding{}, err
+		}
+		ls.marks = mv
+	}
+	if ls.window, err = markWindow(sp); err != nil {
+		return nodeBinding{}, err
+	}
+	if ls.window > 0 && ls.marks == "off" {
+		return nodeBinding{}, sp.Errorf("mark_window=%v without marks (marks=file:PATH, or a lease store)", ls.window)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultClaimTimeout)
@@ -161,33 +182,54 @@ func bindLease(ctx context.Context, sp *Settings, l layouts.Layout, url string, 
 	if err != nil {
 		return nodeBinding{}, sp.Wrapf(err, "lease store %s", url)
 	}
-	lease, err := nodeid.Hold(ctx, store, nodeid.LeaseSettings{Nodes: l.Nodes(), TTL: ttl, Exact: exact, Node: node})
+	nb, err := ls.hold(ctx, store)
+	if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
+		return nodeBinding{}, sp.Wrapf(err, "claiming a node of layout %s", l.Name)
+	}
+	return nb, err
+}
+
+// leaseSpec is how a snowflake spec holds its node under a lease, resolved once so that the
+// node can be claimed again after the lease is lost.
+type leaseSpec struct {
+	url    string
+	exact  bool   // claim node and no other
+	node   uint64 // with exact
+	nodes  uint64 // the layout's node count
+	ttl    time.Duration
+	marks  string        // lease, off or file:PATH
+	window time.Duration // mark_window; 0: the default
+}
+
+// claim opens the store and claims a slot in it (see hold).
+func (ls *leaseSpec) claim(ctx context.Context) (nodeBinding, error) {
+	store, err := nodeid.OpenStore(ctx, ls.url)
+	if err != nil {
+		return nodeBinding{}, err
+	}
+	return ls.hold(ctx, store)
+}
+
+// hold claims a slot of store under a new lease, with the marks the spec asks for. Errors are
+// the lease's (ErrNoFreeSlot, ErrHeld) or name the store.
+func (ls *leaseSpec) hold(ctx context.Context, store nodeid.Store) (nodeBinding, error) {
+	lease, err := nodeid.Hold(ctx, store, nodeid.LeaseSettings{Nodes: ls.nodes, TTL: ls.ttl, Exact: ls.exact, Node: ls.node})
 	if err != nil {
 		if errors.Is(err, nodeid.ErrNoFreeSlot) || errors.Is(err, nodeid.ErrHeld) {
-			return nodeBinding{}, sp.Wrapf(err, "claiming a node of layout %s", l.Name)
+			return nodeBinding{}, err
 		}
-		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(url), redact.Error(err))
+		return nodeBinding{}, fmt.Errorf("idkit: claiming a node from %s: %w", nodeid.DescribeStore(ls.url), redact.Error(err))
 	}
-	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close, renewals: lease.Renewals}
-	mv, ok := sp.Lookup("marks")
-	if !ok || mv == "lease" {
+	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close, renewals: lease.Renewals,
+		lost: lease.Lost(), lease: ls, markWindow: ls.window}
+	switch {
+	case ls.marks == "lease":
 		// The generator's default window (50 ms) stays within the default drift policy's
 		// continue bound, so a process that claims a slot another one just released
 		// continues on the saved mark instead of failing.
 		nb.marks = lease.Marks()
-	} else {
-		if strings.HasPrefix(mv, "file:") && !exact && !strings.Contains(mv, "{node}") {
-			nb.release()
-			return nodeBinding{}, sp.Errorf("marks=%s: the node comes from a lease and may differ between runs, so the path needs {node}", mv)
-		}
-		if nb.marks, err = fileMarks(sp, mv, nb.node, "lease="+url); err != nil {
-			nb.release()
-			return nodeBinding{}, err
-		}
-	}
-	if err := applyMarkWindow(sp, &nb); err != nil {
-		nb.release()
-		return nodeBinding{}, err
+	case strings.HasPrefix(ls.marks, "file:"):
+		nb.marks = nodeid.NewFileMarks(strings.TrimPrefix(ls.marks, "file:"), nb.node)
 	}
 	return nb, nil
 }

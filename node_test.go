@@ -15,12 +15,14 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
 	_ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // etcd:// for node= and lease=
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease/etcdtest"
 	_ "github.com/idkit/idkit/schemes/nodeid/pglease" // postgres:// for node= and lease=
 	"github.com/jackc/pgx/v5"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // newScheme builds spec and closes the scheme when the test ends.
@@ -109,8 +111,10 @@ func TestNodeSpecErrors(t *testing.T) {
 	}
 }
 
-// leaseChecks runs the lease forms of the spec against a store; base is its URL.
-func leaseChecks(t *testing.T, base func(ns string) string) {
+// leaseChecks runs the lease forms of the spec against a store; base is its URL. expire makes
+// the store let the holding of a slot lapse, as it does when its process stops renewing for
+// longer than the TTL (a partition, a SIGSTOP).
+func leaseChecks(t *testing.T, base func(ns string) string, expire func(t *testing.T, ns string, node uint64)) {
 	t.Run("LowestFree", func(t *testing.T) {
 		u := base("lowest")
 		var nodes []uint64
@@ -169,6 +173,12 @@ func leaseChecks(t *testing.T, base func(ns string) string) {
 		}
 		nodeOf(t, b)
 	})
+	t.Run("ReclaimLowestFree", func(t *testing.T) {
+		reclaimLowestFree(t, base("reclaim-any"), func(n uint64) { expire(t, "reclaim-any", n) })
+	})
+	t.Run("ReclaimFixedNode", func(t *testing.T) {
+		reclaimFixedNode(t, base("reclaim-fixed"), func(n uint64) { expire(t, "reclaim-fixed", n) })
+	})
 	t.Run("MarkFileNeedsNode", func(t *testing.T) {
 		_, err := newScheme(t, "snowflake:node="+base("file")+",marks=file:/tmp/one-file")
 		if !errors.Is(err, idkit.ErrSpec) || !strings.Contains(err.Error(), "{node}") {
@@ -177,19 +187,171 @@ func leaseChecks(t *testing.T, base func(ns string) string) {
 	})
 }
 
+// thief claims slot node of the store at u for another owner, as a second process would.
+func thief(t *testing.T, u string, node uint64) *nodeid.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := nodeid.OpenStore(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := nodeid.Hold(ctx, st, nodeid.LeaseSettings{Nodes: layouts.Twitter.Nodes(), TTL: 2 * time.Second, Exact: true, Node: node, Owner: "thief"})
+	if err != nil {
+		t.Fatalf("claiming slot %d for another owner: %v", node, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// drawFrom draws n IDs from s, failing the test on an error.
+func drawFrom(t *testing.T, s idkit.Scheme, n int) []idkit.ID {
+	t.Helper()
+	ids := make([]idkit.ID, n)
+	if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// reclaimLowestFree takes the slot of a scheme that asked for the lowest free one: the scheme
+// claims another free slot by itself, becomes ready again and reports the new node.
+func reclaimLowestFree(t *testing.T, u string, expire func(node uint64)) {
+	s, err := newScheme(t, "snowflake:layout=twitter,lease_ttl=2s,node="+u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.(idkit.Fenced)
+	old := s.(idkit.Noder).Node()
+	before := drawFrom(t, s, 1000)
+	expire(old)
+	th := thief(t, u, old)
+	waitUntil(t, 15*time.Second, "a new node", func() bool { return s.(idkit.Noder).Node() != old && f.Err() == nil })
+	node := s.(idkit.Noder).Node()
+	if !strings.Contains(s.Name(), fmt.Sprintf("worker=%d", node)) {
+		t.Errorf("Name %q does not show the new node %d", s.Name(), node)
+	}
+	after := drawFrom(t, s, 1000)
+	if p, _ := s.Decode(after[0]); p.Node != node {
+		t.Errorf("IDs after the reclaim carry node %d, want %d", p.Node, node)
+	}
+	if n := dupIDs(before, after); n != 0 {
+		t.Errorf("%d duplicates", n)
+	}
+	t.Logf("slot %d taken by %s; the scheme now holds node %d: %s", old, th.Owner(), node, s.Name())
+}
+
+// reclaimFixedNode takes the slot of a scheme with a fixed node: it keeps its number, stays
+// fenced saying why and that it retries, and claims the slot again once the other owner lets
+// it go, continuing above the other owner's IDs (its mark).
+func reclaimFixedNode(t *testing.T, u string, expire func(node uint64)) {
+	s, err := newScheme(t, "snowflake:layout=twitter,node=7,lease_ttl=2s,lease="+u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.(idkit.Fenced)
+	before := drawFrom(t, s, 1000)
+	expire(7)
+	th := thief(t, u, 7)
+	waitUntil(t, 15*time.Second, "the fence naming the retries", func() bool {
+		err := f.Err()
+		return errors.Is(err, nodeid.ErrTaken) && errors.Is(err, nodeid.ErrHeld) && strings.Contains(err.Error(), "retries slot 7")
+	})
+	t.Logf("while the slot is taken: %v", f.Err())
+	if _, err := s.Next(); !errors.Is(err, schemes.ErrFenced) || !strings.Contains(err.Error(), "retries slot 7") {
+		t.Errorf("Next while the slot is taken: %v, want ErrFenced saying it retries", err)
+	}
+	if n := s.(idkit.Noder).Node(); n != 7 {
+		t.Errorf("node %d while fenced, want 7", n)
+	}
+	// The other owner issues on node 7 and lets it go.
+	tg, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: layouts.Twitter, Node: 7, Fence: th, Marks: th.Marks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var theirs []idkit.ID
+	for range 1000 {
+		v, err := tg.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs = append(theirs, idkit.FromUint64(v))
+	}
+	if err := th.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 15*time.Second, "node 7 held again", func() bool { return f.Err() == nil })
+	after := drawFrom(t, s, 1000)
+	if n := s.(idkit.Noder).Node(); n != 7 {
+		t.Errorf("node %d after the reclaim, want 7", n)
+	}
+	if after[0].Uint64() <= theirs[len(theirs)-1].Uint64() {
+		t.Errorf("first ID after the reclaim %d is not above the other owner's last %d", after[0].Uint64(), theirs[len(theirs)-1].Uint64())
+	}
+	if n := dupIDs(before, theirs, after); n != 0 {
+		t.Errorf("%d duplicates", n)
+	}
+}
+
+func dupIDs(lists ...[]idkit.ID) int {
+	seen := map[idkit.ID]bool{}
+	n := 0
+	for _, l := range lists {
+		for _, id := range l {
+			if seen[id] {
+				n++
+			}
+			seen[id] = true
+		}
+	}
+	return n
+}
+
 func TestNodeEtcd(t *testing.T) {
-	host := strings.TrimPrefix(etcdtest.Endpoint(t), "http://")
+	ep := etcdtest.Endpoint(t)
+	host := strings.TrimPrefix(ep, "http://")
 	run := time.Now().UnixNano()
-	leaseChecks(t, func(ns string) string { return fmt.Sprintf("etcd://%s/idkit-test/node/%d/%s", host, run, ns) })
+	prefix := func(ns string) string { return fmt.Sprintf("/idkit-test/node/%d/%s", run, ns) }
+	leaseChecks(t, func(ns string) string { return "etcd://" + host + prefix(ns) }, func(t *testing.T, ns string, node uint64) {
+		// Revoking the etcd lease behind the slot's key is what its expiry does.
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cli.Get(ctx, fmt.Sprintf("%s/slots/%d", prefix(ns), node))
+		if err != nil || len(res.Kvs) != 1 {
+			t.Fatalf("slot %d under %s: %v %v", node, prefix(ns), res, err)
+		}
+		if _, err := cli.Revoke(ctx, clientv3.LeaseID(res.Kvs[0].Lease)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestNodePostgres(t *testing.T) {
-	cfg, err := pgx.ParseConfig(pgtest.Schema(t))
+	dsn := pgtest.Schema(t)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leaseChecks(t, func(ns string) string {
-		q := url.Values{"host": {cfg.Host}, "port": {strconv.Itoa(int(cfg.Port))}, "sslmode": {"disable"}, "namespace": {ns}}
+		// pgtest's private cluster runs with fsync=off, which the lease store refuses
+		// unless told the data is throwaway.
+		q := url.Values{"host": {cfg.Host}, "port": {strconv.Itoa(int(cfg.Port))}, "sslmode": {"disable"}, "namespace": {ns}, "unsafe": {"true"}}
 		for k, v := range cfg.RuntimeParams {
 			q.Set(k, v)
 		}
@@ -198,6 +360,18 @@ func TestNodePostgres(t *testing.T) {
 			u.User = url.UserPassword(cfg.User, cfg.Password)
 		}
 		return u.String()
+	}, func(t *testing.T, ns string, node uint64) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		tag, err := conn.Exec(ctx, `UPDATE idkit_node_slots SET expires_at = now() WHERE namespace = $1 AND slot = $2`, ns, int64(node))
+		if err != nil || tag.RowsAffected() != 1 {
+			t.Fatalf("expiring slot %d of %s: %v %v", node, ns, tag, err)
+		}
 	})
 }
 

@@ -31,6 +31,12 @@ var redactTests = []struct{ in, want string }{
 	{"postgres://u@h/db?sslmode=disable&password=hunter2&application_name=x", "postgres://u@h/db?sslmode=disable&password=xxxxx&application_name=x"},
 	{"postgres://u@h/db?sslpassword=hunter2", "postgres://u@h/db?sslpassword=xxxxx"},
 	{"snowflake:node=pg://u:hunter2@h/db?namespace=x", "snowflake:node=pg://u:xxxxx@h/db?namespace=x"},
+	// A mask key written inline by mistake; references stay.
+	{"snowflake:mask=0011223344556677:8899aabbccddeeff", "snowflake:mask=xxxxx"},
+	{"uuidv7:MASK = 0011223344556677:8899aabbccddeeff ,prefix=user", "uuidv7:MASK = xxxxx ,prefix=user"},
+	{"snowflake:mask=env:IDKIT_KEY,prefix=ord", "snowflake:mask=env:IDKIT_KEY,prefix=ord"},
+	{"snowflake:mask=file:/run/secrets/k", "snowflake:mask=file:/run/secrets/k"},
+	{"ifconfig netmask=255.0.0.0", "ifconfig netmask=255.0.0.0"},
 	{"snowflake:node=pg://u:hunter2@h/db?namespace=x,marks=file:m.txt", "snowflake:node=pg://u:xxxxx@h/db?namespace=x,marks=file:m.txt"},
 	{`parse "postgres://u:hunter2@h:x/db": invalid port ":x" after host`, `parse "postgres://u:xxxxx@h:x/db": invalid port ":x" after host`},
 	{"a pg://u:one@h/db and etcd://v:two@h:1/p", "a pg://u:xxxxx@h/db and etcd://v:xxxxx@h:1/p"},

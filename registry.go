@@ -11,7 +11,8 @@ import (
 
 // BuildFunc builds a scheme from its parsed spec. It reads the settings it knows from s, calls
 // s.Done to refuse the others, and reports bad values with s.Errorf or s.Wrapf so that the
-// messages match the built-in schemes'. ctx bounds any network work the spec asks for (New
+// messages match the built-in schemes'. The prefix and mask settings, which every scheme
+// takes, are read by New before it and applied to the scheme it returns (see New). ctx bounds any network work the spec asks for (New
 // passes context.Background, NewContext its caller's context). A scheme that holds resources
 // implements io.Closer.
 type BuildFunc func(ctx context.Context, s *Settings) (Scheme, error)
@@ -44,12 +45,13 @@ var registry = struct {
 	"uuidv7":    {buildUUIDv7, codecUUID(7)},
 	"uuidv4":    {buildUUIDv4, codecUUID(4)},
 	"sonyflake": {buildSonyflake, codecSonyflake},
+	"typeid":    {buildTypeID, codecTypeID},
 }}
 
 // Register makes a scheme name available to New, NewContext and NewCodec, in the manner of
 // database/sql.Register: a package calls it from an init function, and a program that imports
 // the package (for its side effect alone, with a blank import) gets the scheme. The built-in
-// names (snowflake, ulid, uuidv7, uuidv4, sonyflake) need no import beyond this package.
+// names (snowflake, ulid, uuidv7, uuidv4, sonyflake, typeid) need no import beyond this package.
 //
 // Names are matched without regard to case; name must be a word of letters, digits and '_'.
 // Register panics when name is empty or not such a word, when build is nil, or when name is
@@ -139,19 +141,34 @@ func NewCodec(spec string) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.codec != nil {
-		return e.codec(sp)
-	}
-	s, err := e.build(context.Background(), sp)
-	if err != nil {
+	if err := sp.readText(); err != nil {
 		return nil, err
 	}
-	if c, ok := s.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			return nil, fmt.Errorf("idkit: closing %s after reading its codec: %w", quote(sp.String()), err)
+	var c Codec
+	if e.codec != nil {
+		if c, err = e.codec(sp); err != nil {
+			return nil, err
 		}
+	} else {
+		s, err := e.build(context.Background(), sp)
+		if err != nil {
+			return nil, err
+		}
+		if cl, ok := s.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				return nil, fmt.Errorf("idkit: closing %s after reading its codec: %w", quote(sp.String()), err)
+			}
+		}
+		c = s
 	}
-	return s, nil
+	pc, err := sp.wrapText(c)
+	switch {
+	case err != nil:
+		return nil, err
+	case pc == nil:
+		return c, nil
+	}
+	return *pc, nil
 }
 
 // entry returns the registry entry of the spec's scheme, or an error naming the known ones.

@@ -77,7 +77,7 @@ func Example_register() {
 	// Output:
 	// counter:start=41 41 42
 	// idkit: bad spec "counter:start=x": start=x: want a whole number from 0 to 9223372036854775808
-	// idkit: bad spec "counter:step=2": unknown key "step" for counter (known: start)
+	// idkit: bad spec "counter:step=2": unknown key "step" for counter (known: start, prefix, mask)
 }
 
 func TestRegisterPanics(t *testing.T) {
@@ -107,7 +107,7 @@ func TestRegisterPanics(t *testing.T) {
 			f()
 		})
 	}
-	if got := idkit.Schemes(); !slices.Equal(got, []string{"counter", "segment", "snowflake", "sonyflake", "ulid", "uuidv4", "uuidv7"}) {
+	if got := idkit.Schemes(); !slices.Equal(got, []string{"counter", "segment", "snowflake", "sonyflake", "typeid", "ulid", "uuidv4", "uuidv7"}) {
 		t.Errorf("Schemes() = %v after the refused registrations", got)
 	}
 }

@@ -54,9 +54,30 @@ var schemeCases = []schemeCase{
 	{spec: "uuidv4", bits: 128},
 	{spec: "sonyflake:machine=42", bits: 64, ordered: true, timed: true, node: node(42)},
 	{spec: "sonyflake:node=7,start=2020-01-01T00:00:00.005Z", bits: 64, ordered: true, timed: true, node: node(7)},
+	// Public text forms: prefixes, masks (under testMaskRef) and the typeid scheme.
+	{spec: "typeid", bits: 128, ordered: true, timed: true},
+	{spec: "typeid:prefix=user", bits: 128, ordered: true, timed: true},
+	{spec: "typeid:prefix=user,mask=" + testMaskRef, bits: 128, ordered: true, timed: true},
+	{spec: "uuidv7:mask=" + testMaskRef, bits: 128, ordered: true, timed: true},
+	{spec: "uuidv4:prefix=req", bits: 128},
+	{spec: "ulid:mask=" + testMaskRef, bits: 128, ordered: true, timed: true},
+	{spec: "ulid:monotonic=false,prefix=x,mask=" + testMaskRef, bits: 128, timed: true},
+	{spec: "snowflake:mask=" + testMaskRef, bits: 64, ordered: true, timed: true, node: node(0)},
+	{spec: "snowflake:layout=discord,worker=3,process=1,prefix=ord,mask=" + testMaskRef, bits: 64, ordered: true, timed: true, node: node(3<<5 | 1)},
+	{spec: "snowflake:fields=time:41/seq:22,epoch=1704067200000,prefix=evt", bits: 64, ordered: true, timed: true},
+	{spec: "sonyflake:machine=42,prefix=sf,mask=" + testMaskRef, bits: 64, ordered: true, timed: true, node: node(42)},
 }
 
+// testMaskRef names the key of the masked schemes of the tests, set by setTestMaskKey.
+const testMaskRef = "env:IDKIT_TEST_MASK_KEY"
+
+// testMaskKey is the uuidv47 PostgreSQL extension's test key.
+const testMaskKey = "0011223344556677:8899aabbccddeeff"
+
+func setTestMaskKey(t *testing.T) { t.Setenv("IDKIT_TEST_MASK_KEY", testMaskKey) }
+
 func TestSchemes(t *testing.T) {
+	setTestMaskKey(t)
 	for _, c := range schemeCases {
 		t.Run(c.spec, func(t *testing.T) {
 			s, err := idkit.New(c.spec)
@@ -170,9 +191,25 @@ func checkRoundTrips(t *testing.T, s idkit.Scheme, id idkit.ID) {
 	}
 	got, err := idkit.Parse(text)
 	must("idkit.Parse", got, err)
-	got, err = s.Parse(text)
-	must(s.Name()+".Parse", got, err)
-	if id.Format() != idkit.FormatDecimal {
+	// The scheme reads its public text, which is the canonical text unless the scheme has a
+	// prefix or a mask; then the stored text is not the ID to it.
+	pub, err := idkit.FormatID(s, id)
+	if err != nil {
+		t.Fatalf("FormatID(%s): %v", text, err)
+	}
+	got, err = s.Parse(pub)
+	must(s.Name()+".Parse(FormatID)", got, err)
+	if pub != text {
+		if got, err := s.Parse(text); err == nil && got == id {
+			t.Fatalf("%s.Parse(%s) read the stored text as the ID; want only the public %s", s.Name(), text, pub)
+		}
+		if c, err := idkit.NewCodec(s.Name()); err != nil {
+			t.Fatalf("NewCodec(%q): %v", s.Name(), err)
+		} else if cpub, err := idkit.FormatID(c, id); err != nil || cpub != pub {
+			t.Fatalf("NewCodec(%q) shows %s as %q, %v; the scheme as %q", s.Name(), text, cpub, err, pub)
+		}
+	}
+	if id.Format() != idkit.FormatDecimal && pub == text {
 		got, err = s.Parse(strings.ToUpper(text))
 		must("Parse(upper case)", got, err)
 		got, err = idkit.Parse(strings.ToLower(text))

@@ -7,10 +7,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
+	"github.com/idkit/idkit/schemes/nodeid"
 )
 
 // Layouter is implemented by schemes whose IDs follow a 64-bit layout (snowflake, sonyflake).
@@ -27,8 +31,9 @@ type Noder interface {
 // Fenced is implemented by schemes that can lose the right to issue IDs while they run, such as
 // a snowflake scheme whose node is held under a lease. Err returns nil while the scheme may
 // issue IDs, and otherwise why not (for a lease: an error wrapping schemes.ErrFenced, from the
-// moment renewals have failed for half the lease's time to live until the slot is held again).
-// A service reports itself not ready while any of its schemes is fenced.
+// moment renewals have failed for half the lease's time to live until the slot is held again;
+// after the slot was taken by another owner, what the scheme does to get a node back). A
+// service reports itself not ready while any of its schemes is fenced.
 type Fenced interface {
 	Err() error
 }
@@ -172,6 +177,10 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
+	text, err := sp.textLayout(l)
+	if err != nil {
+		return nil, err
+	}
 	look, _, err := sp.Uint("lookahead", schemes.MaxLookahead)
 	if err != nil {
 		return nil, err
@@ -216,16 +225,8 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		nb.release()
 		return nil, err
 	}
-	g, err := schemes.NewSnowflakeContext(ctx, schemes.SnowflakeSettings{
-		Layout:     l,
-		Node:       nb.node,
-		Lookahead:  int(look),
-		Drift:      drift,
-		Fence:      nb.fence,
-		Marks:      nb.marks,
-		MarkWindow: nb.markWindow,
-		Clock:      nb.clock,
-	})
+	s := &snowflakeScheme{layoutCodec: layoutCodec{l, text}, look: look, drift: drift}
+	gen, err := s.start(ctx, nb)
 	if err != nil {
 		nb.release()
 		if errors.Is(err, schemes.ErrSettings) {
@@ -233,7 +234,13 @@ func buildSnowflake(ctx context.Context, sp *Settings) (Scheme, error) {
 		}
 		return nil, fmt.Errorf("idkit: starting %s: %w", quote(sp.String()), err)
 	}
-	return &snowflakeScheme{layoutCodec: layoutCodec{l}, g: g, name: snowflakeName(l, nb.node, look, drift), fence: nb.fence, renewals: nb.renewals, closer: nb.release}, nil
+	s.cur.Store(gen)
+	if nb.lease != nil {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		s.done = make(chan struct{})
+		go s.reclaim()
+	}
+	return s, nil
 }
 
 // snowflakeAllowed lists the keys a snowflake spec with layout l accepts.
@@ -254,6 +261,10 @@ func codecSnowflake(sp *Settings) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
+	text, err := sp.textLayout(l)
+	if err != nil {
+		return nil, err
+	}
 	allowed := snowflakeAllowed(l)
 	for _, k := range allowed {
 		sp.Lookup(k)
@@ -261,7 +272,7 @@ func codecSnowflake(sp *Settings) (Codec, error) {
 	if err := sp.Done(allowed...); err != nil {
 		return nil, err
 	}
-	return layoutCodec{l}, nil
+	return layoutCodec{l, text}, nil
 }
 
 // snowflakeName is the canonical spec of a snowflake scheme.
@@ -322,14 +333,21 @@ func sameLayout(a, b layouts.Layout) bool {
 	return true
 }
 
-// layoutCodec is what the 64-bit layout schemes (snowflake, sonyflake) share: Parse, Decode
-// and Layout by their layout.
+// layoutCodec is what the 64-bit layout schemes (snowflake, sonyflake) share: Parse, Decode,
+// AppendID and Layout by their layout and text form.
 type layoutCodec struct {
 	l layouts.Layout
+	t *textForm // nil: decimal text
 }
 
 func (c layoutCodec) Parse(text string) (ID, error) {
-	id, err := parseDecimal64(text)
+	var id ID
+	var err error
+	if c.t == nil {
+		id, err = parseDecimal64(text)
+	} else {
+		id, err = c.t.parse(text, FormatDecimal, parseDecimal64)
+	}
 	if err != nil {
 		return ID{}, err
 	}
@@ -339,53 +357,226 @@ func (c layoutCodec) Parse(text string) (ID, error) {
 	return id, nil
 }
 
+// AppendID appends the public text: decimal, or the scheme's prefixed or masked form.
+func (c layoutCodec) AppendID(b []byte, id ID) ([]byte, error) {
+	if id.IsZero() {
+		return b, nil
+	}
+	if err := checkLayout(c.l, id); err != nil {
+		return b, err
+	}
+	if c.t == nil {
+		return strconv.AppendUint(b, id.lo, 10), nil
+	}
+	return c.t.append(b, id), nil
+}
+
 func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id) }
 
 func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 
 // snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced
 // and io.Closer.
+//
+// A node held under a lease can be lost for good: the process could not renew it for longer
+// than its time to live (a partition, a pause) and another owner claimed the slot. Then the
+// scheme claims a node again the way the spec says (the lowest free slot, or its fixed
+// number, retried until that slot is free) and swaps in a new generator for it, which loads
+// the slot's mark and waits out its start tick like any new generator. Until then Err says
+// why it issues nothing.
 type snowflakeScheme struct {
 	layoutCodec
-	g        *schemes.Snowflake
-	name     string
-	fence    schemes.Fence
-	renewals func() (ok, failed uint64)
-	closer   func() error
+	look   uint64
+	drift  schemes.DriftPolicy
+	cur    atomic.Pointer[snowflakeGen]
+	reason atomic.Pointer[error] // set while the scheme claims a node again: why it issues nothing
+	ctx    context.Context       // ends with Close; bounds claiming again
+	cancel context.CancelFunc
+	done   chan struct{} // closed when reclaim has ended; nil without a lease
+
+	mu     sync.Mutex // guards base, closed and swapping cur
+	base   Stats      // the counters of generators swapped out
+	closed bool
 }
 
-// Stats returns the core's counters and, for a leased node, the lease's renewals.
-func (s *snowflakeScheme) Stats() Stats {
-	c := s.g.Stats()
+// snowflakeGen is one generator of a snowflakeScheme and the node it holds.
+type snowflakeGen struct {
+	g    *schemes.Snowflake
+	nb   nodeBinding
+	name string
+}
+
+// start makes a generator for the node nb holds.
+func (s *snowflakeScheme) start(ctx context.Context, nb nodeBinding) (*snowflakeGen, error) {
+	g, err := schemes.NewSnowflakeContext(ctx, schemes.SnowflakeSettings{
+		Layout:     s.l,
+		Node:       nb.node,
+		Lookahead:  int(s.look),
+		Drift:      s.drift,
+		Fence:      nb.fence,
+		Marks:      nb.marks,
+		MarkWindow: nb.markWindow,
+		Clock:      nb.clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &snowflakeGen{g: g, nb: nb, name: s.t.name(snowflakeName(s.l, nb.node, s.look, s.drift))}, nil
+}
+
+// reclaim waits for the current lease to be lost for good and claims a node again, until
+// Close.
+func (s *snowflakeScheme) reclaim() {
+	defer close(s.done)
+	for {
+		cur := s.cur.Load()
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-cur.nb.lost:
+		}
+		if !s.replace(cur) {
+			return
+		}
+	}
+}
+
+// replace claims a node again after cur's lease was lost and swaps in a generator for it,
+// retrying with a backoff up to the lease's time to live. It returns false when Close ended it.
+func (s *snowflakeScheme) replace(cur *snowflakeGen) bool {
+	lost := cur.nb.fence.Err()
+	ls := cur.nb.lease
+	wait, most := max(ls.ttl/6, 100*time.Millisecond), max(ls.ttl, time.Second)
+	plan := "claiming another free slot of " + nodeid.DescribeStore(ls.url)
+	if ls.exact {
+		plan = "the node number is fixed, so it retries slot " + strconv.FormatUint(ls.node, 10) + " of " + nodeid.DescribeStore(ls.url)
+	}
+	plan += " (every " + most.String() + " at most)"
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(s.ctx, defaultClaimTimeout)
+		nb, err := ls.claim(ctx)
+		var next *snowflakeGen
+		if err == nil {
+			// The new generator loads the slot's mark and waits out its start tick (and
+			// the mark) on its first ID, as one made by New would.
+			if next, err = s.start(ctx, nb); err != nil {
+				nb.release()
+			}
+		}
+		cancel()
+		if err == nil {
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
+				next.nb.release()
+				return false
+			}
+			s.base = s.base.plus(cur.stats())
+			s.cur.Store(next)
+			s.reason.Store(nil)
+			s.mu.Unlock()
+			cur.nb.release() // closes the lost lease's store; there is nothing to release
+			return true
+		}
+		reason := fmt.Errorf("%w: %w; %s: attempt %d failed: %w", schemes.ErrFenced, lost, plan, attempt, redact.Error(err))
+		s.reason.Store(&reason)
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, most)
+	}
+}
+
+// gen returns the generator in use.
+func (s *snowflakeScheme) gen() *snowflakeGen { return s.cur.Load() }
+
+// stats is the generator's counters and its lease's renewals.
+func (sg *snowflakeGen) stats() Stats {
+	c := sg.g.Stats()
 	st := Stats{SeqExhausted: c.SeqExhausted, DriftWaits: c.DriftWaits, DriftContinued: c.DriftContinued}
-	if s.renewals != nil {
-		st.LeaseRenewals, st.LeaseRenewalFailures = s.renewals()
+	if sg.nb.renewals != nil {
+		st.LeaseRenewals, st.LeaseRenewalFailures = sg.nb.renewals()
 	}
 	return st
 }
 
-// Node returns the node the scheme issues IDs for.
-func (s *snowflakeScheme) Node() uint64 { return s.g.Node() }
-
-// Err returns the fence's error for a lease-backed node, and nil for any other node.
-func (s *snowflakeScheme) Err() error {
-	if s.fence == nil {
-		return nil
+// plus adds o's counters to s's.
+func (s Stats) plus(o Stats) Stats {
+	return Stats{
+		SeqExhausted:         s.SeqExhausted + o.SeqExhausted,
+		DriftWaits:           s.DriftWaits + o.DriftWaits,
+		DriftContinued:       s.DriftContinued + o.DriftContinued,
+		LeaseRenewals:        s.LeaseRenewals + o.LeaseRenewals,
+		LeaseRenewalFailures: s.LeaseRenewalFailures + o.LeaseRenewalFailures,
 	}
-	return s.fence.Err()
 }
 
-func (s *snowflakeScheme) Name() string { return s.name }
+// Stats returns the core's counters and, for a leased node, the lease's renewals, summed over
+// the generators the scheme has had.
+func (s *snowflakeScheme) Stats() Stats {
+	s.mu.Lock()
+	base, cur := s.base, s.cur.Load()
+	s.mu.Unlock()
+	return base.plus(cur.stats())
+}
+
+// Node returns the node the scheme issues IDs for (after a lease was lost, the new one).
+func (s *snowflakeScheme) Node() uint64 { return s.gen().g.Node() }
+
+// Err returns nil for a node without a lease and for a lease that is safely held; otherwise
+// the fence's error, or, while the scheme claims a node again after losing one, what it is
+// doing and why it has not succeeded yet.
+func (s *snowflakeScheme) Err() error {
+	cur := s.gen()
+	if cur.nb.fence == nil {
+		return nil
+	}
+	if r := s.reason.Load(); r != nil {
+		return *r
+	}
+	return cur.nb.fence.Err()
+}
+
+func (s *snowflakeScheme) Name() string { return s.gen().name }
 
 func (s *snowflakeScheme) Next() (ID, error) { return s.NextContext(context.Background()) }
 
 // NextContext is Next whose waits for the clock or a mark end when ctx is done (ContextScheme).
 func (s *snowflakeScheme) NextContext(ctx context.Context) (ID, error) {
-	v, err := s.g.NextContext(ctx)
+	cur := s.gen()
+	v, err := cur.g.NextContext(ctx)
 	if err != nil {
-		return ID{}, err
+		if again := s.fenced(cur, err); again != nil {
+			v, err = again.g.NextContext(ctx)
+		}
+		if err != nil {
+			return ID{}, s.why(err)
+		}
 	}
 	return FromUint64(v), nil
+}
+
+// fenced returns the generator to try again with after err from cur: the one swapped in
+// meanwhile, if cur was fenced because its lease was lost; nil otherwise.
+func (s *snowflakeScheme) fenced(cur *snowflakeGen, err error) *snowflakeGen {
+	if !errors.Is(err, schemes.ErrFenced) {
+		return nil
+	}
+	if now := s.gen(); now != cur {
+		return now
+	}
+	return nil
+}
+
+// why returns err, or for a fenced generator while the scheme claims a node again, what that
+// is doing.
+func (s *snowflakeScheme) why(err error) error {
+	if r := s.reason.Load(); r != nil && errors.Is(err, schemes.ErrFenced) {
+		return *r
+	}
+	return err
 }
 
 // NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time.
@@ -395,14 +586,21 @@ func (s *snowflakeScheme) NextBatch(dst []ID) error {
 
 // NextBatchContext is NextBatch whose waits end when ctx is done (ContextBatcher).
 func (s *snowflakeScheme) NextBatchContext(ctx context.Context, dst []ID) error {
+	cur := s.gen()
 	var buf [512]uint64
 	for done := 0; done < len(dst); {
 		chunk := buf[:min(len(dst)-done, len(buf))]
-		if err := s.g.NextNContext(ctx, chunk); err != nil {
+		if err := cur.g.NextNContext(ctx, chunk); err != nil {
 			if done > 0 {
-				return fmt.Errorf("idkit: %d of %d IDs filled: %w", done, len(dst), err)
+				return fmt.Errorf("idkit: %d of %d IDs filled: %w", done, len(dst), s.why(err))
 			}
-			return err
+			// Nothing issued yet: a batch that met a lost lease may start over on the
+			// generator swapped in for it.
+			if again := s.fenced(cur, err); again != nil {
+				cur = again
+				continue
+			}
+			return s.why(err)
 		}
 		for i, v := range chunk {
 			dst[done+i] = FromUint64(v)
@@ -412,11 +610,21 @@ func (s *snowflakeScheme) NextBatchContext(ctx context.Context, dst []ID) error 
 	return nil
 }
 
+// Close stops claiming nodes again and releases the node's lease, if any: the generator is
+// stopped first, so nothing is issued once the slot may be claimed by another process.
 func (s *snowflakeScheme) Close() error {
-	if s.closer == nil {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
-	return s.closer()
+	s.closed = true
+	s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+	return s.gen().nb.release()
 }
 
 // parseDecimal64 reads a 64-bit ID's decimal text, with a message that says so.

@@ -27,6 +27,9 @@ type Settings struct {
 	keys []string
 	vals map[string]string
 	used map[string]bool
+
+	text      *textForm // the prefix and mask settings, read by New before the BuildFunc
+	textTaken bool      // the scheme applies text itself (the built-in ones do)
 }
 
 // ParseSpec parses a spec string the way New does, without building anything: tools use it
@@ -118,13 +121,13 @@ func (sp *Settings) Lookup(key string) (string, bool) {
 // Has reports whether a setting is present, without marking it used.
 func (sp *Settings) Has(key string) bool { _, ok := sp.vals[key]; return ok }
 
-// Done fails on the first setting nobody used, listing the known keys of the scheme.
+// Done fails on the first setting nobody used, listing the known keys of the scheme and the
+// two every scheme takes, prefix and mask.
 func (sp *Settings) Done(known ...string) error {
 	for _, k := range sp.keys {
 		if !sp.used[k] {
-			if len(known) == 0 {
-				return sp.Errorf("unknown key %s: scheme %s takes no settings", quote(k), sp.name)
-			}
+			// Every scheme takes prefix and mask, which New reads itself.
+			known = append(slices.Clip(known), "prefix", "mask")
 			return sp.Errorf("unknown key %s for %s (known: %s)", quote(k), sp.name, strings.Join(known, ", "))
 		}
 	}

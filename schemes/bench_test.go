@@ -63,6 +63,29 @@ func BenchmarkSnowflake(b *testing.B) {
 	}
 }
 
+// BenchmarkSnowflakeFence measures Next on the 22-sequence-bit layout with a plain Fence (Err
+// called once per ID) and with a DeadlineFence (the ID's tick compared with the deadline), as a
+// node lease makes it, against no fence.
+func BenchmarkSnowflakeFence(b *testing.B) {
+	df := &deadlineFence{}
+	df.d.Set(time.Now().Add(time.Hour))
+	for _, f := range []struct {
+		name  string
+		fence schemes.Fence
+	}{{"none", nil}, {"err", &fence{}}, {"deadline", df}} {
+		for _, n := range []int{1, 2} {
+			b.Run(fmt.Sprintf("fence=%s/goroutines=%d", f.name, n), func(b *testing.B) {
+				g := mustSnowflake(b, schemes.SnowflakeSettings{Layout: seq22, Fence: f.fence})
+				mustNext(b, g)
+				b.ReportAllocs()
+				b.ResetTimer()
+				runShared(b, n, func() error { _, err := g.Next(); return err })
+				reportRate(b, b.N, seq22)
+			})
+		}
+	}
+}
+
 // BenchmarkNextN measures the batch method per ID: ns/op is per ID, not per batch.
 func BenchmarkNextN(b *testing.B) {
 	for _, batch := range []int{512, 4096} {

@@ -28,7 +28,10 @@ type ContextSleeper interface {
 // Fence tells a generator whether it may still issue IDs for its node. Err returns nil while
 // the node ID is safely held and a non-nil error (wrapped into the generator's error) once it
 // is lost or about to be. Generators call Err once per Next and once per batch, so it must be
-// cheap: an atomic load, no I/O.
+// cheap: an atomic load, no I/O. A fence whose permission runs out at a known time should also
+// implement DeadlineFence: a check made once per call cannot see a pause between the check
+// and the ID (a process stopped for longer than the fence's margin), a deadline compared with
+// the ID's own time can.
 type Fence interface {
 	Err() error
 }

@@ -107,7 +107,9 @@ type SnowflakeSettings struct {
 	Lookahead int
 	// Drift is the policy for a clock that reads behind the last issued time.
 	Drift DriftPolicy
-	// Fence, when set, is consulted before every ID and batch; see Fence.
+	// Fence, when set, is consulted before every ID and batch; see Fence. A fence that
+	// implements DeadlineFence (a node lease) is checked against the time of every ID
+	// instead.
 	Fence Fence
 	// Marks, when set, persists a high-water mark so that a restarted generator never reissues
 	// a timestamp (see MarkStore).
@@ -131,7 +133,9 @@ type SnowflakeSettings struct {
 // does; the time field never wraps (ErrTimeOverflow instead). On start it waits until the
 // clock passes the tick it started in (plus the lookahead), so a generator restarted with the
 // same node within the same tick cannot reissue its predecessor's IDs, provided the wall clock
-// did not step back between the two runs; a MarkStore covers that case too.
+// did not step back between the two runs; a MarkStore covers that case too. With a Fence that
+// implements DeadlineFence, no ID's tick ends after the fence's deadline, and once the fence
+// revokes its permission no call in progress issues another ID.
 type Snowflake struct {
 	state    atomic.Uint64 // tick<<seqBits | seq of the last issued ID
 	_        [56]byte      // keep the contended word off the read-mostly fields' cache line
@@ -154,6 +158,9 @@ type Snowflake struct {
 	sShift   uint
 	nodePart uint64
 	fence    Fence
+	dl       *Deadline                     // the fence's deadline, when it publishes one
+	dlc      atomic.Pointer[deadlineLimit] // dl converted into ticks
+	stopped  atomic.Pointer[error]         // set by stop before it poisons state
 	marks    MarkStore
 	window   int64 // mark window in ticks
 	own      int64 // a loaded mark within the window: waited out, not subject to the drift policy; -1: none
@@ -313,6 +320,11 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	g.state.Store(uint64(last)<<g.seqBits | g.seqMask)
 	g.exhaustedTick.Store(last) // the start tick counts as used up; that is no exhaustion
 	g.driftTick.Store(math.MinInt64)
+	if df, ok := s.Fence.(DeadlineFence); ok && df.Deadline() != nil {
+		g.dl = df.Deadline()
+		g.convertDeadline(g.dl.cur.Load())
+		g.dl.attach(g)
+	}
 	return g, nil
 }
 
@@ -359,7 +371,7 @@ func (g *Snowflake) Next() (uint64, error) { return g.NextContext(context.Backgr
 // predecessor's mark, for a mark save) end early when ctx is done, with an error wrapping
 // ctx.Err(). An ID available at once is issued without looking at ctx.
 func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
-	if g.fence != nil {
+	if g.fence != nil && g.dl == nil {
 		if err := g.fence.Err(); err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrFenced, err)
 		}
@@ -389,7 +401,17 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 				continue
 			}
 		}
-		if tick := int64(next >> g.seqBits); tick > g.soft.Load() {
+		tick := int64(next >> g.seqBits)
+		if g.dl != nil {
+			// limit(), spelled out: it is too big for the compiler to inline.
+			if c := g.dlc.Load(); c.st != g.dl.cur.Load() || tick >= c.tick {
+				if err := g.pastDeadline(ctx, tick); err != nil {
+					return 0, err
+				}
+				continue
+			}
+		}
+		if tick > g.soft.Load() {
 			if err := g.reserve(ctx, tick); err != nil {
 				return 0, err
 			}
@@ -409,7 +431,7 @@ func (g *Snowflake) NextN(dst []uint64) error { return g.NextNContext(context.Ba
 // NextNContext is NextN whose waits end early when ctx is done, with an error wrapping
 // ctx.Err() that says how many IDs of dst were filled.
 func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
-	if g.fence != nil {
+	if g.fence != nil && g.dl == nil {
 		if err := g.fence.Err(); err != nil {
 			return fmt.Errorf("%w: %w", ErrFenced, err)
 		}
@@ -441,8 +463,17 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 			}
 		}
 		n := min(uint64(len(dst)), g.seqMask-first&g.seqMask+1)
-		end := first + n - 1
-		if tick := int64(first >> g.seqBits); tick > g.soft.Load() {
+		end := first + n - 1 // on first's tick: n stops at the end of its sequence
+		tick := int64(first >> g.seqBits)
+		if g.dl != nil {
+			if c := g.dlc.Load(); c.st != g.dl.cur.Load() || tick >= c.tick {
+				if err := g.pastDeadline(ctx, tick); err != nil {
+					return fmt.Errorf("%w (after %d of %d IDs)", err, total-len(dst), total)
+				}
+				continue
+			}
+		}
+		if tick > g.soft.Load() {
 			if err := g.reserve(ctx, tick); err != nil {
 				return fmt.Errorf("%w (after %d of %d IDs)", err, total-len(dst), total)
 			}
@@ -450,16 +481,23 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 		if !g.state.CompareAndSwap(old, end) {
 			continue
 		}
-		id := g.compose(first)
-		step := uint64(1) << g.sShift
-		out := dst[:n]
-		for i := range out {
-			out[i] = id
-			id += step
-		}
+		fill(dst[:n], g.compose(first), uint64(1)<<g.sShift)
 		dst = dst[n:]
 	}
 	return nil
+}
+
+// fill writes consecutive IDs step apart, starting at id, into out. It is not inlined so that
+// its loop, two instructions and a branch per ID, starts at the same place in an aligned
+// function whatever NextNContext around it becomes: inlined, the loop moved with every change
+// there and ran at twice the cost per ID when it straddled a fetch boundary.
+//
+//go:noinline
+func fill(out []uint64, id, step uint64) {
+	for i := range out {
+		out[i] = id
+		id += step
+	}
 }
 
 // slow decides what to issue when the clock has not moved past the last tick and the fast
@@ -467,6 +505,11 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 // packed word and true, or false after waiting (the caller reads the clock again). Every wait
 // ends early when ctx is done.
 func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64, bool, error) {
+	if old == poisoned {
+		if p := g.stopped.Load(); p != nil {
+			return 0, false, fmt.Errorf("%w: %w", ErrFenced, *p)
+		}
+	}
 	last := int64(old >> g.seqBits)
 	exhausted := old&g.seqMask == g.seqMask
 	if now < last-g.ahead {

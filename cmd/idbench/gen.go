@@ -12,21 +12,29 @@ import (
 
 const genHelp = `Usage: idbench gen [--scheme SPEC] [-n N]
 
-Prints N new IDs of one scheme, one per line, in the scheme's canonical text: decimal for
-64-bit IDs, 26 characters of Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs. IDs are
+Prints N new IDs of one scheme, one per line, in the scheme's public text: the text an API
+shows. Without prefix= or mask= it is the canonical text: decimal for 64-bit IDs, 26
+characters of Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs. With prefix=NAME (and for
+the typeid scheme) it is a TypeID, NAME_ and the ID in 26 (128-bit) or 13 (64-bit) lower-case
+base32 characters; with mask=KEYREF the time, node and counts are hidden under the key (the
+database would store the plain IDs, which "idbench inspect --stored" reads). IDs are
 streamed as they are made, so N can be large; schemes that reserve IDs in batches
 (snowflake) use their batch method.
 
 Flags:
   --scheme SPEC   the scheme, as idkit.New reads it (default "snowflake", the Twitter layout
-                  with node 0): snowflake, ulid, uuidv7, uuidv4, sonyflake, with settings
-                  after a colon, e.g. "snowflake:layout=discord,worker=3,process=1"
+                  with node 0): snowflake, ulid, uuidv7, uuidv4, sonyflake, typeid, with
+                  settings after a colon, e.g. "snowflake:layout=discord,worker=3,process=1";
+                  every scheme takes prefix=NAME and mask=env:VAR or mask=file:PATH (a file
+                  or variable holding the key k0:k1, two groups of 16 hex digits)
   -n N            how many IDs (default 10; 0 prints nothing)
 
 Examples:
   idbench gen
   idbench gen --scheme ulid -n 5
   idbench gen --scheme "snowflake:layout=discord,worker=3,process=1" -n 1000000 > ids.txt
+  idbench gen --scheme typeid:prefix=user -n 3
+  ID_KEY=$(cat key.txt) idbench gen --scheme "snowflake:mask=env:ID_KEY" -n 3
   idbench gen --scheme sonyflake:machine=7 -n 3 | idbench inspect --scheme sonyflake
 `
 
@@ -64,8 +72,9 @@ func runGen(ctx context.Context, _ io.Reader, stdout, stderr io.Writer, args []s
 	return nil
 }
 
-// genIDs writes n IDs of s to w, one per line. Every generator wait honours ctx (through
-// idkit.NextBatchContext), so a signal ends even a wait for a tick of a minute at once.
+// genIDs writes n IDs of s to w, one per line, in their public text (idkit.AppendID). Every
+// generator wait honours ctx (through idkit.NextBatchContext), so a signal ends even a wait for
+// a tick of a minute at once.
 func genIDs(ctx context.Context, w *bufio.Writer, s idkit.Scheme, n int64) error {
 	var line []byte
 	batch := make([]idkit.ID, min(n, genChunk))
@@ -78,7 +87,10 @@ func genIDs(ctx context.Context, w *bufio.Writer, s idkit.Scheme, n int64) error
 			return fmt.Errorf("gen: %s: after %d IDs: %w", s.Name(), done, err)
 		}
 		for _, id := range batch[:k] {
-			line, _ = id.AppendText(line[:0]) // AppendText never fails
+			var err error
+			if line, err = idkit.AppendID(s, line[:0], id); err != nil {
+				return fmt.Errorf("gen: %s: showing %s: %w", s.Name(), id, err)
+			}
 			line = append(line, '\n')
 			if _, err := w.Write(line); err != nil {
 				return fmt.Errorf("gen: writing: %w", err)

@@ -14,7 +14,7 @@ import (
 	"github.com/idkit/idkit"
 )
 
-const inspectHelp = `Usage: idbench inspect [--scheme SPEC] [--json] [ID... | -]
+const inspectHelp = `Usage: idbench inspect [--scheme SPEC] [--json] [--stored] [ID... | -]
        idbench inspect [--scheme SPEC] [--json] [--from TIME] [--to TIME]
        idbench inspect [--scheme SPEC] [--json] --at TIME
 
@@ -22,6 +22,15 @@ Takes IDs of one scheme apart: the time they were made (UTC), the node (machine,
 worker) and its named sub-fields, the sequence number within the time tick, and the UUID
 version. With no ID arguments, or with "-", IDs are read from standard input, separated by
 blanks or newlines (with no arguments, a terminal on standard input is an error).
+
+IDs are read in the scheme's public text, as "idbench gen" prints them. Where that differs
+from the stored form (a scheme with prefix= or mask=, and typeid), the table shows both: ID
+is the public text, STORED the ID the database holds, PREFIX a TypeID's prefix; the fields
+are the stored ID's. A stored UUID or ULID, or stored text next to a prefix, cannot pass for
+public text and is read as stored; a stored 64-bit ID or ULID of a masked scheme without a
+prefix can (both forms are numbers, or both ULIDs), so pass --stored to read every ID as
+stored. TypeID text with a prefix the spec does not set is read with that prefix (e.g.
+--scheme typeid reads user_… and order_…).
 
 An ID that cannot be read (bad text, or an ID of another scheme) is reported on stderr by
 name; the others are still shown, and the exit status is 1 at the end.
@@ -31,7 +40,7 @@ smallest and the largest ID that any node of the scheme can issue with a decoded
 [from, to), ready for "WHERE id >= lo AND id <= hi": the rows made between two times, found
 through a time-ordered primary key without a created_at index. With --at it prints the lowest
 ID with a decoded time at or after that time ("WHERE id >= lo": the rows since then). The IDs
-are in the form the column stores: for 64-bit IDs the unsigned decimal a bigint (or, above
+are in the form the column stores, never the public text of prefix= or mask=: for 64-bit IDs the unsigned decimal a bigint (or, above
 2^63-1, a numeric(20,0) or BIGINT UNSIGNED) column holds; for UUIDv7 the UUID text; for ULIDs
 the ULID text, and the UUID text of the same 16 bytes for a uuid column. A range that overlaps
 the life of the scheme's time field is clamped to it; one wholly outside it is an error. Only
@@ -47,15 +56,19 @@ on a created_at column by at most one tick at each edge.
 Flags:
   --scheme SPEC   the scheme the IDs belong to (default "snowflake", the Twitter layout); the
                   layout settings matter (e.g. "snowflake:layout=discord"), node settings do not
-  --json          one JSON object per line per ID instead of a table: "id", "time" (RFC 3339,
-                  UTC, with fractional seconds; null when the scheme has no time), "node" and
-                  "seq" (null when the scheme has none), "version" (UUIDs only), the layout's
-                  node sub-fields by name (e.g. "datacenter", "worker"), and "fields": every
-                  field's raw value, the time field in ticks of the layout's unit.
+  --json          one JSON object per line per ID instead of a table: "id" (the public
+                  text), "stored" and "prefix" (where the public text differs: see above),
+                  "time" (RFC 3339, UTC, with fractional seconds; null when the scheme has no
+                  time), "node" and "seq" (null when the scheme has none), "version" (UUIDs
+                  only), the layout's node sub-fields by name (e.g. "datacenter", "worker"),
+                  and "fields": every field's raw value, the time field in ticks of the
+                  layout's unit.
                   With --from, --to or --at: one object with "scheme", the times given
                   ("from", "to" or "at"), "lo" and "hi" (strings, in the stored form),
                   "lo_time" and "hi_time" (their decoded times), "lo_uuid" and "hi_uuid"
                   (ULIDs only) and "where"
+  --stored        read every ID as the stored form (decimal, ULID or UUID text), as a
+                  database row holds it, and show its public text beside it
   --from TIME     the start of the time range, included
   --to TIME       the end of the time range, excluded
   --at TIME       the lowest ID with a decoded time at or after TIME (not with --from or --to)
@@ -67,6 +80,9 @@ Examples:
   idbench inspect --scheme "snowflake:layout=discord" --json 175928847299117063
   idbench inspect --scheme ulid 01ARZ3NDEKTSV4RRFFQ69G5FAV
   idbench inspect --scheme uuidv7 017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+  idbench inspect --scheme typeid user_01h455vb4pex5vsknk084sn02q
+  idbench inspect --scheme typeid:prefix=user 01890a5d-ac96-774b-bcce-b302099a8057
+  idbench inspect --scheme "snowflake:mask=env:ID_KEY" --stored 1541815603606036480
   idbench gen --scheme sonyflake -n 3 | idbench inspect --scheme sonyflake
   idbench inspect --scheme snowflake --from 2026-01-01 --to 2026-01-02
   idbench inspect --scheme uuidv7 --json --at 2026-01-01T09:30:00Z
@@ -91,6 +107,7 @@ func runInspect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	fs := newFlagSet("inspect")
 	spec := fs.String("scheme", "snowflake", "")
 	asJSON := fs.Bool("json", false, "")
+	stored := fs.Bool("stored", false, "")
 	var fromText, toText, atText string
 	fs.StringVar(&fromText, "from", "", "")
 	fs.StringVar(&toText, "to", "", "")
@@ -126,14 +143,19 @@ func runInspect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 	// Decoding needs the layout, not a running generator: a Baidu layout that ran out of
 	// time, a future epoch or a lease store out of reach must not stop it.
-	s, err := idkit.NewCodec(*spec)
+	r, err := newIDReader(*spec, *stored)
 	if err != nil {
 		return &usageError{cmd: "inspect", err: fmt.Errorf("inspect: --scheme: %w", err)}
 	}
 	if ranged {
-		return runBounds(stdout, s, q, *asJSON)
+		// Bounds are in the stored form, never prefixed or masked: they go to the database.
+		c := r.public
+		if r.stored != nil {
+			c = r.stored
+		}
+		return runBounds(stdout, c, q, *asJSON)
 	}
-	in := &inspector{s: s, stderr: stderr}
+	in := &inspector{r: r, stderr: stderr}
 	if *asJSON {
 		in.out = &jsonParts{w: bufio.NewWriter(stdout)}
 	} else {
@@ -175,7 +197,7 @@ func runInspect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 
 // inspector decodes IDs one at a time and counts those it cannot read.
 type inspector struct {
-	s         idkit.Codec
+	r         *idReader
 	out       partsWriter
 	stderr    io.Writer
 	seen, bad int
@@ -185,17 +207,19 @@ type inspector struct {
 // output stops the run.
 func (in *inspector) one(text string) error {
 	in.seen++
-	id, err := in.s.Parse(text)
+	got, err := in.r.read(text)
 	var p idkit.Parts
 	if err == nil {
-		p, err = in.s.Decode(id)
+		p, err = got.codec.Decode(got.id)
 	}
 	if err != nil {
 		in.bad++
 		fmt.Fprintf(in.stderr, "idbench: inspect: %s: %v\n", strconv.Quote(text), err)
 		return nil
 	}
-	if err := in.out.write(id, p); err != nil {
+	row := shownID{id: got.id, public: got.public}
+	row.prefix, row.typeid = in.r.typeIDPrefix(got.public, got.id)
+	if err := in.out.write(row, p); err != nil {
 		return fmt.Errorf("inspect: writing: %w", err)
 	}
 	return nil
@@ -223,9 +247,21 @@ func (in *inspector) readAll(ctx context.Context, r io.Reader) error {
 
 // partsWriter prints decoded IDs.
 type partsWriter interface {
-	write(id idkit.ID, p idkit.Parts) error
+	write(id shownID, p idkit.Parts) error
 	flush() error
 }
+
+// shownID is an ID as inspect shows it: the stored ID, its public text and, for a TypeID, its
+// prefix.
+type shownID struct {
+	id     idkit.ID
+	public string
+	prefix string
+	typeid bool
+}
+
+// differs reports whether the public text is not the stored one.
+func (s shownID) differs() bool { return s.public != s.id.String() }
 
 // subFields returns the fields shown by name besides time, node and seq: the node's named
 // sub-fields (datacenter, worker, machine, …) and scheme-specific ones such as UUIDv7's rand_a.
@@ -248,15 +284,23 @@ type tableParts struct {
 	w    io.Writer
 	t    *table
 	cols struct {
+		prefix, stored           bool
 		time, node, seq, version bool
 		fields                   []string
 	}
 }
 
-func (tp *tableParts) write(id idkit.ID, p idkit.Parts) error {
+func (tp *tableParts) write(id shownID, p idkit.Parts) error {
 	if tp.t == nil {
 		header := []string{"ID"}
 		c := &tp.cols
+		c.prefix, c.stored = id.typeid, id.differs()
+		if c.prefix {
+			header = append(header, "PREFIX")
+		}
+		if c.stored {
+			header = append(header, "STORED")
+		}
 		c.time = !p.Time.IsZero()
 		c.node, c.seq, c.version = p.HasNode, p.HasSeq, p.Version != 0
 		if c.time {
@@ -277,10 +321,20 @@ func (tp *tableParts) write(id idkit.ID, p idkit.Parts) error {
 		}
 		tp.t = newTable(tp.w, header...)
 	}
-	row := []string{id.String()}
+	row := []string{id.public}
 	c := tp.cols
+	if c.prefix {
+		row = append(row, orDash(id.prefix))
+	}
+	if c.stored {
+		row = append(row, id.id.String())
+	}
 	if c.time {
-		row = append(row, formatTime(p.Time))
+		t := "-" // an ID without a time, in a column the first ID had (typeid reads any UUID)
+		if !p.Time.IsZero() {
+			t = formatTime(p.Time)
+		}
+		row = append(row, t)
 	}
 	if c.node {
 		row = append(row, strconv.FormatUint(p.Node, 10))
@@ -312,7 +366,7 @@ func (tp *tableParts) flush() error {
 
 // jsonReserved are the keys of an inspect JSON object that a layout field of the same name
 // cannot take over; such a field still appears under "fields".
-var jsonReserved = map[string]bool{"id": true, "time": true, "node": true, "seq": true, "version": true, "fields": true}
+var jsonReserved = map[string]bool{"id": true, "stored": true, "prefix": true, "time": true, "node": true, "seq": true, "version": true, "fields": true}
 
 // jsonParts prints one JSON object per line, keys in a fixed order.
 type jsonParts struct {
@@ -320,9 +374,17 @@ type jsonParts struct {
 	buf []byte
 }
 
-func (jp *jsonParts) write(id idkit.ID, p idkit.Parts) error {
+func (jp *jsonParts) write(id shownID, p idkit.Parts) error {
 	b := append(jp.buf[:0], `{"id":`...)
-	b = strconv.AppendQuote(b, id.String())
+	b = strconv.AppendQuote(b, id.public)
+	if id.differs() {
+		b = append(b, `,"stored":`...)
+		b = strconv.AppendQuote(b, id.id.String())
+	}
+	if id.typeid {
+		b = append(b, `,"prefix":`...)
+		b = strconv.AppendQuote(b, id.prefix)
+	}
 	b = append(b, `,"time":`...)
 	if p.Time.IsZero() {
 		b = append(b, "null"...)
@@ -378,4 +440,12 @@ func appendOptional(b []byte, v uint64, ok bool) []byte {
 		return append(b, "null"...)
 	}
 	return strconv.AppendUint(b, v, 10)
+}
+
+// orDash returns s, or "-" for an empty cell.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

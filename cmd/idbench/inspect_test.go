@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/idkit/idkit"
 )
 
 // transcript renders a run for a golden file: the command, stdout, stderr and exit status.
@@ -144,13 +142,20 @@ func FuzzInspect(f *testing.F) {
 	for _, s := range []string{twitterID, discordID, ulidID, uuidv7ID, uuidv4ID, "", "-", "--json", "18446744073709551616", "0", "zzzzzzzzzzzzzzzzzzzzzzzzzz", "\xff", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"} {
 		f.Add(s)
 	}
-	var schemes []idkit.Scheme
-	for _, spec := range []string{"snowflake", "snowflake:layout=discord", "sonyflake", "ulid", "uuidv7", "uuidv4", "snowflake:fields=time:41/a:1/seq:12"} {
-		s, err := idkit.New(spec)
-		if err != nil {
-			f.Fatal(err)
+	f.Setenv("IDKIT_TEST_MASK_KEY", testMaskKey)
+	var schemes []*idReader
+	for _, spec := range []string{"snowflake", "snowflake:layout=discord", "sonyflake", "ulid", "uuidv7", "uuidv4", "snowflake:fields=time:41/a:1/seq:12",
+		"typeid", "typeid:prefix=user,mask=env:IDKIT_TEST_MASK_KEY", "snowflake:mask=env:IDKIT_TEST_MASK_KEY", "ulid:prefix=x"} {
+		for _, stored := range []bool{false, true} {
+			r, err := newIDReader(spec, stored)
+			if err != nil {
+				f.Fatal(err)
+			}
+			schemes = append(schemes, r)
 		}
-		schemes = append(schemes, s)
+	}
+	for _, s := range []string{"user_01h455vb4pex5vsknk084sn02q", "01h455vb4pex5vsknk084sn02q", "x_01arz3ndektsv4rrffq69g5fav", "_", "user_"} {
+		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, s := range schemes {
@@ -158,20 +163,20 @@ func FuzzInspect(f *testing.F) {
 			jp := &jsonParts{w: bufio.NewWriter(&out)}
 			tp := &tableParts{w: &out}
 			for _, pw := range []partsWriter{jp, tp} {
-				in := &inspector{s: s, out: pw, stderr: &errOut}
+				in := &inspector{r: s, out: pw, stderr: &errOut}
 				if err := in.one(text); err != nil {
-					t.Fatalf("%q as %s: %v", text, s.Name(), err)
+					t.Fatalf("%q as %s: %v", text, s.spec, err)
 				}
 				if err := pw.flush(); err != nil {
 					t.Fatal(err)
 				}
 				if in.bad > 0 && !strings.Contains(errOut.String(), strconv.Quote(text)) {
-					t.Fatalf("%q as %s: error %q does not name it", text, s.Name(), errOut.String())
+					t.Fatalf("%q as %s: error %q does not name it", text, s.spec, errOut.String())
 				}
 				if pw == partsWriter(jp) && in.bad == 0 {
 					var v map[string]any
 					if err := json.Unmarshal(out.Bytes(), &v); err != nil {
-						t.Fatalf("%q as %s: bad JSON %q: %v", text, s.Name(), out.String(), err)
+						t.Fatalf("%q as %s: bad JSON %q: %v", text, s.spec, out.String(), err)
 					}
 				}
 			}

@@ -1,10 +1,12 @@
-package main
+//go:build fault
 
-// Heavy real-process tests, run by make fault-service (IDKIT_HEAVY=1) and so by CI, not by
-// go test ./... alone: the full one-connection flood of issue 17 against an idkitd binary, and
-// a rolling restart of two idkitd processes under a health-checking round-robin client. Each
-// has a control run with the protection off that must show the fault. The fast versions are
-// server.TestFloodBounded and server.TestRollout.
+// The ID service's heavy real-process tests run with `make fault` (go test -tags fault), not in
+// `make test`: the full one-connection flood of issue 17 against an idkitd binary, and rolling
+// restarts of two idkitd processes under a health-checking round-robin client. Each has a
+// control run with the protection off that must show the fault. Their fast counterparts in
+// `make test` are TestFloodBounded, TestWriteStall and TestRollout (schemes/remote/server).
+
+package main
 
 import (
 	"bufio"
@@ -33,26 +35,8 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 )
 
-// heavy skips a test unless IDKIT_HEAVY=1 (make fault-service sets it).
-func heavy(t *testing.T) {
-	t.Helper()
-	if os.Getenv("IDKIT_HEAVY") != "1" {
-		t.Skip("a heavy real-process test: run make fault-service (IDKIT_HEAVY=1)")
-	}
-}
-
-// buildIdkitd builds cmd/idkitd into a temporary directory.
-func buildIdkitd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "idkitd")
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building idkitd: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// proc is an idkitd process.
+// proc is an idkitd process started with the arguments a test chose (startIdkitd, in
+// pause_fault_test.go, starts one with a single generator).
 type proc struct {
 	cmd  *exec.Cmd
 	addr string // --listen
@@ -148,13 +132,12 @@ func (p *proc) settledRSS(t *testing.T) int64 {
 	return last
 }
 
-// TestHeavyFlood is issue 17's reproduction at full size: one connection opens 2,000 streams
+// TestFaultFlood is issue 17's reproduction at full size: one connection opens 2,000 streams
 // that each ask for 10,000 text UUIDv7 and reads nothing, against both of idkitd's listeners;
 // the process's RSS must grow by less than 100 MB. The control lifts the limits
 // (--max-streams, --max-conn-bytes) and sends 500 such streams: the RSS must grow by more
 // than 250 MB (the unlimited grpc-go path of the old code grew from 22 MB to 2.2 GB).
-func TestHeavyFlood(t *testing.T) {
-	heavy(t)
+func TestFaultFlood(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
@@ -199,14 +182,13 @@ func TestHeavyFlood(t *testing.T) {
 	}
 }
 
-// TestHeavyRollout restarts two idkitd processes one after the other under a grpc-go client
+// TestFaultRollout restarts two idkitd processes one after the other under a grpc-go client
 // that balances round robin over the instances its health checks call SERVING, at 5,000
 // requests/s; while each is shutting down, new clients that know only its address (a proxy
 // or DNS that has not caught up) call it too. With --shutdown-delay no call fails and no ID
 // repeats, on either listener. Controls: without the delay the late clients' calls fail; with
 // both instances on one node, IDs repeat.
-func TestHeavyRollout(t *testing.T) {
-	heavy(t)
+func TestFaultRollout(t *testing.T) {
 	bin := buildIdkitd(t)
 	for _, grpcPort := range []bool{false, true} {
 		stack := map[bool]string{false: "net-http", true: "grpc-go"}[grpcPort]

@@ -179,9 +179,9 @@ func TestFlagErrorsRedacted(t *testing.T) {
 	}
 }
 
-// startIdkitd runs idkitd with args on a free loopback port until the test ends and returns
+// serveInProcess runs idkitd with args on a free loopback port until the test ends and returns
 // the address once it answers /readyz.
-func startIdkitd(t *testing.T, args ...string) string {
+func serveInProcess(t *testing.T, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -277,8 +277,8 @@ func TestServesSegmentAndRemote(t *testing.T) {
 	if cfg.Password == "" {
 		store.User = url.User(cfg.User)
 	}
-	back := startIdkitd(t, "--gen", "orders=segment:store="+store.String()+",key=idkitd_test,step=100")
-	front := startIdkitd(t, "--gen", "orders=remote:addr="+back+",generator=orders,prefetch=150")
+	back := serveInProcess(t, "--gen", "orders=segment:store="+store.String()+",key=idkitd_test,step=100")
+	front := serveInProcess(t, "--gen", "orders=remote:addr="+back+",generator=orders,prefetch=150")
 	seen := map[uint64]bool{}
 	for i, addr := range []string{back, front, back, front} {
 		ids := nextIDs(t, addr, "orders", 250)

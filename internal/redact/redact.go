@@ -23,7 +23,9 @@ type span struct{ start, end int }
 //     user:password@/db;
 //   - the value of every key=value pair whose key is pass, pwd, or ends in password or passwd
 //     (any case: libpq's password= and sslpassword=, a URL query's ?password=, ODBC's Pwd=),
-//     quoted ('it”s', 'a\'b') or not.
+//     quoted ('it”s', 'a\'b') or not;
+//   - the value of an idkit spec's mask= setting unless it is a key reference (env:NAME or
+//     file:PATH): a key written inline by mistake, up to the next ',' or blank.
 //
 // It errs on the side of hiding too much: where it cannot tell where a password ends, it hides
 // up to the next blank (for a URL query value, up to the next '&'). A password that contains
@@ -35,6 +37,7 @@ func String(s string) string {
 	spans = urlPasswords(s, spans)
 	spans = mysqlPasswords(s, spans)
 	spans = keyValuePasswords(s, spans) // after the others: a password may hold "key=value"
+	spans = inlineKeys(s, spans)
 	if len(spans) == 0 {
 		return s
 	}
@@ -240,3 +243,41 @@ type redacted struct {
 
 func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
+
+// inlineKeys finds the values of mask= settings that are not key references (env:NAME,
+// file:PATH), in any case of the key: they may be keys written inline.
+func inlineKeys(s string, spans []span) []span {
+	found := spans
+	lower := strings.ToLower(s)
+	for i := 0; ; {
+		j := strings.Index(lower[i:], "mask")
+		if j < 0 {
+			return spans
+		}
+		ks := i + j
+		i = ks + len("mask")
+		if ks > 0 && isKeyChar(s[ks-1]) || inside(found, ks) {
+			continue
+		}
+		e := i
+		for e < len(s) && isBlank(s[e]) {
+			e++
+		}
+		if e >= len(s) || s[e] != '=' {
+			continue
+		}
+		v := e + 1
+		for v < len(s) && isBlank(s[v]) {
+			v++
+		}
+		end := v
+		for end < len(s) && s[end] != ',' && !isBlank(s[end]) {
+			end++
+		}
+		val := s[v:end]
+		if end > v && !strings.HasPrefix(val, "env:") && !strings.HasPrefix(val, "file:") {
+			spans = append(spans, span{v, end})
+		}
+		i = max(i, end)
+	}
+}

@@ -10,7 +10,8 @@
 //     Hosts whose addresses agree in those bits collide silently; see its doc.
 //   - Hold claims the lowest free slot from a lease Store (etcd in package etcdlease,
 //     PostgreSQL in package pglease) and keeps it renewed. The returned Lease carries the
-//     node number, a schemes.Fence that closes before anyone else can claim the slot, and a
+//     node number, a schemes.DeadlineFence whose deadline passes before anyone else can
+//     claim the slot (a generator issues no ID whose time is past it), and a
 //     schemes.MarkStore kept beside the slot.
 //
 // FileMarks is a schemes.MarkStore in a local file, for static node numbers.

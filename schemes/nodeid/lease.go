@@ -116,36 +116,36 @@ type LeaseSettings struct {
 	Node  uint64
 }
 
-// Lease holds one node slot of a Store. It implements schemes.Fence: Err is nil while the
-// slot is safely held and wraps ErrFenced from the moment renewals have failed for TTL/2 until
-// the same slot is confirmed or claimed again. Marks returns a schemes.MarkStore kept in the
-// store beside the slot. A Lease is safe for concurrent use.
+// Lease holds one node slot of a Store. It implements schemes.DeadlineFence: its deadline is
+// TTL/2 after the start of the last renewal that succeeded, and a generator made with it
+// issues no ID whose time is past that, whether or not anything noticed the deadline pass.
+// Err is nil while the slot is safely held and wraps ErrFenced from the moment renewals have
+// failed for TTL/2 (or the store said the holding is gone) until the same slot is confirmed
+// or claimed again. Marks returns a schemes.MarkStore kept in the store beside the slot. A
+// Lease is safe for concurrent use.
 //
-// Use Node, Lease (as Fence) and Marks in schemes.SnowflakeSettings, and Close the Lease after
-// the generator is no longer used.
+// Use Node, Lease (as Fence) and Marks in schemes.SnowflakeSettings, and Close the Lease when
+// done: Close stops the generators made with it before it releases the slot.
 type Lease struct {
-	store    Store
-	nodes    uint64
-	owner    string
-	node     uint64
-	ttl      time.Duration
-	fenceErr atomic.Pointer[fenceState]
-	renewed  atomic.Uint64 // renewals that succeeded (a claim taken again counts)
-	failed   atomic.Uint64 // renewals that failed
+	store   Store
+	nodes   uint64
+	owner   string
+	node    uint64
+	ttl     time.Duration
+	dl      schemes.Deadline
+	lost    chan struct{} // closed when another owner claimed the slot after a lapse
+	renewed atomic.Uint64 // renewals that succeeded (a claim taken again counts)
+	failed  atomic.Uint64 // renewals that failed
 
-	mu       sync.Mutex
-	claim    Claim
-	deadline time.Time // fence once this passes without a renewal
-	dead     error     // set when the lease cannot resume
-	timer    *time.Timer
-	stop     chan struct{}
-	done     chan struct{}
-	closed   bool
+	mu     sync.Mutex
+	claim  Claim
+	dead   error // set when the lease cannot resume
+	stop   chan struct{}
+	done   chan struct{}
+	closed bool
 }
 
-type fenceState struct{ err error }
-
-var _ schemes.Fence = (*Lease)(nil)
+var _ schemes.DeadlineFence = (*Lease)(nil)
 
 // Hold claims the lowest free slot of s and keeps it renewed until Close. Hold takes over s:
 // Close closes it, and so does Hold when it fails.
@@ -182,10 +182,11 @@ func Hold(ctx context.Context, s Store, set LeaseSettings) (*Lease, error) {
 	}
 	l := &Lease{
 		store: s, nodes: set.Nodes, owner: set.Owner, node: c.Node, ttl: c.TTL, claim: c,
-		deadline: start.Add(c.TTL / 2),
-		stop:     make(chan struct{}), done: make(chan struct{}),
+		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	l.timer = time.AfterFunc(time.Until(l.deadline), l.checkDeadline)
+	// Measured from before the claim was sent, so it is no later than the store's own
+	// expiry minus TTL/2.
+	l.dl.Set(start.Add(c.TTL / 2))
 	go l.renewLoop()
 	return l, nil
 }
@@ -211,14 +212,33 @@ func (l *Lease) Owner() string { return l.owner }
 // TTL returns the time to live the store granted.
 func (l *Lease) TTL() time.Duration { return l.ttl }
 
-// Err returns nil while the slot is safely held, and an error wrapping ErrFenced otherwise.
-// It is one atomic load.
+// Err returns nil while the slot is safely held, and an error wrapping ErrFenced otherwise:
+// after the deadline (TTL/2 after the start of the last renewal that succeeded), after the
+// store said the holding is gone, after Close, and for good once another owner claimed the
+// slot (then it also wraps ErrTaken). It is an atomic load and a clock read, and needs no
+// timer to have run.
 func (l *Lease) Err() error {
-	if p := l.fenceErr.Load(); p != nil {
-		return p.err
+	at, err := l.dl.Load()
+	if err != nil {
+		return err
+	}
+	if !time.Now().Before(at) {
+		return fmt.Errorf("%w: node %d: no renewal succeeded for %v (TTL %v); no IDs until the slot is held again", ErrFenced, l.node, l.ttl/2, l.ttl)
 	}
 	return nil
 }
+
+// Deadline returns the instant up to which generators made with the Lease may issue IDs,
+// which makes the Lease a schemes.DeadlineFence. The Lease moves it with every renewal,
+// suspends it while the store says the holding is gone, and revokes it for good on Close and
+// when another owner took the slot.
+func (l *Lease) Deadline() *schemes.Deadline { return &l.dl }
+
+// Lost returns a channel that is closed when the Lease can no longer hold its slot: its
+// holding lapsed and another owner claimed the slot before it could claim it again. Err then
+// wraps ErrTaken, and the generators made with the Lease are stopped for good; claiming a
+// slot anew takes a new Lease and a new generator. Close does not close the channel.
+func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 // Renewals returns how many renewals of the holding succeeded and how many failed so far, for
 // monitoring: failures come before a fence, and a fence follows when they outlast half the TTL.
@@ -228,7 +248,10 @@ func (l *Lease) Renewals() (ok, failed uint64) { return l.renewed.Load(), l.fail
 // while the Lease is fenced, and the store refuses it once the holding is no longer current.
 func (l *Lease) Marks() schemes.MarkStore { return leaseMarks{l} }
 
-// Close stops renewing, fences the Lease for good and releases the slot. It closes the store.
+// Close fences the Lease for good, stops renewing and releases the slot. It closes the store.
+// The fence comes first: when it is closed, no generator made with the Lease can issue an ID,
+// not even a call that passed its check just before (see schemes.Deadline.Revoke), so
+// nothing is issued on the slot once another process may claim it.
 func (l *Lease) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -236,8 +259,7 @@ func (l *Lease) Close() error {
 		return nil
 	}
 	l.closed = true
-	l.fence(fmt.Errorf("%w: node %d: the lease was closed", ErrFenced, l.node))
-	l.timer.Stop()
+	l.dl.Revoke(fmt.Errorf("%w: node %d: the lease was closed", ErrFenced, l.node))
 	close(l.stop)
 	l.mu.Unlock()
 	<-l.done
@@ -257,29 +279,8 @@ func (l *Lease) Close() error {
 	return err
 }
 
-// fence closes the fence with err unless it is already closed. Callers hold l.mu.
-func (l *Lease) fence(err error) {
-	if l.fenceErr.Load() == nil {
-		l.fenceErr.Store(&fenceState{err})
-	}
-}
-
-// checkDeadline runs on the timer: it fences the lease once the deadline has passed.
-func (l *Lease) checkDeadline() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return
-	}
-	if now := time.Now(); now.Before(l.deadline) {
-		l.timer.Reset(l.deadline.Sub(now))
-		return
-	}
-	l.fence(fmt.Errorf("%w: node %d: no renewal succeeded for %v (TTL %v); no IDs until the slot is held again", ErrFenced, l.node, l.ttl/2, l.ttl))
-}
-
 // renewLoop renews every TTL/6. After a lapse it reclaims the same slot if nobody took it in
-// between, and otherwise fences the lease for good.
+// between, and otherwise fences the lease for good and closes Lost.
 func (l *Lease) renewLoop() {
 	defer close(l.done)
 	interval := l.ttl / 6
@@ -303,9 +304,7 @@ func (l *Lease) renewLoop() {
 		if errors.Is(err, ErrLost) {
 			// The store says the holding is gone, so someone else may claim the slot now:
 			// stop issuing before trying to get it back.
-			l.mu.Lock()
-			l.fence(fmt.Errorf("%w: node %d: %w", ErrFenced, l.node, err))
-			l.mu.Unlock()
+			l.dl.Suspend(fmt.Errorf("%w: node %d: %w", ErrFenced, l.node, err))
 			var nc Claim
 			nc, err = l.store.Claim(ctx, ClaimRequest{Nodes: l.nodes, Owner: l.owner, TTL: l.ttl, Again: &c})
 			if err == nil {
@@ -313,8 +312,9 @@ func (l *Lease) renewLoop() {
 			} else if errors.Is(err, ErrTaken) {
 				l.mu.Lock()
 				l.dead = err
-				l.fenceErr.Store(&fenceState{fmt.Errorf("%w: node %d: %w; create a new generator to claim another node", ErrFenced, l.node, err)})
 				l.mu.Unlock()
+				l.dl.Revoke(fmt.Errorf("%w: node %d: %w; this lease cannot resume, a new one must claim a slot", ErrFenced, l.node, err))
+				close(l.lost)
 				cancel()
 				return
 			}
@@ -322,14 +322,11 @@ func (l *Lease) renewLoop() {
 		cancel()
 		l.mu.Lock()
 		if err == nil && !l.closed {
+			// Held without a gap: either the lease never lapsed, or it was claimed again
+			// and nobody held the slot in between. A renewal that took longer than TTL/2
+			// sets a deadline that has passed already, which lets no ID through.
 			l.claim = c
-			l.deadline = t0.Add(c.TTL / 2)
-			if time.Now().Before(l.deadline) {
-				// Held without a gap: either the lease never lapsed, or it was claimed
-				// again and nobody held the slot in between.
-				l.fenceErr.Store(nil)
-				l.timer.Reset(time.Until(l.deadline))
-			}
+			l.dl.Set(t0.Add(c.TTL / 2))
 		}
 		l.mu.Unlock()
 		if err == nil {
@@ -354,8 +351,12 @@ func (m leaseMarks) SaveMark(ctx context.Context, mark time.Time) error {
 		return fmt.Errorf("nodeid: saving mark: %w", err)
 	}
 	m.l.mu.Lock()
-	c, deadline := m.l.claim, m.l.deadline
+	c := m.l.claim
 	m.l.mu.Unlock()
+	deadline, err := m.l.dl.Load()
+	if err != nil {
+		return fmt.Errorf("nodeid: saving mark: %w", err)
+	}
 	// A save still running when the fence closes is of no use; give up then instead of
 	// holding the generator until the caller's timeout.
 	ctx, cancel := context.WithDeadline(ctx, deadline)

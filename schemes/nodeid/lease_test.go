@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,13 +28,17 @@ type memSlot struct {
 	mark    time.Time
 }
 
-// view is one client's connection to the shared memStore.
-type view struct{ m *memStore }
+// view is one client's connection to the shared memStore; when cut is set and true, this
+// connection alone is down.
+type view struct {
+	m   *memStore
+	cut *atomic.Bool
+}
 
 func (v view) wait(ctx context.Context) error {
 	for {
 		v.m.mu.Lock()
-		down := v.m.down
+		down := v.m.down || v.cut != nil && v.cut.Load()
 		v.m.mu.Unlock()
 		if !down {
 			return nil
@@ -156,7 +161,7 @@ func hold(t *testing.T, m *memStore, set nodeid.LeaseSettings) *nodeid.Lease {
 	if set.Nodes == 0 {
 		set.Nodes = 4
 	}
-	l, err := nodeid.Hold(context.Background(), view{m}, set)
+	l, err := nodeid.Hold(context.Background(), view{m: m}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +232,7 @@ func TestLeaseTakenStaysFenced(t *testing.T) {
 	m.setDown(true)
 	time.Sleep(ttl + 100*time.Millisecond)
 	m.setDown(false)
-	b, err := nodeid.Hold(context.Background(), view{m}, nodeid.LeaseSettings{Nodes: 4, TTL: ttl, Exact: true, Node: a.Node(), Owner: "b"})
+	b, err := nodeid.Hold(context.Background(), view{m: m}, nodeid.LeaseSettings{Nodes: 4, TTL: ttl, Exact: true, Node: a.Node(), Owner: "b"})
 	// Either b got the slot before a's renewal loop noticed (then a must stay fenced), or a
 	// claimed it again first (then b is refused). Never both.
 	if err != nil {
@@ -239,6 +244,11 @@ func TestLeaseTakenStaysFenced(t *testing.T) {
 	}
 	defer b.Close()
 	waitErr(t, a, ttl, "a learns it was taken", func(err error) bool { return errors.Is(err, nodeid.ErrTaken) })
+	select {
+	case <-a.Lost():
+	default:
+		t.Error("Lost not closed after the slot was taken")
+	}
 	time.Sleep(ttl / 2)
 	if err := a.Err(); !errors.Is(err, nodeid.ErrTaken) || !errors.Is(err, nodeid.ErrFenced) {
 		t.Errorf("a after takeover: %v", err)
@@ -271,13 +281,13 @@ func TestHoldErrors(t *testing.T) {
 	for range 2 {
 		hold(t, m, nodeid.LeaseSettings{Nodes: 2})
 	}
-	if _, err := nodeid.Hold(context.Background(), view{m}, nodeid.LeaseSettings{Nodes: 2, TTL: ttl}); !errors.Is(err, nodeid.ErrNoFreeSlot) {
+	if _, err := nodeid.Hold(context.Background(), view{m: m}, nodeid.LeaseSettings{Nodes: 2, TTL: ttl}); !errors.Is(err, nodeid.ErrNoFreeSlot) {
 		t.Errorf("third of two: %v", err)
 	}
-	if _, err := nodeid.Hold(context.Background(), view{m}, nodeid.LeaseSettings{}); !errors.Is(err, nodeid.ErrRange) {
+	if _, err := nodeid.Hold(context.Background(), view{m: m}, nodeid.LeaseSettings{}); !errors.Is(err, nodeid.ErrRange) {
 		t.Errorf("no Nodes: %v", err)
 	}
-	if _, err := nodeid.Hold(context.Background(), view{m}, nodeid.LeaseSettings{Nodes: 2, TTL: -1}); err == nil {
+	if _, err := nodeid.Hold(context.Background(), view{m: m}, nodeid.LeaseSettings{Nodes: 2, TTL: -1}); err == nil {
 		t.Error("negative TTL accepted")
 	}
 }

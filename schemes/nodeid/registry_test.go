@@ -14,7 +14,7 @@ import (
 // memDriver opens memStores from mem:// URLs.
 type memDriver struct{ m *memStore }
 
-func (d memDriver) OpenStore(context.Context, string) (nodeid.Store, error) { return view{d.m}, nil }
+func (d memDriver) OpenStore(context.Context, string) (nodeid.Store, error) { return view{m: d.m}, nil }
 func (d memDriver) DescribeStore(url string) string                         { return "memory store " + url }
 
 func init() { nodeid.RegisterStore("Mem", memDriver{&memStore{slots: map[uint64]*memSlot{}}}) }

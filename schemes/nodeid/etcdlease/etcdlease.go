@@ -11,6 +11,13 @@
 // A claim is one transaction: if slots/n does not exist (CreateRevision == 0), put slots/n under
 // the lease and claims/n. Renewal is one keep-alive plus a read of slots/n to check it is still
 // the same holding; a mark is saved only if slots/n still has the claim's CreateRevision.
+//
+// Durability and consistency: every decision is a transaction or a linearizable read (the
+// client's default; the store never asks for WithSerializable, which could answer from a
+// member that is behind), so a claim, a renewal check and a mark load see every write the
+// cluster acknowledged. etcd writes its WAL to disk (fsync) before it acknowledges a write;
+// a member started with --unsafe-no-fsync (etcd 3.4.10 and later) gives that up, which the
+// client cannot detect: never run one under a lease store.
 package etcdlease
 
 import (

@@ -26,6 +26,19 @@
 // gives the bound the fence needs: nobody can claim a slot until TTL after its last renewal,
 // and the holder stops issuing TTL/2 after it. A dropped connection costs nothing but a
 // reconnect.
+//
+// Durability: a claim, renewal, release or mark save that the server acknowledged must
+// survive a crash of the server, or a restarted server could hand a held slot to a second
+// process, or forget a mark. Each of them runs in a transaction that raises
+// synchronous_commit to on for itself (set_config(…, true), like SET LOCAL, which any role may
+// do; remote_apply stays), so it is flushed to the WAL (and to synchronous standbys, if any)
+// before the commit returns, whatever the server's, database's or role's default; with
+// synchronous_commit = off, a common tuning, a crash loses the last commits of every session.
+// A server with fsync or full_page_writes off can lose or corrupt any write when its machine
+// crashes, and an UNLOGGED table is emptied by a crash: Open refuses them with ErrNotDurable,
+// and every write reads fsync and full_page_writes again, unless the store URL says
+// unsafe=true (Settings.Unsafe), for throwaway test clusters. A temporary table is refused
+// always.
 package pglease
 
 import (
@@ -33,6 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +57,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
+
+// ErrNotDurable reports a PostgreSQL server or lease table that can lose acknowledged writes
+// in a crash (fsync or full_page_writes off, an UNLOGGED or temporary table). The message
+// names the setting.
+var ErrNotDurable = errors.New("pglease: PostgreSQL can lose acknowledged writes")
 
 // DefaultTable and DefaultNamespace are used when Settings leaves them empty.
 const (
@@ -62,12 +81,16 @@ type Settings struct {
 	Namespace string
 	// Table is the lease table's name, optionally schema-qualified; DefaultTable when empty.
 	Table string
+	// Unsafe accepts a server with fsync or full_page_writes off and an UNLOGGED table, which
+	// a crash can make forget a holding or a mark: for throwaway test clusters only (see the
+	// package doc).
+	Unsafe bool
 }
 
 // ParseURL reads "postgres://…", "postgresql://…" or "pg://…" into Settings. The query
-// parameters namespace and table are taken out for Settings.Namespace and Settings.Table; the
-// rest of the URL goes to pgx unchanged ("pg" becomes "postgres"). Errors never show a
-// password the URL holds.
+// parameters namespace, table and unsafe (true or false) are taken out for
+// Settings.Namespace, Settings.Table and Settings.Unsafe; the rest of the URL goes to pgx
+// unchanged ("pg" becomes "postgres"). Errors never show a password the URL holds.
 func ParseURL(raw string) (Settings, error) {
 	s, err := parseURL(raw)
 	return s, redact.Error(err)
@@ -102,8 +125,14 @@ func parseURL(raw string) (Settings, error) {
 	if s.Table != "" && !validTable(s.Table) {
 		return Settings{}, fmt.Errorf("pglease: table %q: want letters, digits and '_', optionally schema.table", s.Table)
 	}
+	if q.Has("unsafe") {
+		if s.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
+			return Settings{}, fmt.Errorf("pglease: store URL: unsafe=%.20q: want true or false", q.Get("unsafe"))
+		}
+	}
 	q.Del("namespace")
 	q.Del("table")
+	q.Del("unsafe")
 	u.RawQuery = q.Encode()
 	s.DSN = u.String()
 	if p := u.Scheme + "://"; !strings.HasPrefix(s.DSN, p) {
@@ -135,10 +164,14 @@ func validTable(t string) bool {
 // A Store uses one connection, opened again after it breaks: renewals and mark saves are its
 // only traffic, a few statements a second.
 type Store struct {
-	cfg   *pgx.ConnConfig
-	ns    string
-	table string
-	q     queries
+	cfg    *pgx.ConnConfig
+	ns     string
+	table  string
+	q      queries
+	unsafe bool // accept fsync or full_page_writes off, an UNLOGGED table
+	// asyncCommit leaves synchronous_commit to the server: only the durability test sets it,
+	// for its control run.
+	asyncCommit bool
 
 	mu   sync.Mutex // serialises use of conn
 	conn *pgx.Conn  // nil or closed: connect on next use
@@ -176,7 +209,9 @@ func newQueries(t string) queries {
 	}
 }
 
-// Open connects to PostgreSQL and creates the lease table if it does not exist.
+// Open connects to PostgreSQL and creates the lease table if it does not exist. It returns an
+// error wrapping ErrNotDurable for a server or table that can lose a committed claim in a
+// crash, unless Settings.Unsafe (see the package doc).
 func Open(ctx context.Context, s Settings) (*Store, error) {
 	cfg := s.Config
 	if cfg == nil {
@@ -200,7 +235,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table)}
+	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table), unsafe: s.Unsafe}
 	if err := st.createTable(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -235,6 +270,94 @@ func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error) error {
 	}
 }
 
+// where names the server for a message: its host (or socket directory) and port, no
+// credentials.
+func (s *Store) where() string {
+	return fmt.Sprintf("%s port %d", s.cfg.Host, s.cfg.Port)
+}
+
+// durableSetting is the first statement of every write's transaction: it raises
+// synchronous_commit to on for the transaction (remote_apply, stronger, stays) and reads the
+// settings checkSettings looks at.
+const durableSetting = `SELECT set_config('synchronous_commit',
+	CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true),
+	current_setting('fsync'), current_setting('full_page_writes')`
+
+// checkSettings refuses a server with fsync or full_page_writes off, unless the store is
+// unsafe: with either, a crash of its machine can lose or corrupt committed rows.
+func (s *Store) checkSettings(fsync, fpw string) error {
+	switch {
+	case s.unsafe:
+	case fsync != "on":
+		return fmt.Errorf("%w: the server at %s has fsync=%s, so a crash of its machine can forget a claimed slot or a mark and hand one node to two processes; set fsync = on, or add unsafe=true to the store URL (Settings.Unsafe) for a throwaway test server", ErrNotDurable, s.where(), fsync)
+	case fpw != "on":
+		return fmt.Errorf("%w: the server at %s has full_page_writes=%s, so a crash of its machine can corrupt the lease table and hand one node to two processes; set full_page_writes = on, or add unsafe=true to the store URL (Settings.Unsafe) for a throwaway test server", ErrNotDurable, s.where(), fpw)
+	}
+	return nil
+}
+
+// write runs sql, a statement that changes the lease table, in a transaction that commits
+// durably whatever the server's or the role's synchronous_commit (durableSetting: a setting
+// local to the transaction, which any role may make), sent as one batch: one round trip. With
+// dest it scans the statement's one row into dest (pgx.ErrNoRows when there is none); it
+// returns the rows the statement touched. It returns an error wrapping ErrNotDurable when the
+// server's fsync or full_page_writes is off (turned off since Open); the statement has then
+// committed, but its caller must not rely on it.
+func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) (int64, error) {
+	var n int64
+	var fsync, fpw string
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		settings := durableSetting
+		if s.asyncCommit {
+			settings = `SELECT '', current_setting('fsync'), current_setting('full_page_writes')`
+		}
+		b.Queue(settings)
+		b.Queue(sql, args...)
+		b.Queue("COMMIT")
+		br := c.SendBatch(ctx, b)
+		err := func() error {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			var sc string
+			if err := br.QueryRow().Scan(&sc, &fsync, &fpw); err != nil {
+				return err
+			}
+			if len(dest) > 0 {
+				if err := br.QueryRow().Scan(dest...); err != nil {
+					return err
+				}
+				n = 1
+			} else {
+				tag, err := br.Exec()
+				if err != nil {
+					return err
+				}
+				n = tag.RowsAffected()
+			}
+			_, err := br.Exec()
+			return err
+		}()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if c.PgConn().TxStatus() != 'I' && !c.IsClosed() {
+			// The statement failed inside the transaction (or no row was scanned and the
+			// batch stopped): end it, or the connection is useless for the next call.
+			if _, rerr := c.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				c.Close(context.WithoutCancel(ctx))
+			}
+		}
+		return err
+	})
+	if err == nil {
+		err = s.checkSettings(fsync, fpw)
+	}
+	return n, err
+}
+
 // createTable creates the lease table. CREATE TABLE IF NOT EXISTS is not safe against itself
 // when run concurrently (two sessions can both pass the check and one then fails on the
 // catalog's unique index), so creators take a transaction-scoped advisory lock first.
@@ -242,6 +365,9 @@ func (s *Store) createTable(ctx context.Context) error {
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.createTx(ctx, tx) })
 	})
+	if errors.Is(err, ErrNotDurable) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("pglease: creating table %s: %w", s.table, err)
 	}
@@ -251,6 +377,11 @@ func (s *Store) createTable(ctx context.Context) error {
 func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('idkit.pglease.create'))`); err != nil {
 		return err
+	}
+	if !s.asyncCommit {
+		if _, err := tx.Exec(ctx, durableSetting); err != nil {
+			return err
+		}
 	}
 	_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
 			namespace  text        NOT NULL,
@@ -262,7 +393,30 @@ func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
 			mark_ns    bigint      NOT NULL DEFAULT 0,
 			PRIMARY KEY (namespace, slot)
 		)`)
-	return err
+	if err != nil {
+		return err
+	}
+	return s.checkDurable(ctx, tx)
+}
+
+// checkDurable refuses a server or a lease table that can lose a committed claim in a crash.
+// It runs on the connection that created the table, which sees it even when it is temporary.
+func (s *Store) checkDurable(ctx context.Context, tx pgx.Tx) error {
+	var fsync, fpw, persistence string
+	err := tx.QueryRow(ctx, `SELECT current_setting('fsync'), current_setting('full_page_writes'), c.relpersistence::text
+		FROM pg_class c WHERE c.oid = $1::regclass`, s.table).Scan(&fsync, &fpw, &persistence)
+	if err != nil {
+		return fmt.Errorf("%w: cannot read the settings of the server at %s (%w); add unsafe=true to the store URL only if you know it persists every commit", ErrNotDurable, s.where(), err)
+	}
+	switch persistence {
+	case "t":
+		return fmt.Errorf("%w: the lease table %s is a temporary table (search_path starts with pg_temp?), which every connection sees empty, so two processes would hold one slot; name a permanent table", ErrNotDurable, s.table)
+	case "u":
+		if !s.unsafe {
+			return fmt.Errorf("%w: the lease table %s is UNLOGGED, so a crash empties it and hands held slots to other processes; ALTER TABLE %s SET LOGGED, or add unsafe=true to the store URL for a throwaway test server", ErrNotDurable, s.table, s.table)
+		}
+	}
+	return s.checkSettings(fsync, fpw)
 }
 
 // Namespace returns the namespace the slots live in.
@@ -280,7 +434,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	secs := req.TTL.Seconds()
 	claim := func(n uint64) (int64, bool, error) {
 		var epoch int64
-		err := s.queryRow(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch)
+		_, err := s.write(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, false, nil
 		}
@@ -295,7 +449,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	switch {
 	case req.Again != nil:
 		var epoch int64
-		err := s.queryRow(ctx, s.q.again, []any{s.ns, int64(req.Again.Node), req.Owner, secs, req.Again.Epoch}, &epoch)
+		_, err := s.write(ctx, s.q.again, []any{s.ns, int64(req.Again.Node), req.Owner, secs, req.Again.Epoch}, &epoch)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nodeid.Claim{}, fmt.Errorf("pglease: slot %d in %s/%s: %w", req.Again.Node, s.table, s.ns, nodeid.ErrTaken)
 		}
@@ -370,7 +524,7 @@ func (s *Store) ownerOf(ctx context.Context, n uint64) string {
 // Renew extends c's holding by its TTL from now on the server's clock. Errors wrap
 // nodeid.ErrLost when the holding lapsed or is no longer c's.
 func (s *Store) Renew(ctx context.Context, c nodeid.Claim) error {
-	n, err := s.exec(ctx, s.q.renew, s.ns, int64(c.Node), c.Owner, c.TTL.Seconds(), c.Epoch)
+	n, err := s.write(ctx, s.q.renew, []any{s.ns, int64(c.Node), c.Owner, c.TTL.Seconds(), c.Epoch})
 	if err != nil {
 		return fmt.Errorf("pglease: renewing slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
 	}
@@ -382,7 +536,7 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim) error {
 
 // Release frees c's slot if c still holds it. The mark stays.
 func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
-	if _, err := s.exec(ctx, s.q.release, s.ns, int64(c.Node), c.Owner, c.Epoch); err != nil {
+	if _, err := s.write(ctx, s.q.release, []any{s.ns, int64(c.Node), c.Owner, c.Epoch}); err != nil {
 		return fmt.Errorf("pglease: releasing slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
 	}
 	return nil
@@ -408,7 +562,7 @@ func (s *Store) SaveMark(ctx context.Context, c nodeid.Claim, mark time.Time) er
 	if ns <= 0 {
 		return fmt.Errorf("pglease: mark %v is not after 1970", mark)
 	}
-	n, err := s.exec(ctx, s.q.save, s.ns, int64(c.Node), c.Owner, c.Epoch, ns)
+	n, err := s.write(ctx, s.q.save, []any{s.ns, int64(c.Node), c.Owner, c.Epoch, ns})
 	if err != nil {
 		return fmt.Errorf("pglease: saving the mark of slot %d in %s/%s: %w", c.Node, s.table, s.ns, err)
 	}
@@ -472,15 +626,4 @@ func (s *Store) Close() error {
 // queryRow scans one row of sql into dest.
 func (s *Store) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
 	return s.with(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, sql, args...).Scan(dest...) })
-}
-
-// exec runs sql and returns the number of rows it touched.
-func (s *Store) exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	var n int64
-	err := s.with(ctx, func(c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, sql, args...)
-		n = tag.RowsAffected()
-		return err
-	})
-	return n, err
 }

@@ -2,6 +2,7 @@ package pglease_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -42,7 +43,8 @@ func target(t *testing.T) storetest.Target {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			s, err := pglease.Open(ctx, pglease.Settings{Config: c, Namespace: "test"})
+			// pgtest's private cluster runs with fsync=off (its data is thrown away).
+			s, err := pglease.Open(ctx, pglease.Settings{Config: c, Namespace: "test", Unsafe: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,11 +58,14 @@ func TestStore(t *testing.T) { storetest.Run(t, target) }
 func TestParseURL(t *testing.T) {
 	for _, tc := range []struct {
 		in, dsn, ns, table string
-		err                bool
+		unsafe, err        bool
 	}{
 		{in: "postgres://u@127.0.0.1:5432/app", dsn: "postgres://u@127.0.0.1:5432/app"},
 		{in: "pg://u@h/app?sslmode=disable&namespace=orders", dsn: "postgres://u@h/app?sslmode=disable", ns: "orders"},
 		{in: "postgresql://h/app?table=ids.slots&namespace=x", dsn: "postgresql://h/app", ns: "x", table: "ids.slots"},
+		{in: "pg://h/app?unsafe=true&sslmode=disable", dsn: "postgres://h/app?sslmode=disable", unsafe: true},
+		{in: "pg://h/app?unsafe=false", dsn: "postgres://h/app"},
+		{in: "pg://h/app?unsafe=maybe", err: true},
 		{in: "mysql://h/app", err: true},
 		{in: "pg://h/app?namespace=", err: true},
 		{in: "pg://h/app?table=a;drop", err: true},
@@ -72,14 +77,14 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("ParseURL(%q) error %v, want error %v", tc.in, err, tc.err)
 			continue
 		}
-		if err == nil && (s.DSN != tc.dsn || s.Namespace != tc.ns || s.Table != tc.table) {
+		if err == nil && (s.DSN != tc.dsn || s.Namespace != tc.ns || s.Table != tc.table || s.Unsafe != tc.unsafe) {
 			t.Errorf("ParseURL(%q) = %+v, want %q %q %q", tc.in, s, tc.dsn, tc.ns, tc.table)
 		}
 	}
 }
 
 func FuzzParseURL(f *testing.F) {
-	for _, s := range []string{"postgres://u@127.0.0.1:5432/app", "pg://u@h/app?sslmode=disable&namespace=orders", "postgresql://h/app?table=ids.slots", "pg://h/app?table=a;drop"} {
+	for _, s := range []string{"postgres://u@127.0.0.1:5432/app", "pg://u@h/app?sslmode=disable&namespace=orders", "postgresql://h/app?table=ids.slots", "pg://h/app?table=a;drop", "pg://h/app?unsafe=true"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -94,7 +99,7 @@ func FuzzParseURL(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ParseURL(%q).DSN = %q does not parse: %v", in, s.DSN, err)
 		}
-		if q := u.Query(); q.Has("namespace") || q.Has("table") {
+		if q := u.Query(); q.Has("namespace") || q.Has("table") || q.Has("unsafe") {
 			t.Fatalf("ParseURL(%q) left idkit parameters in the DSN %q", in, s.DSN)
 		}
 	})
@@ -112,6 +117,7 @@ func storeURL(t *testing.T, dsn, namespace string) string {
 	q.Set("port", strconv.Itoa(int(cfg.Port)))
 	q.Set("sslmode", "disable")
 	q.Set("namespace", namespace)
+	q.Set("unsafe", "true") // pgtest's private cluster runs with fsync=off
 	for k, v := range cfg.RuntimeParams {
 		q.Set(k, v)
 	}
@@ -122,6 +128,45 @@ func storeURL(t *testing.T, dsn, namespace string) string {
 		u.User = url.User(cfg.User)
 	}
 	return u.String()
+}
+
+// TestRefusesFsyncOff opens the store on pgtest's private cluster, which runs with fsync=off:
+// Open refuses it with ErrNotDurable naming the setting and the way out, through a store URL
+// too; unsafe=true opens it.
+func TestRefusesFsyncOff(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fsync string
+	err = conn.QueryRow(ctx, `SHOW fsync`).Scan(&fsync)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fsync != "off" {
+		t.Skipf("the test server (%s) runs with fsync=%s", pgtest.EnvDSN, fsync)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pglease.Open(ctx, pglease.Settings{Config: cfg, Namespace: "refuse"}); !errors.Is(err, pglease.ErrNotDurable) ||
+		!strings.Contains(err.Error(), "fsync=off") || !strings.Contains(err.Error(), "unsafe=true") {
+		t.Errorf("Open on a server with fsync=off: %v, want ErrNotDurable naming fsync=off and unsafe=true", err)
+	}
+	u := strings.Replace(storeURL(t, dsn, "refuse"), "unsafe=true", "unsafe=false", 1)
+	if _, err := nodeid.OpenStore(ctx, u); !errors.Is(err, pglease.ErrNotDurable) {
+		t.Errorf("OpenStore(unsafe=false) on a server with fsync=off: %v, want ErrNotDurable", err)
+	}
+	st, err := nodeid.OpenStore(ctx, storeURL(t, dsn, "refuse"))
+	if err != nil {
+		t.Fatalf("OpenStore(unsafe=true): %v", err)
+	}
+	st.Close()
 }
 
 func TestFleet(t *testing.T) {
@@ -139,7 +184,7 @@ func TestTerminateBackend(t *testing.T) {
 	}
 	cfg.RuntimeParams["application_name"] = "idkit-terminate-test"
 	ctx := context.Background()
-	s, err := pglease.Open(ctx, pglease.Settings{Config: cfg, Namespace: "terminate"})
+	s, err := pglease.Open(ctx, pglease.Settings{Config: cfg, Namespace: "terminate", Unsafe: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func settledHeap() uint64 {
 // TestFloodBounded: one connection that asks for much and reads nothing makes the server hold
 // no more than its budget (Config.MaxConnBytes) and a little per stream, on both stacks; the
 // control, with the limits lifted, holds many times more. A scaled-down version of what took
-// idkitd's grpc-go path to 2.2 GB (the full one runs in make fault-service).
+// idkitd's grpc-go path to 2.2 GB (the full one runs in make fault).
 func TestFloodBounded(t *testing.T) {
 	const (
 		streams = 150

@@ -225,8 +225,14 @@ type grpcHealth struct {
 	s *Server
 }
 
-func (h grpcHealth) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	return grpcResult(h.s.health(req))
+func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	msg, err := h.s.health(req)
+	if err == nil && msg.Status != healthpb.HealthCheckResponse_SERVING {
+		if why := h.s.ready(); why != nil {
+			_ = grpc.SetHeader(ctx, metadata.Pairs(notReadyHeader, headerText(why)))
+		}
+	}
+	return grpcResult(msg, err)
 }
 
 func (h grpcHealth) Watch(req *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {

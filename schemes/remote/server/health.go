@@ -6,14 +6,35 @@ import (
 	"net/http"
 
 	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // The standard gRPC health service (grpc.health.v1.Health), so that grpc_health_probe and
 // Kubernetes gRPC probes work on the same port: served by grpc-go to gRPC clients and through
 // Connect to the rest. The overall service ("") and idkit.v1.IDService are SERVING while the
-// server is ready (see /readyz) and NOT_SERVING otherwise; Watch (watch.go) streams changes.
+// server is ready (see /readyz) and NOT_SERVING otherwise, with the reason /readyz gives in the
+// response header idkit-not-ready of Check (the health message has no field for it); Watch
+// (watch.go) streams the changes.
 const healthPath = "/grpc.health.v1.Health/"
+
+// notReadyHeader carries the reason of a NOT_SERVING health answer.
+const notReadyHeader = "idkit-not-ready"
+
+// headerText makes err's text fit an HTTP header and gRPC metadata (printable ASCII), at most
+// 1 KiB of it.
+func headerText(err error) string {
+	b := []byte(idkit.Redact(err.Error()))
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	if len(b) > 1024 {
+		b = append(b[:1021], "..."...)
+	}
+	return string(b)
+}
 
 // health answers a health check for one service name.
 func (s *Server) health(req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
@@ -30,8 +51,16 @@ func (s *Server) health(req *healthpb.HealthCheckRequest) (*healthpb.HealthCheck
 }
 
 func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Handler) {
-	check := connect.NewUnaryHandlerSimple(healthPath+"Check", func(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-		return s.health(req)
+	check := connect.NewUnaryHandler(healthPath+"Check", func(_ context.Context, req *connect.Request[healthpb.HealthCheckRequest]) (*connect.Response[healthpb.HealthCheckResponse], error) {
+		msg, err := s.health(req.Msg)
+		if err != nil {
+			return nil, err
+		}
+		res := connect.NewResponse(msg)
+		if err := s.ready(); err != nil && msg.Status != healthpb.HealthCheckResponse_SERVING {
+			res.Header().Set(notReadyHeader, headerText(err))
+		}
+		return res, nil
 	}, opts...)
 	watch := connect.NewServerStreamHandlerSimple(healthPath+"Watch", func(ctx context.Context, req *healthpb.HealthCheckRequest, st *connect.ServerStream[healthpb.HealthCheckResponse]) error {
 		return s.watchHealth(ctx, req, st.Send)

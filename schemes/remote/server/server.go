@@ -185,11 +185,17 @@ func NewContext(ctx context.Context, cfg Config) (*Server, error) {
 // fenceCheckInterval is how often the server looks at its generators' fences to log changes.
 const fenceCheckInterval = 250 * time.Millisecond
 
-// watchFences logs when a generator loses the right to issue IDs (its node lease) and when it
-// gets it back, until Close.
+// watchFences logs when a generator loses the right to issue IDs (its node lease), why, while
+// the reason changes (at most every fenceLogInterval: a scheme retrying a claim says so), and
+// when it gets it back, with the scheme it now is (a new node after a lost lease), until Close.
 func (s *Server) watchFences(every time.Duration) {
 	defer close(s.watchDone)
-	fenced := make([]bool, len(s.order))
+	type state struct {
+		fenced bool
+		msg    string
+		logged time.Time
+	}
+	st := make([]state, len(s.order))
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -201,18 +207,27 @@ func (s *Server) watchFences(every time.Duration) {
 		for i, g := range s.order {
 			err := g.err()
 			switch {
-			case err != nil && !fenced[i]:
-				s.log.Warn("generator fenced: not issuing IDs, not ready", "generator", g.name, "err", idkit.Redact(err.Error()))
-			case err == nil && fenced[i]:
-				s.log.Info("generator holds its node again", "generator", g.name)
+			case err != nil && !st[i].fenced:
+				st[i].msg, st[i].logged = idkit.Redact(err.Error()), time.Now()
+				s.log.Warn("generator fenced: not issuing IDs, not ready", "generator", g.name, "err", st[i].msg)
+			case err != nil && time.Since(st[i].logged) >= fenceLogInterval:
+				if msg := idkit.Redact(err.Error()); msg != st[i].msg {
+					st[i].msg, st[i].logged = msg, time.Now()
+					s.log.Warn("generator still fenced: not issuing IDs, not ready", "generator", g.name, "err", msg)
+				}
+			case err == nil && st[i].fenced:
+				s.log.Info("generator holds its node again", "generator", g.name, "scheme", idkit.Redact(g.s.Name()))
 			}
-			if fenced[i] != (err != nil) {
-				s.notifyReady()
+			if st[i].fenced != (err != nil) {
+				s.notifyReady() // health Watch streams send the change
 			}
-			fenced[i] = err != nil
+			st[i].fenced = err != nil
 		}
 	}
 }
+
+// fenceLogInterval bounds how often a fenced generator's changing reason is logged.
+const fenceLogInterval = 10 * time.Second
 
 // fill checks a Config and applies the defaults.
 func (c *Config) fill() error {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package idkit_test
+
+const raceEnabled = false
