@@ -11,9 +11,12 @@ test:
 	$(GO) test -race -timeout 15m ./...
 	$(GO) test -run '^TestPublicTextMillion$$' -count=1 .
 
-# Real-process fault reproductions too heavy for `make test` (about a minute), each with its
-# control: idkitd processes frozen with SIGSTOP past their node lease on a private etcd and
-# PostgreSQL (tests built with -tags fault). CI runs it after `make test`.
+# Real-process fault reproductions too heavy for `make test` (about three minutes), each with
+# its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their
+# node lease on a private etcd and PostgreSQL; one connection flooding idkitd with 2,000 unread
+# streams (an RSS bound); rolling restarts of two idkitd processes under a health-checking
+# round-robin client at 5,000 req/s (no failed call, no repeated ID). CI runs it after
+# `make test`.
 fault:
 	$(GO) vet -tags fault ./cmd/idkitd/
 	$(GO) test -tags fault -count=1 -timeout 10m -run '^TestFault' -v ./cmd/idkitd/

@@ -51,8 +51,12 @@ millisecond late.
 
 Flags:
   --addr HOST:PORT     a running idkitd
-  --spawn              start idkitd in this process on a loopback port (shares the CPU with
-                       the load generator)
+  --spawn              start idkitd in this process on loopback ports (shares the CPU with
+                       the load generator), with both of its listeners
+  --stack S            which of the spawned idkitd's listeners to load: net-http (default,
+                       its main port: net/http with Connect, every protocol) or grpc-go (its
+                       --grpc-listen port, grpc-go's own server; --protocol grpc only). With
+                       --addr the address says which
   --gen NAME=SPEC      a generator for --spawn; repeat for more
                        (default orders=snowflake:layout=twitter,node=1)
   --generator NAME     the generator to ask (default: the first --gen, or "orders")
@@ -85,6 +89,7 @@ Flags:
 
 Examples:
   idbench load --spawn --duration 10s
+  idbench load --spawn --stack grpc-go --duration 10s
   idbench load --spawn --rate 10000
   idbench load --spawn --batch 1000 --clients 1
   idbench load --addr 127.0.0.1:7070 --generator orders --protocol json --json
@@ -94,6 +99,7 @@ Examples:
 type loadConfig struct {
 	addr      string
 	spawn     bool
+	stack     string // with spawn: net-http or grpc-go
 	gens      []server.Generator
 	generator string
 	protocol  string
@@ -151,6 +157,7 @@ type loadReport struct {
 	Command    string       `json:"command"`
 	Target     string       `json:"target"`
 	Spawned    bool         `json:"spawned"`
+	Stack      string       `json:"stack,omitempty"` // with --spawn: the server stack that answered
 	TLS        bool         `json:"tls,omitempty"`
 	Protocol   string       `json:"protocol"`
 	Client     string       `json:"client"` // the Go package that speaks the protocol
@@ -187,6 +194,7 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 	c := loadConfig{}
 	fs.StringVar(&c.addr, "addr", "", "")
 	fs.BoolVar(&c.spawn, "spawn", false, "")
+	fs.StringVar(&c.stack, "stack", "", "")
 	fs.Var(&gens, "gen", "")
 	fs.StringVar(&c.generator, "generator", "", "")
 	fs.StringVar(&c.protocol, "protocol", "grpc", "")
@@ -230,6 +238,12 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: --gen needs --spawn (a running idkitd has its own generators)")
 	case !slices.Contains([]string{"grpc", "connect", "json", "grpc-connect", "http"}, c.protocol):
 		return usagef("load", "load: --protocol %q: want grpc, connect, json, grpc-connect or http", c.protocol)
+	case c.stack != "" && !c.spawn:
+		return usagef("load", "load: --stack needs --spawn (with --addr, give the address of the listener to load)")
+	case !slices.Contains([]string{"", "net-http", "grpc-go"}, c.stack):
+		return usagef("load", "load: --stack %q: want net-http or grpc-go", c.stack)
+	case c.stack == "grpc-go" && c.protocol != "grpc":
+		return usagef("load", "load: --stack grpc-go serves gRPC only: --protocol grpc, not %s", c.protocol)
 	case c.clients < 1 || c.conns < 1 || c.batch < 1 || c.rounds < 1:
 		return usagef("load", "load: --clients, --conns, --batch and --rounds must be at least 1")
 	case c.duration <= 0 && c.requests <= 0:
@@ -265,6 +279,9 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 	}
 	if c.spawn && len(c.gens) == 0 {
 		c.gens = []server.Generator{{Name: "orders", Spec: "snowflake:layout=twitter,node=1"}}
+	}
+	if c.spawn && c.stack == "" {
+		c.stack = "net-http"
 	}
 	if c.generator == "" {
 		c.generator = "orders"
@@ -302,22 +319,28 @@ func shellJoin(args []string) string {
 
 // load runs the measurements.
 func load(ctx context.Context, c loadConfig) (*loadReport, error) {
-	rep := &loadReport{Target: c.addr, Spawned: c.spawn, TLS: c.tls != nil, Protocol: c.protocol, Client: loadClient(c.protocol), Generator: c.generator,
+	rep := &loadReport{Target: c.addr, Spawned: c.spawn, Stack: c.stack, TLS: c.tls != nil, Protocol: c.protocol, Client: loadClient(c.protocol), Generator: c.generator,
 		Clients: c.clients, Conns: c.conns, Batch: c.batch, Rate: c.rate, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	if c.spawn {
-		srv, err := server.NewContext(ctx, server.Config{Listen: "127.0.0.1:0", Generators: c.gens, MaxCount: max(c.batch, server.DefaultMaxCount)})
+		srv, err := server.NewContext(ctx, server.Config{
+			Listen: "127.0.0.1:0", GRPCListen: "127.0.0.1:0", Generators: c.gens, MaxCount: max(c.batch, server.DefaultMaxCount),
+			ShutdownDelay: -1, // nobody to tell: the load is over
+		})
 		if err != nil {
 			return nil, fmt.Errorf("load: --spawn: %w", err)
 		}
 		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		addr, wait, err := srv.Start(sctx)
+		addrs, wait, err := srv.Start(sctx)
 		if err != nil {
 			stop()
 			return nil, fmt.Errorf("load: --spawn: %w", err)
 		}
 		defer func() { stop(); wait() }()
-		c.addr = addr
-		rep.Target = c.addr + " (in process)"
+		c.addr = addrs.HTTP
+		if c.stack == "grpc-go" {
+			c.addr = addrs.GRPC
+		}
+		rep.Target = c.addr + " (in process, " + c.stack + ")"
 		rep.Notes = append(rep.Notes, fmt.Sprintf("idkitd ran in the load generator's process (--spawn), so both share its %s; compare ratios within one run", cpus(runtime.NumCPU())))
 	}
 	cl, err := newLoadClients(c)
@@ -873,8 +896,15 @@ func loadHeader(rep *loadReport, code func(string) string) string {
 	if rep.TLS {
 		over = " over TLS"
 	}
-	fmt.Fprintf(&b, "protocol %s%s (%s client), generator %s (%s), %d %s on %d connections, batch %d",
-		rep.Protocol, over, code(rep.Client), code(rep.Generator), code(rep.Spec), rep.Clients, who, rep.Conns, rep.Batch)
+	served := ""
+	switch rep.Stack {
+	case "net-http":
+		served = ", served by net/http with Connect"
+	case "grpc-go":
+		served = ", served by grpc-go"
+	}
+	fmt.Fprintf(&b, "protocol %s%s (%s client%s), generator %s (%s), %d %s on %d connections, batch %d",
+		rep.Protocol, over, code(rep.Client), served, code(rep.Generator), code(rep.Spec), rep.Clients, who, rep.Conns, rep.Batch)
 	if rep.Rate > 0 {
 		fmt.Fprintf(&b, ", paced open loop at %s req/s", thousands(uint64(rep.Rate)))
 	}

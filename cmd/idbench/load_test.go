@@ -36,6 +36,10 @@ func TestLoadUsage(t *testing.T) {
 		{"load", "--spawn", "--json", "--markdown"},
 		{"load", "--spawn", "--token-env", "IDKIT_TEST_SURELY_UNSET"},
 		{"load", "--spawn", "extra"},
+		{"load", "--spawn", "--stack", "nginx"},
+		{"load", "--spawn", "--stack", "grpc-go", "--protocol", "json"},
+		{"load", "--spawn", "--stack", "grpc-go", "--protocol", "grpc-connect"},
+		{"load", "--addr", "127.0.0.1:1", "--stack", "grpc-go"},
 	} {
 		if r := idbench(t, "", args...); r.code != 2 {
 			t.Errorf("%q: exit %d, want 2 (usage); stderr %s", args, r.code, r.stderr)
@@ -58,6 +62,8 @@ func TestLoadSpawn(t *testing.T) {
 		{[]string{"--protocol", "connect", "--batch", "100"}, 100, "connectrpc.com/connect"},
 		{[]string{"--protocol", "json", "--gen", "s=ulid"}, 1, "connectrpc.com/connect"},
 		{[]string{"--protocol", "grpc-connect"}, 1, "connectrpc.com/connect"},
+		{[]string{"--protocol", "grpc", "--stack", "grpc-go"}, 1, "google.golang.org/grpc"},
+		{[]string{"--protocol", "grpc", "--stack", "grpc-go", "--batch", "50"}, 50, "google.golang.org/grpc"},
 		{[]string{"--protocol", "http", "--batch", "10", "--conns", "2"}, 10, "net/http"},
 		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m"}, 1, "google.golang.org/grpc"},
 		{[]string{"--rate", "2000", "--requests", "100", "--rounds", "3", "--protocol", "grpc", "--conns", "2"}, 1, "google.golang.org/grpc"},
@@ -87,6 +93,9 @@ func TestLoadSpawn(t *testing.T) {
 			}
 			if rep.Client != tc.client {
 				t.Errorf("client %q, want %q", rep.Client, tc.client)
+			}
+			if want := map[bool]string{false: "net-http", true: "grpc-go"}[strings.Contains(strings.Join(tc.args, " "), "grpc-go")]; rep.Stack != want {
+				t.Errorf("stack %q, want %q", rep.Stack, want)
 			}
 			for _, r := range rep.Results {
 				// Requests cost the process some CPU: getrusage counts it (Linux, in CI).
@@ -138,9 +147,10 @@ func TestLoadTableAndMarkdown(t *testing.T) {
 		flags []string
 		want  []string
 	}{
-		{nil, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (google.golang.org/grpc client)", "4 clients on 1 connections"}},
-		{[]string{"--markdown"}, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (`google.golang.org/grpc` client)"}},
-		{[]string{"--rate", "2000", "--protocol", "connect"}, []string{"from schedule", "send lag", "paced open loop at 2,000 req/s", "32 workers", "(connectrpc.com/connect client)"}},
+		{nil, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (google.golang.org/grpc client, served by net/http with Connect)", "4 clients on 1 connections"}},
+		{[]string{"--markdown"}, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (`google.golang.org/grpc` client, served by net/http with Connect)"}},
+		{[]string{"--stack", "grpc-go"}, []string{"protocol grpc (google.golang.org/grpc client, served by grpc-go)"}},
+		{[]string{"--rate", "2000", "--protocol", "connect"}, []string{"from schedule", "send lag", "paced open loop at 2,000 req/s", "32 workers", "(connectrpc.com/connect client, served by net/http with Connect)"}},
 		{[]string{"--rate", "2000", "--markdown"}, []string{"| from schedule |", "| send lag |", "paced open loop at 2,000 req/s"}},
 	} {
 		f := strings.Join(tc.flags, " ")
@@ -163,19 +173,19 @@ func TestLoadTableAndMarkdown(t *testing.T) {
 // serveIDs serves cfg on a free loopback port until the test ends and returns the address.
 func serveIDs(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
+	cfg.Listen, cfg.ShutdownDelay = "127.0.0.1:0", -1
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, wait, err := srv.Start(ctx)
+	addrs, wait, err := srv.Start(ctx)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); wait() })
-	return addr
+	return addrs.HTTP
 }
 
 // TestLoadAddrWithToken drives a running server that wants a bearer token: with --token-env

@@ -105,3 +105,43 @@ func TestDBNoPasswordInOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestFlagErrorsRedacted gives every subcommand a flag value that holds a password and that the
+// flag package refuses (its error quotes the value): the usage error says which flag, and no
+// password reaches stderr or stdout.
+func TestFlagErrorsRedacted(t *testing.T) {
+	const pw = "hunter2-Sekr1t"
+	for _, bad := range []string{
+		"postgres://u:" + pw + "@127.0.0.1:1/db",
+		"host=h password=" + pw + " dbname=x",
+		"u:" + pw + "@tcp(127.0.0.1:3306)/db",
+	} {
+		for _, args := range [][]string{
+			{"--count", bad}, // the whole comparison
+			{"gen", "-n", bad},
+			{"gen", "--scheme", "snowflake", "-n", bad},
+			{"inspect", "--json=" + bad, "1"},
+			{"layouts", "--markdown=" + bad},
+			{"speed", "--count", bad},
+			{"db", "--rows", bad},
+			{"scale", "--clock-skew", bad},
+			{"plan", "--rate", bad},
+			{"nodes", "--all=" + bad},
+			{"load", "--clients", bad},
+			{"load", "--spawn", "--gen", bad},
+			{"help", bad},
+			{bad},
+		} {
+			r := idbench(t, "", args...)
+			if r.code == 0 {
+				t.Errorf("%q: accepted; stdout %s", args, r.stdout)
+			}
+			if strings.Contains(r.stderr, pw) || strings.Contains(r.stdout, pw) {
+				t.Errorf("%q: the output shows the password:\n%s%s", args, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "xxxxx") && !strings.Contains(r.stderr, "flag") {
+				t.Errorf("%q: the error names neither the value (redacted) nor the flag: %s", args, r.stderr)
+			}
+		}
+	}
+}

@@ -1,8 +1,9 @@
 // Command idkitd serves idkit's ID generators to clients in any language: gRPC (and gRPC-Web)
-// and the Connect protocol (JSON or binary) on one port, plus GET /v1/next/{generator}?n=N for
-// shells, /healthz, /readyz, the gRPC health service and Prometheus metrics at /metrics.
-// Connections from gRPC libraries are answered by grpc-go's own server, the rest by net/http
-// with Connect (see docs/service.md).
+// and the Connect protocol (JSON or binary), plus GET /v1/next/{generator}?n=N for shells,
+// /healthz, /readyz, the gRPC health service and Prometheus metrics at /metrics, all on one
+// port served by net/http with Connect, whatever a connection carries. --grpc-listen adds a
+// second port for gRPC clients alone, served by grpc-go's own server, which costs less CPU per
+// request (see docs/service.md).
 //
 //	idkitd --gen orders=snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders \
 //	       --gen sessions=ulid --listen 127.0.0.1:7070
@@ -11,18 +12,23 @@
 // A config file is TOML:
 //
 //	listen = "127.0.0.1:7070"
+//	grpc_listen = "127.0.0.1:7071"     # optional: gRPC only, served by grpc-go
 //	max_count = 10000
 //	tls_cert = "/etc/idkitd/cert.pem"   # with tls_key: serve TLS
 //	tls_key = "/etc/idkitd/key.pem"
 //	tokens_file = "/etc/idkitd/tokens"  # bearer tokens, one a line
+//	shutdown_delay = "5s"
 //	drain_timeout = "10s"
 //	[generators]
 //	orders = "snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders"
 //	sessions = "ulid"
 //
-// Flags override the file; --gen adds generators to the file's. SIGTERM or Ctrl-C drains
-// in-flight requests, then releases node leases. Every spec idkit.New accepts works, lease
-// stores included (etcd://, postgres://).
+// Flags override the file; --gen adds generators to the file's. On SIGTERM or Ctrl-C it reports
+// not ready for --shutdown-delay while it still serves, then stops accepting, drains in-flight
+// requests and releases node leases; a second signal ends it at once. Every spec idkit.New
+// accepts works, with the stores idkitd links: lease stores (node=etcd://…, node=postgres://…),
+// segment stores (segment:store=pg://…, mysql://…, redis://…) and remote (an idkitd in front of
+// another).
 package main
 
 import (
@@ -43,39 +49,61 @@ import (
 	"github.com/idkit/idkit"
 	_ "github.com/idkit/idkit/schemes/nodeid/etcdlease" // node=etcd://…
 	_ "github.com/idkit/idkit/schemes/nodeid/pglease"   // node=postgres://…
+	_ "github.com/idkit/idkit/schemes/remote"           // remote:addr=…
 	"github.com/idkit/idkit/schemes/remote/server"
+	_ "github.com/idkit/idkit/schemes/segment/mysqlstore" // segment:store=mysql://…
+	_ "github.com/idkit/idkit/schemes/segment/pgstore"    // segment:store=pg://…
+	_ "github.com/idkit/idkit/schemes/segment/redisstore" // segment:store=redis://…
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal, a second one ends the process at once (Go's default).
+	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Stderr, os.Args[1:])
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(os.Stderr, "idkitd: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	os.Exit(report(os.Stderr, err))
 }
 
-// usageError is a mistake in the command line or config file; main exits with status 2.
+// report prints err for a user, every credential in it redacted, and returns the exit status:
+// 0 for nil or a help request, 2 for a usage error, 1 for anything else.
+func report(stderr io.Writer, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "idkitd: %s\n", idkit.Redact(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "Run 'idkitd --help' for usage.")
+		return 2
+	}
+	return 1
+}
+
+// usageError is a mistake in the command line or config file; main exits with status 2 for it.
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
 // fileConfig is the TOML config file.
 type fileConfig struct {
-	Listen       string            `toml:"listen"`
-	MaxCount     int               `toml:"max_count"`
-	TLSCert      string            `toml:"tls_cert"`
-	TLSKey       string            `toml:"tls_key"`
-	TokensFile   string            `toml:"tokens_file"`
-	DrainTimeout string            `toml:"drain_timeout"`
-	LogFormat    string            `toml:"log_format"`
-	Generators   map[string]string `toml:"generators"`
+	Listen        string            `toml:"listen"`
+	GRPCListen    string            `toml:"grpc_listen"`
+	MaxCount      int               `toml:"max_count"`
+	MaxStreams    int               `toml:"max_streams"`
+	MaxConnBytes  int               `toml:"max_conn_bytes"`
+	TLSCert       string            `toml:"tls_cert"`
+	TLSKey        string            `toml:"tls_key"`
+	TokensFile    string            `toml:"tokens_file"`
+	ShutdownDelay string            `toml:"shutdown_delay"`
+	DrainTimeout  string            `toml:"drain_timeout"`
+	WriteTimeout  string            `toml:"write_timeout"`
+	LogFormat     string            `toml:"log_format"`
+	Generators    map[string]string `toml:"generators"`
 }
+
+// fileKeys are the config file's keys, for the error that names an unknown one.
+const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, tls_cert, tls_key, tokens_file, shutdown_delay, drain_timeout, write_timeout, log_format, [generators]"
 
 // genFlags collects repeated --gen NAME=SPEC.
 type genFlags []server.Generator
@@ -109,28 +137,48 @@ func run(ctx context.Context, stderr io.Writer, args []string) error {
 	return srv.Run(ctx)
 }
 
-// parseArgs reads the flags and the config file they name.
+const usageHead = `Usage: idkitd [--config FILE] --gen NAME=SPEC... [flags]
+
+Serves idkit ID generators over gRPC, gRPC-Web, Connect (JSON or binary) and plain HTTP on one
+port (net/http), and optionally gRPC alone on a second port served by grpc-go (--grpc-listen).
+Schemes: %s.
+
+On SIGTERM it reports not ready (/readyz 503, gRPC health NOT_SERVING) for --shutdown-delay
+while it still serves, then stops accepting, drains in-flight requests for up to
+--drain-timeout and releases node leases.
+
+Flags:
+`
+
+// parseArgs reads the flags and the config file they name. The flag package's own messages
+// quote the values they refuse, so it prints nothing: the errors come back to report, which
+// redacts them.
 func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 	fs := flag.NewFlagSet("idkitd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	var gens genFlags
 	var (
-		configPath = fs.String("config", "", "TOML config `file` (flags override it)")
-		listen     = fs.String("listen", "", "`host:port` to serve on (default "+server.DefaultListen+", loopback only)")
-		maxCount   = fs.Int("max-count", 0, fmt.Sprintf("most IDs one request may ask for (default %d)", server.DefaultMaxCount))
-		tlsCert    = fs.String("tls-cert", "", "TLS certificate `file` (with --tls-key)")
-		tlsKey     = fs.String("tls-key", "", "TLS key `file`")
-		tokens     = fs.String("tokens", "", "`file` of bearer tokens, one a line; requests must carry one")
-		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for in-flight requests (default 10s)")
-		logFormat  = fs.String("log-format", "", "text or json (default text)")
+		configPath    = fs.String("config", "", "TOML config `file` (flags override it)")
+		listen        = fs.String("listen", "", "`host:port` to serve every protocol on (default "+server.DefaultListen+", loopback only)")
+		grpcListen    = fs.String("grpc-listen", "", "`host:port` to also serve gRPC on with grpc-go's own server, cheaper per request (default: none)")
+		maxCount      = fs.Int("max-count", 0, fmt.Sprintf("most IDs one request may ask for (default %d)", server.DefaultMaxCount))
+		maxStreams    = fs.Int("max-streams", 0, fmt.Sprintf("most requests one HTTP/2 connection may have in flight (default %d)", server.DefaultMaxStreams))
+		maxConnBytes  = fs.Int("max-conn-bytes", 0, fmt.Sprintf("most bytes of answers one connection may leave unread before its requests wait (default %d)", server.DefaultMaxConnBytes))
+		tlsCert       = fs.String("tls-cert", "", "TLS certificate `file` (with --tls-key)")
+		tlsKey        = fs.String("tls-key", "", "TLS key `file`")
+		tokens        = fs.String("tokens", "", "`file` of bearer tokens, one a line; requests must carry one")
+		shutdownDelay = fs.Duration("shutdown-delay", 0, "how long SIGTERM keeps serving while reporting not ready, for load balancers to move away; 0 turns it off (default 5s)")
+		drain         = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for in-flight requests once it stops accepting (default 10s)")
+		writeTimeout  = fs.Duration("write-timeout", 0, "how long a write to a client that stopped reading may stall before its connection is closed (default 30s)")
+		logFormat     = fs.String("log-format", "", "text or json (default text)")
 	)
 	fs.Var(&gens, "gen", "a generator `NAME=SPEC`; repeat for more")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: idkitd [--config FILE] --gen NAME=SPEC... [flags]\n\nServes idkit ID generators over gRPC, Connect/JSON and plain HTTP on one port.\nSchemes: %s.\n\nFlags:\n", strings.Join(idkit.Schemes(), ", "))
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // on a mistake, report prints the (redacted) error and points to --help
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, usageHead, strings.Join(idkit.Schemes(), ", "))
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return server.Config{}, "", err
 		}
 		return server.Config{}, "", usageError{err}
@@ -145,10 +193,10 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			return server.Config{}, "", usageError{fmt.Errorf("config %s: %w", *configPath, err)}
 		}
 		if und := md.Undecoded(); len(und) > 0 {
-			return server.Config{}, "", usageError{fmt.Errorf("config %s: unknown key %q (known: listen, max_count, tls_cert, tls_key, tokens_file, drain_timeout, log_format, [generators])", *configPath, und[0].String())}
+			return server.Config{}, "", usageError{fmt.Errorf("config %s: unknown key %q (known: %s)", *configPath, und[0].String(), fileKeys)}
 		}
 	}
-	cfg := server.Config{Listen: fc.Listen, MaxCount: fc.MaxCount, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey}
+	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey}
 	names := make([]string, 0, len(fc.Generators))
 	for n := range fc.Generators {
 		names = append(names, n)
@@ -158,37 +206,82 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		cfg.Generators = append(cfg.Generators, server.Generator{Name: n, Spec: fc.Generators[n]})
 	}
 	cfg.Generators = append(cfg.Generators, gens...)
-	if fc.DrainTimeout != "" {
-		d, err := time.ParseDuration(fc.DrainTimeout)
-		if err != nil || d <= 0 {
-			return server.Config{}, "", usageError{fmt.Errorf("config %s: drain_timeout = %q: want a positive duration such as 10s", *configPath, fc.DrainTimeout)}
+	for _, d := range []struct {
+		key, val string
+		dst      *time.Duration
+		zero     bool // 0 is allowed: it turns the thing off
+	}{
+		{"shutdown_delay", fc.ShutdownDelay, &cfg.ShutdownDelay, true},
+		{"drain_timeout", fc.DrainTimeout, &cfg.DrainTimeout, false},
+		{"write_timeout", fc.WriteTimeout, &cfg.WriteTimeout, false},
+	} {
+		if d.val == "" {
+			continue
 		}
-		cfg.DrainTimeout = d
+		v, err := time.ParseDuration(d.val)
+		if err != nil || v < 0 || v == 0 && !d.zero {
+			want := "a positive duration such as 10s"
+			if d.zero {
+				want = "0 (none) or a positive duration such as 5s"
+			}
+			return server.Config{}, "", usageError{fmt.Errorf("config %s: %s = %q: want %s", *configPath, d.key, d.val, want)}
+		}
+		*d.dst = v
 	}
 	tokensFile, format := fc.TokensFile, fc.LogFormat
+	var badFlag error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "listen":
 			cfg.Listen = *listen
+		case "grpc-listen":
+			cfg.GRPCListen = *grpcListen
 		case "max-count":
 			cfg.MaxCount = *maxCount
+		case "max-streams":
+			cfg.MaxStreams = *maxStreams
+		case "max-conn-bytes":
+			cfg.MaxConnBytes = *maxConnBytes
 		case "tls-cert":
 			cfg.TLSCert = *tlsCert
 		case "tls-key":
 			cfg.TLSKey = *tlsKey
 		case "tokens":
 			tokensFile = *tokens
+		case "shutdown-delay":
+			cfg.ShutdownDelay = *shutdownDelay
 		case "drain-timeout":
 			cfg.DrainTimeout = *drain
+		case "write-timeout":
+			cfg.WriteTimeout = *writeTimeout
 		case "log-format":
 			format = *logFormat
 		}
+		switch {
+		case (f.Name == "drain-timeout" || f.Name == "write-timeout") && f.Value.(flag.Getter).Get().(time.Duration) <= 0:
+			badFlag = fmt.Errorf("--%s %s: want a positive duration such as 10s", f.Name, f.Value)
+		case f.Name == "shutdown-delay" && *shutdownDelay < 0:
+			badFlag = fmt.Errorf("--%s %s: want 0 (none) or a positive duration such as 5s", f.Name, f.Value)
+		}
 	})
+	if badFlag != nil {
+		return server.Config{}, "", usageError{badFlag}
+	}
+	// server.Config reads 0 as "the default" and a negative delay as none; idkitd's
+	// --shutdown-delay 0 means none.
+	if cfg.ShutdownDelay == 0 && (fc.ShutdownDelay != "" || isSet(fs, "shutdown-delay")) {
+		cfg.ShutdownDelay = -1
+	}
 	if format != "" && format != "text" && format != "json" {
 		return server.Config{}, "", usageError{fmt.Errorf("log format %q: want text or json", format)}
 	}
-	if cfg.MaxCount < 0 {
-		return server.Config{}, "", usageError{fmt.Errorf("max count %d: want a positive number", cfg.MaxCount)}
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"max count", cfg.MaxCount}, {"max streams", cfg.MaxStreams}, {"max conn bytes", cfg.MaxConnBytes}} {
+		if v.n < 0 {
+			return server.Config{}, "", usageError{fmt.Errorf("%s %d: want a positive number", v.name, v.n)}
+		}
 	}
 	if len(cfg.Generators) == 0 {
 		return server.Config{}, "", usageError{errors.New("no generators: give --gen NAME=SPEC (e.g. --gen orders=snowflake:layout=twitter,node=1) or a config file with [generators]")}
@@ -201,4 +294,11 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		cfg.Tokens = t
 	}
 	return cfg, format, nil
+}
+
+// isSet reports whether the command line set the flag.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

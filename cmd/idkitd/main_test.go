@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -23,6 +30,8 @@ func TestParseArgs(t *testing.T) {
 		return p
 	}
 	good := write("good.toml", "listen = \"127.0.0.1:9000\"\nmax_count = 50\ndrain_timeout = \"3s\"\n[generators]\nb = \"ulid\"\na = \"snowflake:node=1\"\n")
+	limits := write("limits.toml", "grpc_listen = \"127.0.0.1:9001\"\nmax_streams = 7\nmax_conn_bytes = 99999\nshutdown_delay = \"0s\"\nwrite_timeout = \"4s\"\n[generators]\na = \"ulid\"\n")
+	badDelay := write("bad-delay.toml", "shutdown_delay = \"-2s\"\n[generators]\na = \"ulid\"\n")
 	unknown := write("unknown.toml", "listn = \"x\"\n[generators]\na = \"ulid\"\n")
 	broken := write("broken.toml", "[generators\n")
 	tokens := write("tokens", "# comment\n\nsecret-one\n")
@@ -43,6 +52,14 @@ func TestParseArgs(t *testing.T) {
 		{"argument", []string{"--gen", "a=ulid", "extra"}, `unexpected argument "extra"`},
 		{"log format", []string{"--gen", "a=ulid", "--log-format", "xml"}, `log format "xml"`},
 		{"empty tokens", []string{"--gen", "a=ulid", "--tokens", write("empty", "\n# none\n")}, "holds no token"},
+		{"limits from the file", []string{"--config", limits}, "grpc=127.0.0.1:9001 streams=7 connbytes=99999 delay=-1ns write=4s"},
+		{"limits from flags", []string{"--config", limits, "--grpc-listen", ":9", "--max-streams", "8", "--shutdown-delay", "2s", "--write-timeout", "1m"}, "grpc=:9 streams=8 connbytes=99999 delay=2s write=1m0s"},
+		{"default delay", []string{"--gen", "a=ulid"}, "delay=0s"},
+		{"no delay", []string{"--gen", "a=ulid", "--shutdown-delay", "0"}, "delay=-1ns"},
+		{"negative delay", []string{"--gen", "a=ulid", "--shutdown-delay", "-1s"}, "--shutdown-delay -1s: want 0 (none) or a positive duration"},
+		{"negative delay in the file", []string{"--config", badDelay}, `shutdown_delay = "-2s": want 0 (none)`},
+		{"zero drain", []string{"--gen", "a=ulid", "--drain-timeout", "0s"}, "--drain-timeout 0s: want a positive duration"},
+		{"negative streams", []string{"--gen", "a=ulid", "--max-streams", "-1"}, "max streams -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _, err := parseArgs(io.Discard, tc.args)
@@ -61,6 +78,7 @@ func TestParseArgs(t *testing.T) {
 				if len(cfg.Tokens) > 0 {
 					got += " tokens=" + strconv.Itoa(len(cfg.Tokens))
 				}
+				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout)
 			}
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("got %q, want %q", got, tc.want)
@@ -80,7 +98,9 @@ func TestRunServesAndStops(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, io.Discard, []string{"--gen", "o=snowflake:node=5", "--listen", addr}) }()
+	go func() {
+		done <- run(ctx, io.Discard, []string{"--gen", "o=snowflake:node=5", "--listen", addr, "--shutdown-delay", "0"})
+	}()
 	var body []byte
 	for i := 0; ; i++ {
 		res, err := http.Get("http://" + addr + "/v1/next/o?n=2")
@@ -123,3 +143,175 @@ func FuzzConfigFile(f *testing.F) {
 		}
 	})
 }
+
+// TestFlagErrorsRedacted gives idkitd flag values that hold a password and that it refuses,
+// and config files that do: what it prints (the flag package's own message included) and the
+// exit status main uses show no password.
+func TestFlagErrorsRedacted(t *testing.T) {
+	const pw = "hunter2-Sekr1t"
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(conf, []byte("listen = \"postgres://u:"+pw+"@h/db\"\nmax_count = \"postgres://u:"+pw+"@h/db\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"postgres://u:" + pw + "@127.0.0.1:1/db", "host=h password=" + pw + " dbname=x"} {
+		for _, args := range [][]string{
+			{"--gen", bad},
+			{"--gen", "orders=snowflake:node=" + bad},
+			{"--max-count", bad},
+			{"--drain-timeout", bad},
+			{"--shutdown-delay", bad},
+			{"--max-streams", bad},
+			{"--gen", "a=ulid", bad},
+			{"--config", conf},
+			{"--" + bad},
+		} {
+			var stderr strings.Builder
+			err := run(context.Background(), &stderr, args)
+			code := report(&stderr, err)
+			if code == 0 {
+				t.Errorf("%q: accepted", args)
+			}
+			if strings.Contains(stderr.String(), pw) {
+				t.Errorf("%q: stderr shows the password:\n%s", args, stderr.String())
+			}
+		}
+	}
+}
+
+// serveInProcess runs idkitd with args on a free loopback port until the test ends and returns
+// the address once it answers /readyz.
+func serveInProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var logs strings.Builder
+	go func() {
+		done <- run(ctx, &lockedWriter{w: &logs}, append([]string{"--listen", addr, "--shutdown-delay", "0"}, args...))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("idkitd %s: %v", idkit.Redact(strings.Join(args, " ")), err)
+		}
+	})
+	for i := 0; ; i++ {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return addr
+			}
+		}
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("idkitd exited: %v", err)
+		default:
+		}
+		if i == 500 {
+			t.Fatalf("idkitd not ready after 10s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// nextIDs asks an idkitd at addr for n IDs of a generator over plain HTTP.
+func nextIDs(t *testing.T, addr, gen string, n int) []uint64 {
+	t.Helper()
+	res, err := http.Get(fmt.Sprintf("http://%s/v1/next/%s?n=%d", addr, gen, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("%s: %s %s", gen, res.Status, b)
+	}
+	var ids []uint64
+	for _, l := range strings.Fields(string(b)) {
+		v, err := strconv.ParseUint(l, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v)
+	}
+	if len(ids) != n {
+		t.Fatalf("%s: %d IDs, want %d", gen, len(ids), n)
+	}
+	return ids
+}
+
+// TestServesSegmentAndRemote: idkitd serves a segment generator on a real PostgreSQL store
+// (Leaf's own deployment: range allocation behind a service), and a second idkitd serves the
+// first through the remote scheme. IDs are unique and, from one generator, increasing.
+func TestServesSegmentAndRemote(t *testing.T) {
+	cfg, err := pgx.ParseConfig(pgtest.Schema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// unsafe=true: the private test cluster runs with fsync off, which pgstore refuses for data
+	// that matters.
+	q := url.Values{"host": {cfg.Host}, "port": {strconv.Itoa(int(cfg.Port))}, "sslmode": {"disable"}, "unsafe": {"true"}}
+	for k, v := range cfg.RuntimeParams {
+		q.Set(k, v)
+	}
+	store := url.URL{Scheme: "pg", User: url.UserPassword(cfg.User, cfg.Password), Path: "/" + cfg.Database, RawQuery: q.Encode()}
+	if cfg.Password == "" {
+		store.User = url.User(cfg.User)
+	}
+	back := serveInProcess(t, "--gen", "orders=segment:store="+store.String()+",key=idkitd_test,step=100")
+	front := serveInProcess(t, "--gen", "orders=remote:addr="+back+",generator=orders,prefetch=150")
+	seen := map[uint64]bool{}
+	for i, addr := range []string{back, front, back, front} {
+		ids := nextIDs(t, addr, "orders", 250)
+		for j, id := range ids {
+			if seen[id] {
+				t.Fatalf("round %d: %d issued twice", i, id)
+			}
+			seen[id] = true
+			if j > 0 && id <= ids[j-1] {
+				t.Fatalf("round %d: %d after %d", i, id, ids[j-1])
+			}
+		}
+	}
+	res, err := http.Post("http://"+back+"/idkit.v1.IDService/Generators", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(b), `"scheme":"segment:`) {
+		t.Errorf("Generators: %s", b)
+	}
+}
+
+// httpGet fetches url and returns its status.
+func httpGet(url string) (int, error) {
+	res, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, nil
+}
+
+var netListenConfig net.ListenConfig

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Writes docs/service/report.md: the ID service under load (idbench load, each run's command
-# and table), the two gRPC stacks idkitd can answer with side by side, a run with the server
-# and the load generator on CPUs of their own, and the remote scheme's Next beside the
-# in-process scheme's (a Go benchmark).
+# and table), its two gRPC stacks side by side (the main port, net/http with Connect, and the
+# --grpc-listen port, grpc-go's own server), a run with the server and the load generator on
+# CPUs of their own, and the remote scheme's Next beside the in-process scheme's (a Go
+# benchmark).
 # Run from the repository root: make load-report (about five minutes). Needs a quiet machine:
 # whatever else runs takes CPU from both sides and shows in the tails.
 set -eu
@@ -27,39 +28,51 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average before the run:"
   echo "$(cut -d' ' -f1-3 /proc/loadavg). Loopback only. Unless a section says otherwise the server runs inside"
   echo "the load generator's process (--spawn), so both share the CPUs. Compare figures within one table,"
-  echo "not across machines. \`--protocol grpc\` is the stock grpc-go client, which idkitd answers with"
-  echo "grpc-go's own server; \`--protocol grpc-connect\` sends the same gRPC requests through connect-go's"
-  echo "client, which idkitd answers with Connect on net/http (see docs/service.md)."
+  echo "not across machines. \`--protocol grpc\` is the stock grpc-go client; \`--stack grpc-go\` sends it to"
+  echo "idkitd's --grpc-listen port (grpc-go's own server), otherwise it goes to the main port (net/http with"
+  echo "Connect, which serves every protocol). \`--protocol grpc-connect\` sends the same gRPC requests"
+  echo "through connect-go's client (see docs/service.md)."
   echo
-  echo "## Single IDs over gRPC, beside the floor (the same stack answering Ping)"
+  echo "## Single IDs on the grpc-go port, beside the floor (the same stack answering Ping)"
+  echo
+  load --duration 12s --clients 4 --stack grpc-go
+  echo "## Single IDs on the main port (net/http with Connect), stock grpc-go client"
   echo
   load --duration 12s --clients 4
-  echo "## The same through the Connect stack (connect-go client, Connect on net/http)"
+  echo "## The same through connect-go's gRPC client"
   echo
   load --duration 12s --clients 4 --protocol grpc-connect
   echo "## Paced at 10,000 requests/s (Twitter's stated minimum), open loop"
   echo
+  load --duration 12s --rate 10000 --no-floor --stack grpc-go
   load --duration 12s --rate 10000 --no-floor
-  load --duration 12s --rate 10000 --no-floor --protocol grpc-connect
   echo "## Paced at 10,000 requests/s, idkitd and the load generator on a CPU each"
   echo
   if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-    GOMAXPROCS=1 taskset -c 0 "$bin/idkitd" --listen 127.0.0.1:0 --gen orders=snowflake:layout=twitter,node=1 2>"$bin/idkitd.log" &
+    GOMAXPROCS=1 taskset -c 0 "$bin/idkitd" --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --shutdown-delay 0 \
+      --gen orders=snowflake:layout=twitter,node=1 2>"$bin/idkitd.log" &
     srv=$!
     addr=""
+    gaddr=""
     for _ in $(seq 100); do
       addr=$(grep -o 'msg=serving addr=[0-9.:]*' "$bin/idkitd.log" | cut -d= -f3 || true)
-      [ -n "$addr" ] && break
+      gaddr=$(grep -o 'grpc_addr=[0-9.:]*' "$bin/idkitd.log" | cut -d= -f2 || true)
+      [ -n "$addr" ] && [ -n "$gaddr" ] && break
       sleep 0.1
     done
-    [ -n "$addr" ] || { echo "idkitd did not start:" >&2; cat "$bin/idkitd.log" >&2; exit 1; }
-    echo "idkitd as its own process on CPU 0: \`GOMAXPROCS=1 taskset -c 0 idkitd --listen 127.0.0.1:0 --gen orders=snowflake:layout=twitter,node=1\`;"
-    echo "the load generator on CPU 1: \`GOMAXPROCS=1 taskset -c 1 idbench load --addr …\`."
+    [ -n "$addr" ] && [ -n "$gaddr" ] || { echo "idkitd did not start:" >&2; cat "$bin/idkitd.log" >&2; exit 1; }
+    echo "idkitd as its own process on CPU 0: \`GOMAXPROCS=1 taskset -c 0 idkitd --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --gen orders=snowflake:layout=twitter,node=1\`;"
+    echo "the load generator on CPU 1: \`GOMAXPROCS=1 taskset -c 1 idbench load --addr …\`, GRPC_ADDR being the grpc-go port"
+    echo "and ADDR the main one."
     echo
-    GOMAXPROCS=1 taskset -c 1 "$bin/idbench" load --addr "$addr" --markdown --duration 12s --rate 10000 --no-floor |
-      sed "s/--addr $addr/--addr ADDR/; s/$addr/ADDR/g"
-    GOMAXPROCS=1 taskset -c 1 "$bin/idbench" load --addr "$addr" --markdown --duration 12s --clients 4 |
-      sed "s/--addr $addr/--addr ADDR/; s/$addr/ADDR/g"
+    for a in "$gaddr" "$addr"; do
+      name=ADDR
+      [ "$a" = "$gaddr" ] && name=GRPC_ADDR
+      GOMAXPROCS=1 taskset -c 1 "$bin/idbench" load --addr "$a" --markdown --duration 12s --rate 10000 --no-floor |
+        sed "s/$a/$name/g"
+      GOMAXPROCS=1 taskset -c 1 "$bin/idbench" load --addr "$a" --markdown --duration 12s --clients 4 |
+        sed "s/$a/$name/g"
+    done
     kill "$srv"; wait "$srv" 2>/dev/null || true; srv=""
   else
     echo "Not run: it needs taskset and at least 2 CPUs."
@@ -67,10 +80,11 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   fi
   echo "## Batches of 1,000, one connection, Twitter layout (cap 4,096,000 IDs/s per node)"
   echo
-  load --duration 12s --clients 2 --batch 1000 --no-floor
+  load --duration 12s --clients 2 --batch 1000 --no-floor --stack grpc-go
   echo "## Batches of 1,000, a layout with 21 sequence bits (no practical cap)"
   echo
-  load --duration 12s --clients 2 --batch 1000 --no-floor --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
+  load --duration 12s --clients 2 --batch 1000 --no-floor --stack grpc-go --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
+  load --duration 12s --clients 4 --batch 1000 --no-floor --stack grpc-go --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
   load --duration 12s --clients 4 --batch 1000 --no-floor --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
   echo "## Other protocols, single IDs"
   echo

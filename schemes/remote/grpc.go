@@ -18,9 +18,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// grpcRPC calls the service with google.golang.org/grpc. The service answers a gRPC library's
-// connections with grpc-go's own server (server/split.go), which costs less CPU per request
-// and has a far shorter latency tail than the net/http server behind connect-go's gRPC.
+// grpcRPC calls the service with google.golang.org/grpc, the stock gRPC client, on whichever
+// of the service's ports addr names: the main one (net/http and Connect) or its --grpc-listen
+// port (grpc-go's own server, which costs less CPU per request and has a far shorter latency
+// tail).
 type grpcRPC struct {
 	cc *grpc.ClientConn
 	c  v1.IDServiceClient

@@ -52,6 +52,21 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// TestLoopback: which addresses may receive a bearer token over cleartext without
+// insecure_token=true.
+func TestLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7070": true, "127.8.9.10:1": true, "[::1]:7070": true, "[::ffff:127.0.0.1]:1": true,
+		"localhost:7070": true, "LOCALHOST.:1": true, "idkitd.localhost:1": true,
+		"10.0.0.1:7070": false, "[::2]:1": false, "idkitd:7070": false, "localhost.example:1": false,
+		"0.0.0.0:1": false, "nocolon": false, "[::1%lo]:1": true,
+	} {
+		if got := loopback(addr); got != want {
+			t.Errorf("loopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
 // TestTransient: which errors a request retries, from connect-go and from grpc-go. The
 // connect INTERNAL rows with a cut-off body are what connect-go reports when the service is
 // SIGKILLed while it answers; grpc-go says UNAVAILABLE. The rows marked live are errors a

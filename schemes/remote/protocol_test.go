@@ -33,13 +33,13 @@ func serveTokens(t *testing.T, ln net.Listener, cert, key string) {
 	t.Helper()
 	t.Setenv(tokenEnv, "s3cret")
 	t.Setenv(badTokenEnv, "guess")
-	srv, err := server.New(server.Config{Generators: gens, Tokens: []string{"s3cret"}, TLSCert: cert, TLSKey: key})
+	srv, err := server.New(server.Config{Generators: gens, Tokens: []string{"s3cret"}, TLSCert: cert, TLSKey: key, ShutdownDelay: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Serve(ctx, ln, nil) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -95,9 +95,9 @@ func refused(t *testing.T, spec string) {
 
 // TestProtocols runs each protocol, with a bearer token, against a service that wants one, and
 // reads the user agent of every connection's first request: protocol=grpc must come from
-// grpc-go, which the service answers with grpc-go's own server, and not from connect-go's gRPC
-// (user agent grpc-go-connect/…), which it leaves to net/http; connect-go's gRPC is what a
-// caller's HTTPClient gets.
+// grpc-go, the stock client (which can also use the service's grpc-go listener, see
+// TestGRPCListener), and not from connect-go's gRPC (user agent grpc-go-connect/…), which is
+// what a caller's HTTPClient gets.
 func TestProtocols(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

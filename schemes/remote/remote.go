@@ -9,18 +9,23 @@
 //
 // Settings:
 //
-//	addr=host:port        the service (required)
+//	addr=host:port        the service (required): its main port, or for protocol=grpc its
+//	                      --grpc-listen port, served by grpc-go's own server, the service's
+//	                      cheapest and steadiest path
 //	generator=NAME        one of its generators (required)
 //	prefetch=N            keep up to N IDs fetched ahead and refill in the background once half
 //	                      are used, so that Next is a local operation (default 0: one request
-//	                      per Next). IDs wait in the buffer, so their time fields lag the
+//	                      per Next); a buffer above max_count fills a chunk at a time. IDs wait in the buffer, so their time fields lag the
 //	                      moment Next returns them by up to the buffer's age, and a batch
 //	                      larger than N (fetched directly) can sort above IDs still buffered.
-//	protocol=grpc|connect|json  wire protocol (default grpc): gRPC through google.golang.org/grpc,
-//	                      which the service answers with grpc-go's own server, its fastest
-//	                      path; the Connect protocol and its JSON form through connect-go
+//	protocol=grpc|connect|json  wire protocol (default grpc): gRPC through google.golang.org/grpc;
+//	                      the Connect protocol and its JSON form through connect-go
 //	tls=true              HTTPS with the system roots (default false: cleartext HTTP/2)
-//	token_env=VAR         send the bearer token held in environment variable VAR
+//	token_env=VAR         send the bearer token held in environment variable VAR; without
+//	                      tls=true only to a loopback address (localhost, 127.0.0.0/8, ::1),
+//	                      since anyone on the path reads a token sent in cleartext
+//	insecure_token=true   send the token over cleartext to other addresses too (a network
+//	                      you trust, or a sidecar that adds TLS)
 //	timeout=5s            deadline of one request
 //	retry_for=10s         how long to retry while the service is UNAVAILABLE or out of reach,
 //	                      with exponential backoff (10 ms doubling to 500 ms, with jitter)
@@ -43,6 +48,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -60,7 +66,7 @@ var ErrUnavailable = errors.New("remote: service unavailable")
 
 var errClosed = errors.New("remote: scheme closed")
 
-var keys = []string{"addr", "generator", "prefetch", "protocol", "tls", "token_env", "timeout", "retry_for", "max_count"}
+var keys = []string{"addr", "generator", "prefetch", "protocol", "tls", "token_env", "insecure_token", "timeout", "retry_for", "max_count"}
 
 func init() {
 	idkit.Register("remote", func(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error) {
@@ -84,8 +90,11 @@ type Config struct {
 	Protocol string
 	// TLS selects HTTPS with the system roots.
 	TLS bool
-	// Token, when set, is sent as a bearer token.
+	// Token, when set, is sent as a bearer token. Without TLS, Dial refuses to send it to an
+	// address other than loopback unless InsecureToken is set.
 	Token string
+	// InsecureToken allows Token over cleartext to any address.
+	InsecureToken bool
 	// Timeout bounds one request (default 5s); RetryFor the retrying of transient failures
 	// (default 10s).
 	Timeout, RetryFor time.Duration
@@ -93,9 +102,7 @@ type Config struct {
 	MaxCount int
 	// HTTPClient, when set, carries the requests instead of the client Dial builds. grpc-go
 	// cannot send requests through an HTTP client, so with protocol grpc setting it selects
-	// connect-go's gRPC over this client instead of grpc-go's; the service answers such
-	// connections with net/http's HTTP/2 server, which costs more CPU per request and has a
-	// longer latency tail than its grpc-go server.
+	// connect-go's gRPC over this client instead of grpc-go's.
 	HTTPClient connect.HTTPClient
 }
 
@@ -133,6 +140,9 @@ func parse(sp *idkit.Settings) (Config, error) {
 		}
 	}
 	if c.TLS, err = sp.Bool("tls", false); err != nil {
+		return c, err
+	}
+	if c.InsecureToken, err = sp.Bool("insecure_token", false); err != nil {
 		return c, err
 	}
 	if v, ok := sp.Lookup("token_env"); ok {
@@ -193,6 +203,9 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 	default:
 		return nil, fmt.Errorf("%w: remote: Config.Protocol %q: want grpc, connect or json", idkit.ErrSpec, c.Protocol)
 	}
+	if c.Token != "" && !c.TLS && !c.InsecureToken && !loopback(c.Addr) {
+		return nil, fmt.Errorf("%w: remote: addr=%s: a bearer token over cleartext to an address that is not loopback would be readable on the network; set tls=true, or insecure_token=true on a network you trust", idkit.ErrSpec, c.Addr)
+	}
 	s := &Scheme{cfg: c}
 	s.name = fmt.Sprintf("remote:addr=%s,generator=%s", c.Addr, c.Generator)
 	if c.Prefetch > 0 {
@@ -232,9 +245,23 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 		s.codec = codec
 	}
 	if c.Prefetch > 0 {
-		s.pf = newPrefetcher(c.Prefetch, s.fetch)
+		s.pf = newPrefetcher(c.Prefetch, s.fetchAll) // a buffer above max_count fills in chunks
 	}
 	return s, nil
+}
+
+// loopback reports whether addr's host is a loopback address or the name localhost.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true // RFC 6761: resolves to loopback
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // Name returns the scheme's canonical spec (without credentials).
@@ -259,9 +286,17 @@ func (s *Scheme) NextBatch(dst []idkit.ID) error {
 
 // NextBatchContext is NextBatch that gives up when ctx ends.
 func (s *Scheme) NextBatchContext(ctx context.Context, dst []idkit.ID) error {
+	if s.closed.Load() {
+		return errClosed
+	}
 	if s.pf != nil && len(dst) <= s.cfg.Prefetch {
 		return s.pf.take(ctx, dst)
 	}
+	return s.fetchAll(ctx, dst)
+}
+
+// fetchAll fills dst with new IDs, one request per max_count of them.
+func (s *Scheme) fetchAll(ctx context.Context, dst []idkit.ID) error {
 	for len(dst) > 0 {
 		n := min(len(dst), s.cfg.MaxCount)
 		if err := s.fetch(ctx, dst[:n]); err != nil {
@@ -436,6 +471,10 @@ func newPrefetcher(size int, fetch func(context.Context, []idkit.ID) error) *pre
 func (p *prefetcher) take(ctx context.Context, dst []idkit.ID) error {
 	for len(dst) > 0 {
 		p.mu.Lock()
+		if p.ctx.Err() != nil { // closed: what the buffer holds is dropped, never served
+			p.mu.Unlock()
+			return errClosed
+		}
 		if p.pos < len(p.cur) {
 			n := copy(dst, p.cur[p.pos:])
 			p.pos += n
@@ -457,10 +496,6 @@ func (p *prefetcher) take(ctx context.Context, dst []idkit.ID) error {
 			p.err = nil
 			p.mu.Unlock()
 			return err
-		}
-		if p.ctx.Err() != nil {
-			p.mu.Unlock()
-			return errClosed
 		}
 		p.startFill()
 		wait := p.filling
@@ -490,9 +525,11 @@ func (p *prefetcher) startFill() {
 	go func() {
 		err := p.fetch(p.ctx, ids)
 		p.mu.Lock()
-		if err != nil {
+		switch {
+		case p.ctx.Err() != nil: // closed while the fill ran: drop it
+		case err != nil:
 			p.err = err
-		} else {
+		default:
 			p.next = ids
 		}
 		p.filling = nil
@@ -501,9 +538,12 @@ func (p *prefetcher) startFill() {
 	}()
 }
 
+// close stops the refill and drops what the buffers hold: takers see the pool closed (under
+// p.mu, so a take that has not copied yet never will).
 func (p *prefetcher) close() {
-	p.stop()
 	p.mu.Lock()
+	p.stop()
+	p.cur, p.pos, p.next, p.spare = nil, 0, nil, nil
 	w := p.filling
 	p.mu.Unlock()
 	if w != nil {

@@ -28,10 +28,12 @@ func serve(t testing.TB, addr string, gens ...server.Generator) (string, func())
 	)
 	for i := 0; ; i++ { // a just-closed port can take a moment to come free
 		var srv *server.Server
-		if srv, err = server.New(server.Config{Listen: addr, Generators: gens}); err != nil {
+		if srv, err = server.New(server.Config{Listen: addr, Generators: gens, ShutdownDelay: -1}); err != nil {
 			t.Fatal(err)
 		}
-		if addr, wait, err = srv.Start(ctx); err == nil || i == 50 {
+		var addrs server.Addrs
+		if addrs, wait, err = srv.Start(ctx); err == nil || i == 50 {
+			addr = addrs.HTTP
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -143,6 +145,7 @@ func TestRemote(t *testing.T) {
 func TestSpecErrors(t *testing.T) {
 	addr, _ := serve(t, "127.0.0.1:0", gens...)
 	t.Setenv("IDKIT_TEST_EMPTY_TOKEN", "")
+	t.Setenv("IDKIT_TEST_SOME_TOKEN", "s3cret")
 	for _, tc := range []struct{ spec, want string }{
 		{"remote", "addr=host:port is required"},
 		{"remote:generator=orders", "addr=host:port is required"},
@@ -153,10 +156,13 @@ func TestSpecErrors(t *testing.T) {
 		{"remote:addr=" + addr + ",generator=orders,colour=red", `unknown key "colour"`},
 		{"remote:addr=" + addr + ",generator=orders,token_env=IDKIT_TEST_EMPTY_TOKEN", "the variable is not set"},
 		{"remote:addr=" + addr + ",generator=nope", `has no generator "nope" (it has: orders, sessions, keys)`},
+		{"remote:addr=192.0.2.1:7070,generator=orders,token_env=IDKIT_TEST_SOME_TOKEN", "a bearer token over cleartext to an address that is not loopback"},
+		{"remote:addr=idkitd.example:7070,generator=orders,token_env=IDKIT_TEST_SOME_TOKEN,insecure_token=false", "set tls=true, or insecure_token=true"},
+		{"remote:addr=" + addr + ",generator=orders,insecure_token=maybe", "insecure_token=maybe"},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			_, err := idkit.New(tc.spec)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, idkit.ErrSpec) {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, idkit.ErrSpec) || strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("err = %v, want ErrSpec with %q", err, tc.want)
 			}
 		})
@@ -305,6 +311,94 @@ func TestDialDefaults(t *testing.T) {
 		}
 		if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "remote: scheme closed") {
 			t.Errorf("%s: Next after Close: %v", proto, err)
+		}
+	}
+}
+
+// TestClosedServesNothing: after Close no ID comes out of the scheme, not even one still
+// waiting in the prefetch buffer, through Next or NextBatch, and a batch larger than the
+// buffer fails too.
+func TestClosedServesNothing(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", gens...)
+	s := open(t, "remote:addr="+addr+",generator=orders,prefetch=100")
+	if _, err := s.Next(); err != nil { // fills the buffer
+		t.Fatal(err)
+	}
+	if err := s.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	for i := range 200 {
+		var err error
+		if i%2 == 0 {
+			_, err = s.Next()
+		} else {
+			err = s.(idkit.Batcher).NextBatch(make([]idkit.ID, 1+i%150))
+		}
+		if err == nil {
+			served++
+		} else if !strings.Contains(err.Error(), "remote: scheme closed") {
+			t.Fatalf("call %d after Close: %v, want the scheme closed", i, err)
+		}
+	}
+	if served > 0 {
+		t.Fatalf("%d of 200 calls after Close returned IDs", served)
+	}
+}
+
+// TestPrefetchAboveMaxCount: a prefetch buffer larger than what one request may ask for is
+// filled a chunk of max_count at a time, with IDs in order and none repeated.
+func TestPrefetchAboveMaxCount(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", gens...) // the server's limit: 10,000 a request
+	for _, spec := range []string{
+		"remote:addr=" + addr + ",generator=orders,prefetch=25000",
+		"remote:addr=" + addr + ",generator=keys,prefetch=250,max_count=100",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			s := open(t, spec)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var prev idkit.ID
+			for i := range 30_000 {
+				id, err := s.(idkit.ContextScheme).NextContext(ctx)
+				if err != nil {
+					t.Fatalf("ID %d: %v", i, err)
+				}
+				if i > 0 && idkit.Compare(prev, id) >= 0 {
+					t.Fatalf("ID %d out of order: %v then %v", i, prev, id)
+				}
+				prev = id
+			}
+		})
+	}
+}
+
+// TestGRPCListener: protocol=grpc works against the service's grpc-go listener too, with
+// prefetch and without.
+func TestGRPCListener(t *testing.T) {
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", GRPCListen: "127.0.0.1:0", Generators: gens, ShutdownDelay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs, wait, err := srv.Start(ctx)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); wait() })
+	for _, extra := range []string{"", ",prefetch=100"} {
+		s := open(t, "remote:addr="+addrs.GRPC+",generator=keys"+extra)
+		var prev idkit.ID
+		for i := range 300 {
+			id, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 && idkit.Compare(prev, id) >= 0 {
+				t.Fatalf("%v after %v", id, prev)
+			}
+			prev = id
 		}
 	}
 }

@@ -98,17 +98,21 @@ func TestUserSchemeEverywhere(t *testing.T) {
 // function of this file) from an in-process idkitd, and draws IDs from it through the remote
 // scheme.
 func Example_userScheme() {
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{{Name: "mine", Spec: "counter:start=41"}}})
+	srv, err := server.New(server.Config{
+		Listen:        "127.0.0.1:0",
+		Generators:    []server.Generator{{Name: "mine", Spec: "counter:start=41"}},
+		ShutdownDelay: -1, // stop at once: no load balancer to tell first
+	})
 	if err != nil {
 		panic(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	addr, wait, err := srv.Start(ctx)
+	addrs, wait, err := srv.Start(ctx)
 	if err != nil {
 		panic(err)
 	}
 
-	s, err := idkit.New("remote:addr=" + addr + ",generator=mine")
+	s, err := idkit.New("remote:addr=" + addrs.HTTP + ",generator=mine")
 	if err != nil {
 		panic(err)
 	}

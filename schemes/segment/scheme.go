@@ -62,7 +62,8 @@ func readSegment(sp *idkit.Settings) (segmentSpec, error) {
 	ss.set.Key = key
 	var err error
 	if ss.set.Step, _, err = sp.Uint("step", MaxID/2); err != nil {
-		return ss, err
+		v, _ := sp.Lookup("step")
+		return ss, sp.Errorf("step=%s: want a whole number from 1 to %d", v, uint64(MaxID/2))
 	}
 	if ss.set.Dynamic, err = sp.Bool("dynamic", false); err != nil {
 		return ss, err
@@ -89,7 +90,7 @@ func readSegment(sp *idkit.Settings) (segmentSpec, error) {
 		return ss, err
 	}
 	if ss.set.Step == 0 && sp.Has("step") {
-		return ss, sp.Errorf("step=0: want at least 1")
+		return ss, sp.Errorf("step=0: want a whole number from 1 to %d", uint64(MaxID/2))
 	}
 	if ss.set.Step != 0 && ss.set.MaxStep != 0 && ss.set.MaxStep < ss.set.Step {
 		return ss, sp.Errorf("max_step=%d is below step=%d", ss.set.MaxStep, ss.set.Step)

@@ -1,5 +1,5 @@
-// The idkit ID service, served by cmd/idkitd on one port over gRPC, gRPC-Web and the Connect
-// protocol (JSON or binary). Regenerate the Go code with `make generate` (or `go generate
+// The idkit ID service, served by cmd/idkitd over gRPC, gRPC-Web and the Connect protocol
+// (JSON or binary) on its main port, and over gRPC alone on its --grpc-listen port. Regenerate the Go code with `make generate` (or `go generate
 // ./schemes/remote/idkitv1`), which runs protoc with protoc-gen-go, protoc-gen-go-grpc and
 // protoc-gen-connect-go.
 
@@ -91,7 +91,7 @@ func (x *NextRequest) GetText() bool {
 	return false
 }
 
-// NextResponse carries the IDs, in increasing order, in one of two lists by width.
+// NextResponse carries the IDs, in the order Next describes, in one of two lists by width.
 type NextResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ids64 holds 64-bit IDs (snowflake layouts, sonyflake).
@@ -678,9 +678,9 @@ const file_idkit_proto_rawDesc = "" +
 	"generators\x18\x01 \x03(\v2\x13.idkit.v1.GeneratorR\n" +
 	"generators\"\r\n" +
 	"\vPingRequest\"\x0e\n" +
-	"\fPingResponse2\x93\x02\n" +
-	"\tIDService\x12:\n" +
-	"\x04Next\x12\x15.idkit.v1.NextRequest\x1a\x16.idkit.v1.NextResponse\"\x03\x90\x02\x01\x12@\n" +
+	"\fPingResponse2\x8e\x02\n" +
+	"\tIDService\x125\n" +
+	"\x04Next\x12\x15.idkit.v1.NextRequest\x1a\x16.idkit.v1.NextResponse\x12@\n" +
 	"\x06Decode\x12\x17.idkit.v1.DecodeRequest\x1a\x18.idkit.v1.DecodeResponse\"\x03\x90\x02\x01\x12L\n" +
 	"\n" +
 	"Generators\x12\x1b.idkit.v1.GeneratorsRequest\x1a\x1c.idkit.v1.GeneratorsResponse\"\x03\x90\x02\x01\x12:\n" +

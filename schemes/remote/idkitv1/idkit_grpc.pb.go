@@ -1,5 +1,5 @@
-// The idkit ID service, served by cmd/idkitd on one port over gRPC, gRPC-Web and the Connect
-// protocol (JSON or binary). Regenerate the Go code with `make generate` (or `go generate
+// The idkit ID service, served by cmd/idkitd over gRPC, gRPC-Web and the Connect protocol
+// (JSON or binary) on its main port, and over gRPC alone on its --grpc-listen port. Regenerate the Go code with `make generate` (or `go generate
 // ./schemes/remote/idkitv1`), which runs protoc with protoc-gen-go, protoc-gen-go-grpc and
 // protoc-gen-connect-go.
 
@@ -36,7 +36,18 @@ const (
 //
 // IDService issues and takes apart the IDs of the service's named generators.
 type IDServiceClient interface {
-	// Next returns count new IDs of one generator, in increasing order, reserved in one step.
+	// Next returns count new IDs of one generator. Their order depends on the generator's
+	// scheme (Generators names it):
+	//   - snowflake (every layout) and segment reserve the whole batch in one step: the IDs are
+	//     increasing and no other request gets an ID between two of them;
+	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
+	//     IDs are increasing, but other requests' IDs may fall between them;
+	//   - uuidv4 and ulid with monotonic=false: no order at all;
+	//   - remote: whatever its origin generator gives.
+	//
+	// Every call issues new IDs: it has side effects and must not be retried from a cache, so
+	// it is not marked idempotent (Connect serves it over POST only) and every answer carries
+	// Cache-Control: no-store.
 	// Errors: NOT_FOUND for an unknown generator, INVALID_ARGUMENT for a count of 0 or above
 	// the server's limit, UNAVAILABLE while the generator cannot issue IDs (a lost node lease,
 	// the clock far behind), INTERNAL for anything else.
@@ -105,7 +116,18 @@ func (c *iDServiceClient) Ping(ctx context.Context, in *PingRequest, opts ...grp
 //
 // IDService issues and takes apart the IDs of the service's named generators.
 type IDServiceServer interface {
-	// Next returns count new IDs of one generator, in increasing order, reserved in one step.
+	// Next returns count new IDs of one generator. Their order depends on the generator's
+	// scheme (Generators names it):
+	//   - snowflake (every layout) and segment reserve the whole batch in one step: the IDs are
+	//     increasing and no other request gets an ID between two of them;
+	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
+	//     IDs are increasing, but other requests' IDs may fall between them;
+	//   - uuidv4 and ulid with monotonic=false: no order at all;
+	//   - remote: whatever its origin generator gives.
+	//
+	// Every call issues new IDs: it has side effects and must not be retried from a cache, so
+	// it is not marked idempotent (Connect serves it over POST only) and every answer carries
+	// Cache-Control: no-store.
 	// Errors: NOT_FOUND for an unknown generator, INVALID_ARGUMENT for a count of 0 or above
 	// the server's limit, UNAVAILABLE while the generator cannot issue IDs (a lost node lease,
 	// the clock far behind), INTERNAL for anything else.

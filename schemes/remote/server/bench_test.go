@@ -38,33 +38,35 @@ func BenchmarkRPC(b *testing.B) {
 	})
 }
 
-// BenchmarkStockRPC is BenchmarkRPC with the stock grpc-go client, which Serve answers with
-// grpc-go's own server: the path gRPC libraries in every language take.
+// BenchmarkStockRPC is BenchmarkRPC with the stock grpc-go client, against both stacks: net/http
+// with Connect (Config.Listen) and grpc-go's own server (Config.GRPCListen).
 func BenchmarkStockRPC(b *testing.B) {
 	r := start(b, server.Config{Generators: []server.Generator{{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"}}})
-	c := v1.NewIDServiceClient(stock(b, r))
 	ctx := context.Background()
 	req := &v1.NextRequest{Generator: "orders", Count: 1}
-	b.Run("rpc=next", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := c.Next(ctx, req); err != nil {
-					b.Error(err)
-					return
+	for _, st := range stacks(r) {
+		c := v1.NewIDServiceClient(stockAt(b, st.addr))
+		b.Run("stack="+st.name+"/rpc=next", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Next(ctx, req); err != nil {
+						b.Error(err)
+						return
+					}
 				}
-			}
+			})
 		})
-	})
-	b.Run("rpc=ping", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := c.Ping(ctx, &v1.PingRequest{}); err != nil {
-					b.Error(err)
-					return
+		b.Run("stack="+st.name+"/rpc=ping", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Ping(ctx, &v1.PingRequest{}); err != nil {
+						b.Error(err)
+						return
+					}
 				}
-			}
+			})
 		})
-	})
+	}
 }

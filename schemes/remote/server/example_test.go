@@ -12,19 +12,21 @@ import (
 
 // An ID service with one generator, asked for three IDs over plain HTTP.
 func Example() {
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Generators: []server.Generator{
-		{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"},
-	}})
+	srv, err := server.New(server.Config{
+		Listen:        "127.0.0.1:0", // a free loopback port
+		Generators:    []server.Generator{{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"}},
+		ShutdownDelay: -1, // no load balancer to tell first: stop at once
+	})
 	if err != nil {
 		panic(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	addr, wait, err := srv.Start(ctx) // on Config.Listen: here a free loopback port
+	addrs, wait, err := srv.Start(ctx)
 	if err != nil {
 		panic(err)
 	}
 
-	res, err := http.Get("http://" + addr + "/v1/next/orders?n=3")
+	res, err := http.Get("http://" + addrs.HTTP + "/v1/next/orders?n=3")
 	if err != nil {
 		panic(err)
 	}

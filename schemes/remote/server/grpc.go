@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"runtime"
 	"slices"
@@ -9,23 +10,40 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/idkit/idkit"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	protoenc "google.golang.org/grpc/encoding/proto"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/proto"
 )
 
-// grpcServer builds the grpc-go server that answers the gRPC connections Serve receives (see
-// split.go): the same RPCs, limits, tokens and metrics as the Connect handler, which still
-// answers gRPC on Handler for servers that embed it.
-func (s *Server) grpcServer() *grpc.Server {
+// grpcServer builds the grpc-go server of Config.GRPCListen: the same RPCs, limits, tokens,
+// metrics and health as the Connect handler, over grpc-go's own HTTP/2 transport.
+func (s *Server) grpcServer(tlsCfg *tls.Config) *grpc.Server {
+	creds := insecure.NewCredentials()
+	if tlsCfg != nil {
+		c := tlsCfg.Clone()
+		c.NextProtos = []string{"h2"}
+		creds = credentials.NewTLS(c)
+	}
 	gs := grpc.NewServer(
+		grpc.Creds(budgetCreds{TransportCredentials: creds, limit: int64(s.cfg.MaxConnBytes)}),
+		grpc.ForceServerCodecV2(heldCodec{proto: encoding.GetCodecV2(protoenc.Name)}),
 		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
 		grpc.MaxHeaderListSize(uint32(s.cfg.MaxRequestBytes)),
+		grpc.MaxConcurrentStreams(uint32(s.cfg.MaxStreams)),
+		grpc.StaticStreamWindowSize(recvWindow),
+		grpc.StaticConnWindowSize(recvConnWindow),
 		grpc.ConnectionTimeout(s.cfg.ReadHeaderTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.cfg.IdleTimeout}),
 		grpc.InTapHandle(s.grpcAuth),
@@ -34,10 +52,95 @@ func (s *Server) grpcServer() *grpc.Server {
 		// (copied, ~2 µs) on the way down to the generator on every request.
 		grpc.NumStreamWorkers(uint32(4*runtime.GOMAXPROCS(0))),
 	)
-	register(gs, &v1.IDService_ServiceDesc, grpcService{s: s})
+	ids := v1.IDService_ServiceDesc
+	ids.Methods = slices.Clone(ids.Methods)
+	for i := range ids.Methods {
+		if ids.Methods[i].MethodName == "Next" {
+			ids.Methods[i].Handler = s.grpcNextHandler
+		}
+	}
+	register(gs, &ids, grpcService{s: s})
 	register(gs, &healthpb.Health_ServiceDesc, grpcHealth{s: s})
 	return gs
 }
+
+// grpcNextHandler is IDService.Next for grpc-go. Unlike the generated handler it may return a
+// *heldResponse, an answer counted against its connection's budget until grpc-go has written
+// it (see heldCodec).
+func (s *Server) grpcNextHandler(srv any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
+	in := new(v1.NextRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	h := func(ctx context.Context, req any) (any, error) {
+		b := grpcBudget(ctx)
+		res, n, err := s.nextIDs(ctx, req.(*v1.NextRequest), b)
+		if err != nil {
+			return nil, grpcError(err)
+		}
+		if n > 0 {
+			return &heldResponse{msg: res, b: b, n: n}, nil
+		}
+		return res, nil
+	}
+	if icpt == nil {
+		return h(ctx, in)
+	}
+	return icpt(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: v1.IDService_Next_FullMethodName}, h)
+}
+
+// heldResponse is a Next answer whose bytes its connection's budget counts.
+type heldResponse struct {
+	msg *v1.NextResponse
+	b   *connBudget
+	n   int64
+}
+
+// heldCodec is grpc-go's protobuf codec, except that it gives back a heldResponse's budget:
+// what the encoding does not need at once, and the rest when grpc-go frees the encoded bytes,
+// which it does once they are written to the connection or dropped with their stream. The
+// encoding gets a buffer of its exact size, not one from grpc-go's pool, whose size classes
+// would hand a 110 KB answer a 1 MiB buffer to hold while the client does not read.
+type heldCodec struct{ proto encoding.CodecV2 }
+
+func (c heldCodec) Marshal(v any) (mem.BufferSlice, error) {
+	h, ok := v.(*heldResponse)
+	if !ok {
+		return c.proto.Marshal(v)
+	}
+	size := proto.Size(h.msg)
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		h.b.release(h.n)
+		return c.proto.Marshal(h.msg)
+	}
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, size), h.msg)
+	if err != nil {
+		h.b.release(h.n)
+		return nil, err
+	}
+	keep := min(int64(cap(out)), h.n)
+	h.b.release(h.n - keep)
+	return mem.BufferSlice{mem.NewBuffer(&out, &releaseOnFree{b: h.b, n: keep})}, nil
+}
+
+func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+
+func (c heldCodec) Name() string { return c.proto.Name() }
+
+// releaseOnFree is the mem.BufferPool of one encoded answer: grpc-go puts the buffer back when
+// it is done with it, which gives the answer's bytes back to its connection's budget (the
+// buffer itself is left to the garbage collector).
+type releaseOnFree struct {
+	b *connBudget
+	n int64
+}
+
+func (r *releaseOnFree) Get(length int) *[]byte {
+	b := make([]byte, length)
+	return &b
+}
+
+func (r *releaseOnFree) Put(*[]byte) { r.b.release(r.n) }
 
 // register registers a service whose methods answer a request they cannot unmarshal with
 // INVALID_ARGUMENT, as Connect does: grpc-go itself says INTERNAL, which blames the server for
@@ -80,12 +183,19 @@ func (s *Server) grpcAuth(ctx context.Context, info *tap.Info) (context.Context,
 // on every request.
 var idServicePrefix = "/" + v1.IDService_ServiceDesc.ServiceName + "/"
 
+// noStoreMD marks an answer as not to be stored, as every answer on net/http is.
+var noStoreMD = metadata.Pairs("cache-control", "no-store")
+
 // grpcObserve times the IDService RPCs into idkit_request_duration_seconds, as the Connect
-// interceptor does.
+// interceptor does, and marks their answers not to be stored.
 func (s *Server) grpcObserve(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
+	m, ids := strings.CutPrefix(info.FullMethod, idServicePrefix)
+	if ids {
+		grpc.SetHeader(ctx, noStoreMD)
+	}
 	res, err := handler(ctx, req)
-	if m, ok := strings.CutPrefix(info.FullMethod, idServicePrefix); ok {
+	if ids {
 		s.m.observe(m, connect.Code(status.Code(err)), start)
 	}
 	return res, err
@@ -95,10 +205,6 @@ func (s *Server) grpcObserve(ctx context.Context, req any, info *grpc.UnaryServe
 type grpcService struct {
 	v1.UnimplementedIDServiceServer
 	s *Server
-}
-
-func (x grpcService) Next(ctx context.Context, req *v1.NextRequest) (*v1.NextResponse, error) {
-	return grpcResult(x.s.nextIDs(ctx, req))
 }
 
 func (x grpcService) Decode(_ context.Context, req *v1.DecodeRequest) (*v1.DecodeResponse, error) {
@@ -113,7 +219,7 @@ func (x grpcService) Ping(context.Context, *v1.PingRequest) (*v1.PingResponse, e
 	return &v1.PingResponse{}, nil
 }
 
-// grpcHealth is grpc.health.v1.Health for grpc-go; Watch stays unimplemented.
+// grpcHealth is grpc.health.v1.Health for grpc-go.
 type grpcHealth struct {
 	healthpb.UnimplementedHealthServer
 	s *Server
@@ -129,14 +235,27 @@ func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest)
 	return grpcResult(msg, err)
 }
 
+func (h grpcHealth) Watch(req *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
+	return grpcError(h.s.watchHealth(stream.Context(), req, stream.Send))
+}
+
 // grpcResult turns an RPC's *connect.Error into the gRPC status with the same code and message.
 func grpcResult[T any](msg *T, err error) (*T, error) {
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return msg, nil
+}
+
+// grpcError is the gRPC status of an RPC's error: a *connect.Error's code and message, or the
+// code codeOf gives, with any credential in the message redacted.
+func grpcError(err error) error {
 	if err == nil {
-		return msg, nil
+		return nil
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {
-		return nil, status.Error(codes.Code(ce.Code()), ce.Message())
+		return status.Error(codes.Code(ce.Code()), idkit.Redact(ce.Message()))
 	}
-	return nil, status.Error(codes.Code(codeOf(err)), err.Error())
+	return status.Error(codes.Code(codeOf(err)), idkit.Redact(err.Error()))
 }

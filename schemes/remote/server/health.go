@@ -14,8 +14,8 @@ import (
 // Kubernetes gRPC probes work on the same port: served by grpc-go to gRPC clients and through
 // Connect to the rest. The overall service ("") and idkit.v1.IDService are SERVING while the
 // server is ready (see /readyz) and NOT_SERVING otherwise, with the reason /readyz gives in the
-// response header idkit-not-ready (the health message has no field for it). Watch is not
-// offered; clients get UNIMPLEMENTED.
+// response header idkit-not-ready of Check (the health message has no field for it); Watch
+// (watch.go) streams the changes.
 const healthPath = "/grpc.health.v1.Health/"
 
 // notReadyHeader carries the reason of a NOT_SERVING health answer.
@@ -62,7 +62,11 @@ func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Ha
 		}
 		return res, nil
 	}, opts...)
+	watch := connect.NewServerStreamHandlerSimple(healthPath+"Watch", func(ctx context.Context, req *healthpb.HealthCheckRequest, st *connect.ServerStream[healthpb.HealthCheckResponse]) error {
+		return s.watchHealth(ctx, req, st.Send)
+	}, opts...)
 	mux := http.NewServeMux()
 	mux.Handle(healthPath+"Check", check)
+	mux.Handle(healthPath+"Watch", watch)
 	return healthPath, mux
 }

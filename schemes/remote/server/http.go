@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"connectrpc.com/connect"
@@ -12,7 +13,8 @@ import (
 
 // httpNext serves GET /v1/next/{generator}?n=N: N new IDs (default 1) as canonical text, one
 // a line. A bad request gets a 4xx status and a one-line reason; a generator that cannot issue
-// IDs right now gets 503.
+// IDs right now gets 503. HEAD checks the same and answers the same status without issuing
+// IDs (and without a body).
 func (s *Server) httpNext(w http.ResponseWriter, r *http.Request) {
 	start := s.m.now()
 	code := s.plainNext(w, r)
@@ -20,7 +22,10 @@ func (s *Server) httpNext(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code {
-	q := r.URL.Query()
+	q, err := url.ParseQuery(r.URL.RawQuery) // routes refused one that does not parse
+	if err != nil {
+		return httpError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("bad query string: %s", cut(err.Error()))))
+	}
 	n := int64(1)
 	for k, vs := range q {
 		if k != "n" {
@@ -42,6 +47,22 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 	if err != nil {
 		return httpError(w, err)
 	}
+	if r.Method == http.MethodHead {
+		if err := g.err(); err != nil {
+			return httpError(w, connect.NewError(codeOf(err), fmt.Errorf("generator %q: %w", g.name, err)))
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		return 0
+	}
+	if b := httpBudget(r.Context()); b != nil {
+		if est := heldBytes(int(n), g.bits.Load(), true); est >= minCounted {
+			if err := b.acquire(r.Context(), est); err != nil {
+				return httpError(w, connect.NewError(codeOf(err), fmt.Errorf("waiting for the connection's earlier answers to be read: %w", err)))
+			}
+			defer b.release(est) // once returned, the answer has been written
+		}
+	}
 	var body []byte
 	err = g.next(r.Context(), int(n), func(ids []idkit.ID) {
 		body = make([]byte, 0, len(ids)*(ids[0].Bits()/64*18+3))
@@ -54,8 +75,7 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 		return httpError(w, err)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body))) // Cache-Control: routes says no-store
 	w.Write(body)
 	return 0
 }

@@ -27,7 +27,7 @@ func TestNotReadyReason(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	r := start(t, cfg)
 	hc := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](h2(), r.url+"/grpc.health.v1.Health/Check", connect.WithGRPC())
-	sc := healthpb.NewHealthClient(stock(t, r))
+	sc := healthpb.NewHealthClient(stockAt(t, r.grpc)) // grpc-go, where hc is answered by Connect
 	reasons := func() (readyz, viaConnect, viaGRPC string) {
 		t.Helper()
 		res, err := r.client.Get(r.url + "/readyz")

@@ -65,15 +65,27 @@ func (s *Server) checkCount(n int64) error {
 // The RPCs, written once: the Connect handler (service) and the gRPC server (grpcService,
 // grpc.go) wrap them. Errors are *connect.Error, whose codes are gRPC's.
 
-// nextIDs issues IDs.
-func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest) (*v1.NextResponse, error) {
+// nextIDs issues IDs. With a connection budget b it first reserves the answer's size from it
+// (waiting while the connection's earlier answers are unread) and returns how much it
+// reserved, which the caller gives back once the answer is written; on error it has given it
+// back itself.
+func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest, b *connBudget) (*v1.NextResponse, int64, error) {
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	n := req.GetCount()
 	if err := s.checkCount(int64(n)); err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	var held int64
+	if b != nil {
+		if est := heldBytes(int(n), g.bits.Load(), req.GetText()); est >= minCounted {
+			if err := b.acquire(ctx, est); err != nil {
+				return nil, 0, connect.NewError(codeOf(err), fmt.Errorf("waiting for the connection's earlier answers to be read: %w", err))
+			}
+			held = est
+		}
 	}
 	out := &v1.NextResponse{}
 	err = g.next(ctx, int(n), func(ids []idkit.ID) {
@@ -100,9 +112,10 @@ func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest) (*v1.NextResp
 		}
 	})
 	if err != nil {
-		return nil, err
+		b.release(held)
+		return nil, 0, err
 	}
-	return out, nil
+	return out, held, nil
 }
 
 // decode takes an ID apart.
@@ -149,9 +162,13 @@ func (s *Server) generators() *v1.GeneratorsResponse {
 	return out
 }
 
-// Next issues IDs.
+// Next issues IDs. What it reserves from the connection's budget is given back by the handler
+// in routes once the answer is written.
 func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error) {
-	return respond(x.s.nextIDs(ctx, req.Msg))
+	h, _ := ctx.Value(heldKey{}).(*held)
+	res, n, err := x.s.nextIDs(ctx, req.Msg, h.budget())
+	h.add(n)
+	return respond(res, err)
 }
 
 // Decode takes an ID apart.

@@ -1,32 +1,37 @@
 // Package server is the idkit ID service as a library: named generators (any spec idkit.New
-// accepts) served on one port over gRPC, gRPC-Web and the Connect protocol (binary or JSON,
-// from connectrpc.com/connect), a plain GET /v1/next/{generator}?n=N that answers text lines,
-// the gRPC health service, /healthz, /readyz and Prometheus metrics at /metrics.
+// accepts) served over gRPC, gRPC-Web and the Connect protocol (binary or JSON, from
+// connectrpc.com/connect), a plain GET /v1/next/{generator}?n=N that answers text lines, the
+// gRPC health service, /healthz, /readyz and Prometheus metrics at /metrics.
 //
-// Serve answers the connections of gRPC libraries (grpc-go, grpc-java, the C core, grpc-node,
-// grpc-dotnet, tonic …) with google.golang.org/grpc's own server and everything else with
-// net/http and Connect, choosing per connection by its first request: grpc-go's transport
-// costs less CPU per request and has a far shorter latency tail than net/http's HTTP/2 server
-// (docs/service/report.md has the figures).
+// Config.Listen serves all of it with net/http and Connect, on every connection whatever came
+// first on it, so proxies that pool connections and mix requests (Envoy, nginx grpc_pass)
+// work. Config.GRPCListen, when set, adds a second listener served by google.golang.org/grpc's
+// own transport, for gRPC clients only: it costs less CPU per request and has a far shorter
+// latency tail than net/http's HTTP/2 server (docs/service/report.md has the figures). Both
+// share the generators, tokens, limits, metrics, health and shutdown.
 //
 // cmd/idkitd is this package behind flags; idbench load --spawn and the tests start it in
-// process with Serve, or mount Handler on an httptest server.
+// process with Start, or mount Handler on an httptest server.
 //
 // A Server owns its generators: Run and Serve close them (releasing node leases) after the
-// listener has drained, and Close does it for a Server that was never run.
+// listeners have drained, and Close does it for a Server that was never run.
 package server
 
 import (
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,8 +50,12 @@ const (
 	DefaultListen            = "127.0.0.1:7070"
 	DefaultMaxCount          = 10_000
 	DefaultMaxRequestBytes   = 64 << 10
+	DefaultMaxStreams        = 100
+	DefaultMaxConnBytes      = 16 << 20
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultShutdownDelay     = 5 * time.Second
 	DefaultDrainTimeout      = 10 * time.Second
 )
 
@@ -75,24 +84,39 @@ func ParseGenerator(s string) (Generator, error) {
 
 // Config says what a Server serves and how. Zero fields take the defaults above.
 type Config struct {
-	// Listen is the address Run listens on; the default is loopback only.
+	// Listen is the address Run listens on for every protocol; the default is loopback only.
 	Listen string
+	// GRPCListen, when set, is a second address, served by grpc-go's own transport, for gRPC
+	// clients alone: cheaper per request than Listen's net/http. Empty means none.
+	GRPCListen string
 	// Generators are the named generators; at least one is required.
 	Generators []Generator
 	// MaxCount bounds the IDs one request may ask for.
 	MaxCount int
 	// MaxRequestBytes bounds a request body (and a message, once decompressed).
 	MaxRequestBytes int
-	// TLSCert and TLSKey, both set, make Run and Serve speak TLS (HTTP/2 by ALPN);
-	// otherwise they speak cleartext HTTP/1.1 and HTTP/2 (h2c).
+	// MaxStreams bounds the requests one HTTP/2 connection may have in flight.
+	MaxStreams int
+	// MaxConnBytes bounds the bytes of answers one connection may have waiting to be sent;
+	// its further requests wait until the client reads (see conn.go).
+	MaxConnBytes int
+	// TLSCert and TLSKey, both set, make Run and Serve speak TLS (HTTP/2 by ALPN) on both
+	// listeners; otherwise they speak cleartext HTTP/1.1 and HTTP/2 (h2c).
 	TLSCert, TLSKey string
 	// Tokens, when not empty, are the bearer tokens a request must carry in its
 	// Authorization header. /healthz, /readyz and the gRPC health service stay open for
 	// probes.
 	Tokens []string
-	// ReadHeaderTimeout, IdleTimeout and DrainTimeout bound reading a request's headers, an
-	// idle connection, and the wait for in-flight requests at shutdown.
-	ReadHeaderTimeout, IdleTimeout, DrainTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers (and the TLS handshake),
+	// IdleTimeout an idle connection, and WriteTimeout a write to a connection that makes no
+	// progress (a client that stopped reading), after which the connection is closed.
+	ReadHeaderTimeout, IdleTimeout, WriteTimeout time.Duration
+	// ShutdownDelay is how long Serve goes on serving after its context ends while it reports
+	// not ready (/readyz 503, gRPC health NOT_SERVING), so that load balancers and clients
+	// that check health move away before it stops accepting; a negative value means none.
+	ShutdownDelay time.Duration
+	// DrainTimeout bounds the wait for in-flight requests once it stops accepting.
+	DrainTimeout time.Duration
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -111,6 +135,11 @@ type Server struct {
 	closed   atomic.Bool
 
 	stopWatch, watchDone chan struct{} // the fence watcher
+
+	readyMu      sync.Mutex
+	readyChanged chan struct{} // closed when readiness may have changed; nil until asked for
+	endWatches   chan struct{} // closed when Serve stops accepting: health Watch streams end
+	endOnce      sync.Once
 }
 
 // New is NewContext with a background context.
@@ -124,12 +153,12 @@ func NewContext(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, gens: map[string]*generator{}, reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, log: cfg.Logger, gens: map[string]*generator{}, reg: prometheus.NewRegistry(), endWatches: make(chan struct{})}
 	s.m = newMetrics(s.reg)
 	for _, gc := range cfg.Generators {
 		if !validName(gc.Name) {
 			s.Close()
-			return nil, fmt.Errorf("%w: generator name %q: want letters, digits, '_', '-' and '.'", ErrConfig, gc.Name)
+			return nil, fmt.Errorf("%w: generator name %q: want letters, digits, '_', '-' and '.' (not \".\" or \"..\")", ErrConfig, gc.Name)
 		}
 		if _, dup := s.gens[gc.Name]; dup {
 			s.Close()
@@ -189,6 +218,9 @@ func (s *Server) watchFences(every time.Duration) {
 			case err == nil && st[i].fenced:
 				s.log.Info("generator holds its node again", "generator", g.name, "scheme", idkit.Redact(g.s.Name()))
 			}
+			if st[i].fenced != (err != nil) {
+				s.notifyReady() // health Watch streams send the change
+			}
 			st[i].fenced = err != nil
 		}
 	}
@@ -205,14 +237,33 @@ func (c *Config) fill() error {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 || c.DrainTimeout < 0 {
+	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.MaxStreams < 0 || c.MaxConnBytes < 0 ||
+		c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0 || c.DrainTimeout < 0 {
 		return fmt.Errorf("%w: negative limit or timeout", ErrConfig)
+	}
+	if c.MaxStreams > math.MaxUint32 {
+		return fmt.Errorf("%w: MaxStreams %d: want at most %d", ErrConfig, c.MaxStreams, uint32(math.MaxUint32))
 	}
 	if c.MaxCount == 0 {
 		c.MaxCount = DefaultMaxCount
 	}
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.MaxConnBytes == 0 {
+		c.MaxConnBytes = DefaultMaxConnBytes
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	switch {
+	case c.ShutdownDelay == 0:
+		c.ShutdownDelay = DefaultShutdownDelay
+	case c.ShutdownDelay < 0:
+		c.ShutdownDelay = 0
 	}
 	if c.ReadHeaderTimeout == 0 {
 		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
@@ -237,13 +288,15 @@ func (c *Config) fill() error {
 	return nil
 }
 
+// validName reports whether s can name a generator: letters, digits, '_', '-' and '.', but not
+// "." or "..", which a URL path cannot carry (GET /v1/next/.. is cleaned to another path).
 func validName(s string) bool {
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
 			return false
 		}
 	}
-	return s != "" && len(s) <= 128
+	return s != "" && s != "." && s != ".." && len(s) <= 128
 }
 
 // Handler returns the service's HTTP handler, for tests and for embedding in another server.
@@ -255,7 +308,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // serves.
 func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
-// Run listens on Config.Listen and serves until ctx ends, then drains; see Serve.
+// Run listens on Config.Listen (and Config.GRPCListen) and serves until ctx ends, then shuts
+// down; see Serve.
 func (s *Server) Run(ctx context.Context) error {
 	_, wait, err := s.Start(ctx)
 	if err != nil {
@@ -264,84 +318,114 @@ func (s *Server) Run(ctx context.Context) error {
 	return wait()
 }
 
-// Start listens on Config.Listen (port 0 picks a free one) and serves in the background until
-// ctx ends, then drains as Serve does. It returns the address it listens on and a function that
-// waits for the server to stop and returns Serve's result (the same result to every caller).
-// When it cannot listen it closes the server and returns the error.
-func (s *Server) Start(ctx context.Context) (addr string, wait func() error, err error) {
+// Addrs are the addresses a started Server listens on.
+type Addrs struct {
+	// HTTP is Config.Listen's address: every protocol.
+	HTTP string
+	// GRPC is Config.GRPCListen's address, served by grpc-go; empty without one.
+	GRPC string
+}
+
+// Start listens on Config.Listen and, when set, Config.GRPCListen (port 0 picks a free one) and
+// serves in the background until ctx ends, then shuts down as Serve does. It returns the
+// addresses it listens on and a function that waits for the server to stop and returns Serve's
+// result (the same result to every caller). When it cannot listen it closes the server and
+// returns the error.
+func (s *Server) Start(ctx context.Context) (Addrs, func() error, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.cfg.Listen)
 	if err != nil {
 		s.Close()
-		return "", nil, fmt.Errorf("server: %w", err)
+		return Addrs{}, nil, fmt.Errorf("server: %w", err)
+	}
+	addrs := Addrs{HTTP: ln.Addr().String()}
+	var gln net.Listener
+	if s.cfg.GRPCListen != "" {
+		if gln, err = lc.Listen(ctx, "tcp", s.cfg.GRPCListen); err != nil {
+			ln.Close()
+			s.Close()
+			return Addrs{}, nil, fmt.Errorf("server: gRPC listener: %w", err)
+		}
+		addrs.GRPC = gln.Addr().String()
 	}
 	done := make(chan struct{})
 	var serveErr error
 	go func() {
-		serveErr = s.Serve(ctx, ln)
+		serveErr = s.Serve(ctx, ln, gln)
 		close(done)
 	}()
-	return ln.Addr().String(), func() error { <-done; return serveErr }, nil
+	return addrs, func() error { <-done; return serveErr }, nil
 }
 
-// Serve serves on ln until ctx ends. Then it reports not ready, stops accepting, waits up to
-// Config.DrainTimeout for in-flight requests, and closes the generators (releasing their
-// leases). It returns nil after a clean drain, and otherwise the error that ended it.
-//
-// Serve answers gRPC clients with grpc-go's own HTTP/2 transport and everything else (HTTP/1.1,
-// gRPC-Web, the Connect protocol, the plain endpoints) with Handler behind net/http, choosing
-// per connection by its first request (a gRPC content type from a gRPC library's user agent
-// goes to grpc-go); both see the same generators, limits, tokens and metrics.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+// Serve serves every protocol on ln with net/http and Connect, and gRPC on grpcLn (nil for
+// none) with grpc-go's own transport, until ctx ends. Then it shuts down as rolling updates
+// expect: it reports not ready (/readyz 503, gRPC health NOT_SERVING on both listeners) and
+// goes on serving for Config.ShutdownDelay, so that load balancers and health-checking clients
+// move away; then it stops accepting, tells clients on open HTTP/2 connections to go
+// (GOAWAY), waits up to Config.DrainTimeout for in-flight requests, and closes the generators
+// (releasing their leases). It returns nil after a clean drain, and otherwise the error that
+// ended it, naming the listener that did not drain in time.
+func (s *Server) Serve(ctx context.Context, ln, grpcLn net.Listener) error {
 	var tlsCfg *tls.Config
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
 		if err != nil {
 			ln.Close()
+			if grpcLn != nil {
+				grpcLn.Close()
+			}
 			s.Close()
 			return fmt.Errorf("server: TLS: %w", err)
 		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	sp := newSplitter(ln, tlsCfg, s.cfg.ReadHeaderTimeout, s.cfg.IdleTimeout, s.cfg.MaxRequestBytes+maxFrameLen, s.log)
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		MaxHeaderBytes:    s.cfg.MaxRequestBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		Protocols:         new(http.Protocols),
+	hs := s.httpServer(tlsCfg)
+	var gs *grpc.Server
+	if grpcLn != nil {
+		gs = s.grpcServer(tlsCfg)
 	}
-	// HTTP/2 reaches net/http as h2c even under TLS: the splitter has decrypted it. HTTP/1.1
-	// over TLS arrives as the *tls.Conn itself.
-	hs.Protocols.SetHTTP1(true)
-	hs.Protocols.SetUnencryptedHTTP2(true)
-	gs := s.grpcServer()
-	errc := make(chan error, 3)
-	go func() { errc <- sp.serve() }()
+	errc := make(chan error, 2)
 	go func() {
-		if err := hs.Serve(sp.http); !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-			errc <- err
+		l := stallListener{Listener: ln, timeout: s.cfg.WriteTimeout}
+		var err error
+		if tlsCfg != nil {
+			err = hs.ServeTLS(l, "", "")
+		} else {
+			err = hs.Serve(l)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("server: HTTP: %w", err)
 		}
 	}()
-	go func() {
-		if err := gs.Serve(sp.grpc); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, grpc.ErrServerStopped) {
-			errc <- err
-		}
-	}()
-	s.log.Info("serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "generators", len(s.order))
+	if gs != nil {
+		go func() {
+			if err := gs.Serve(stallListener{Listener: grpcLn, timeout: s.cfg.WriteTimeout}); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				errc <- fmt.Errorf("server: gRPC: %w", err)
+			}
+		}()
+		s.log.Info("serving", "addr", ln.Addr().String(), "grpc_addr", grpcLn.Addr().String(), "tls", tlsCfg != nil, "generators", len(s.order))
+	} else {
+		s.log.Info("serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "generators", len(s.order))
+	}
 	var serveErr error
 	select {
-	case err := <-errc:
-		if err != nil {
-			serveErr = fmt.Errorf("server: %w", err)
-		}
-		ctx = context.Background() // drain at once
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
 	s.draining.Store(true)
+	s.notifyReady()
+	if serveErr == nil && s.cfg.ShutdownDelay > 0 {
+		s.log.Info("shutting down: not ready, still serving", "for", s.cfg.ShutdownDelay.String())
+		t := time.NewTimer(s.cfg.ShutdownDelay)
+		select {
+		case <-t.C:
+		case serveErr = <-errc:
+			t.Stop()
+		}
+	}
+	s.endOnce.Do(func() { close(s.endWatches) })
 	s.log.Info("draining", "timeout", s.cfg.DrainTimeout.String())
-	if err := s.drain(ctx, sp, hs, gs); err != nil && serveErr == nil {
+	if err := s.drain(hs, gs); err != nil && serveErr == nil {
 		serveErr = err
 	}
 	if err := s.Close(); err != nil && serveErr == nil {
@@ -351,27 +435,69 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// drain stops accepting and waits up to Config.DrainTimeout for both servers' in-flight
-// requests; past it, it closes what is left.
-func (s *Server) drain(ctx context.Context, sp *splitter, hs *http.Server, gs *grpc.Server) error {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DrainTimeout)
+// httpServer is the net/http server of Config.Listen.
+func (s *Server) httpServer(tlsCfg *tls.Config) *http.Server {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxRequestBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsCfg.Clone(), // ServeTLS adds its protocols to it
+		Protocols:         new(http.Protocols),
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          s.cfg.MaxStreams,
+			MaxReceiveBufferPerStream:     recvWindow,
+			MaxReceiveBufferPerConnection: recvConnWindow,
+		},
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, budgetKey{}, newConnBudget(int64(s.cfg.MaxConnBytes)))
+		},
+	}
+	hs.Protocols.SetHTTP1(true)
+	if tlsCfg != nil {
+		hs.Protocols.SetHTTP2(true)
+	} else {
+		hs.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return hs
+}
+
+// drain stops accepting on both listeners and waits up to Config.DrainTimeout for their
+// in-flight requests; past it, it closes what is left. The error names each listener that
+// had to be cut off, and only those.
+func (s *Server) drain(hs *http.Server, gs *grpc.Server) error {
+	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
 	defer cancel()
-	sp.close()
-	grpcDone := make(chan struct{})
-	go func() { gs.GracefulStop(); close(grpcDone) }()
-	var errs []error
-	if err := hs.Shutdown(dctx); err != nil {
-		errs = append(errs, fmt.Errorf("server: draining: %w", err))
-		hs.Close()
+	var httpErr, grpcErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := hs.Shutdown(dctx); err != nil {
+			httpErr = fmt.Errorf("server: draining HTTP: %w", err)
+			hs.Close()
+		}
+	})
+	if gs != nil {
+		wg.Go(func() {
+			done := make(chan struct{})
+			go func() { gs.GracefulStop(); close(done) }()
+			select {
+			case <-done:
+			case <-dctx.Done():
+				select {
+				case <-done: // drained as the deadline came: nothing was cut off
+				default:
+					grpcErr = fmt.Errorf("server: draining gRPC: %w", dctx.Err())
+					// Stop closes the connections but then waits for every handler to return,
+					// as GracefulStop does; one stuck in its generator is not waited for here,
+					// as net/http's Close does not wait either.
+					go gs.Stop()
+				}
+			}
+		})
 	}
-	select {
-	case <-grpcDone:
-	case <-dctx.Done():
-		errs = append(errs, fmt.Errorf("server: draining gRPC: %w", dctx.Err()))
-		gs.Stop()
-		<-grpcDone
-	}
-	return errors.Join(errs...)
+	wg.Wait()
+	return errors.Join(httpErr, grpcErr)
 }
 
 // Close closes the generators, releasing what they hold (node leases); the server answers
@@ -384,6 +510,8 @@ func (s *Server) Close() error {
 	}
 	s.closed.Store(true)
 	s.draining.Store(true)
+	s.notifyReady()
+	s.endOnce.Do(func() { close(s.endWatches) }) // health Watch streams of an embedded Handler too
 	if s.stopWatch != nil {
 		close(s.stopWatch)
 		<-s.watchDone
@@ -402,7 +530,7 @@ func (s *Server) Close() error {
 // ready returns nil when the server can issue IDs from every generator, and otherwise why not.
 func (s *Server) ready() error {
 	if s.draining.Load() {
-		return errors.New("draining")
+		return errors.New("shutting down")
 	}
 	for _, g := range s.order {
 		if err := g.err(); err != nil {
@@ -410,6 +538,27 @@ func (s *Server) ready() error {
 		}
 	}
 	return nil
+}
+
+// readyWait returns a channel that is closed when readiness may have changed: the server began
+// shutting down, or a generator lost or regained its node.
+func (s *Server) readyWait() <-chan struct{} {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if s.readyChanged == nil {
+		s.readyChanged = make(chan struct{})
+	}
+	return s.readyChanged
+}
+
+// notifyReady wakes the readyWait channels.
+func (s *Server) notifyReady() {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if s.readyChanged != nil {
+		close(s.readyChanged)
+		s.readyChanged = nil
+	}
 }
 
 // routes builds the handler: the Connect service, gRPC health, the plain endpoints.
@@ -420,7 +569,7 @@ func (s *Server) routes() http.Handler {
 		// networks a service like this runs on (it tripled the cost of a batch of 1,000).
 		connect.WithCompression("gzip", nil, nil),
 		connect.WithReadMaxBytes(s.cfg.MaxRequestBytes),
-		connect.WithInterceptors(s.m.interceptor()),
+		connect.WithInterceptors(s.m.interceptor()), // times each RPC and redacts its error
 	}
 	path, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
 	mux.Handle(path, h)
@@ -430,24 +579,142 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { textReply(w, http.StatusOK, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if err := s.ready(); err != nil {
-			textReply(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+			textReply(w, http.StatusServiceUnavailable, "not ready: "+idkit.Redact(err.Error()))
 			return
 		}
 		textReply(w, http.StatusOK, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	open := map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true}
-	limit := int64(s.cfg.MaxRequestBytes)
+	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true},
+		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
-		if len(s.cfg.Tokens) > 0 && !open[r.URL.Path] && !s.authorized(r) {
-			unauthenticated(w, r)
+		// This frame stays small, and the checks run in a call of their own: everything a
+		// request does below here grows the handler goroutine's stack, and growing it costs.
+		w, r, h, ok := a.admit(w, r)
+		if !ok {
 			return
+		}
+		if h != nil {
+			defer h.release() // the answer has been written (or the stream is gone)
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// admission is what the handler checks before a request reaches the mux.
+type admission struct {
+	s        *Server
+	open     map[string]bool // paths served without a token
+	limit    int64
+	tooLarge string
+}
+
+// admit answers a request the service refuses (a query string it cannot read whole, a body over
+// the limit, a missing token) and reports false; otherwise it returns the writer and request to
+// serve, and for Next the budget slot that the handler gives back once the answer is written.
+//
+//go:noinline
+func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, *held, bool) {
+	// Nothing the service answers may be stored: a cache in front of it would hand the same
+	// IDs to two callers.
+	w.Header()["Cache-Control"] = noStore
+	if r.URL.RawQuery != "" {
+		// url.Query, which net/http and Connect use, silently drops what it cannot read ("n=5;"
+		// and "%zz"): refuse it instead of answering another request.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			reject(w, r, connect.CodeInvalidArgument, http.StatusBadRequest, "bad query string: "+cut(err.Error()))
+			return w, r, nil, false
+		}
+	}
+	if r.ContentLength > a.limit {
+		reject(w, r, connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge, a.tooLarge)
+		return w, r, nil, false
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, a.limit)}
+		r.Body = body
+		if r.ContentLength < 0 && !isGRPC(r.Header.Get("Content-Type")) {
+			// A body of unknown length found too large while Connect reads it: Connect answers
+			// 429 (resource_exhausted), which reads as "slow down"; it is 413.
+			w = &tooLargeWriter{ResponseWriter: w, body: body}
+		}
+	}
+	if len(a.s.cfg.Tokens) > 0 && !a.open[r.URL.Path] && !a.s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
+		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
+		return w, r, nil, false
+	}
+	var h *held
+	if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
+		if b := httpBudget(r.Context()); b != nil {
+			h = &held{b: b}
+			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
+		}
+	}
+	return w, r, h, true
+}
+
+// redactError returns err, or when its message holds a credential a *connect.Error with the
+// same code and the message redacted.
+func redactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		ce = connect.NewError(codeOf(err), err)
+	}
+	msg := ce.Message()
+	if red := idkit.Redact(msg); red != msg {
+		return connect.NewError(ce.Code(), errors.New(red))
+	}
+	return err
+}
+
+// noStore is the Cache-Control value of every answer.
+var noStore = []string{"no-store"}
+
+// limitedBody is a request body behind http.MaxBytesReader that remembers when it hit the limit.
+type limitedBody struct {
+	io.ReadCloser
+	over bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if _, ok := err.(*http.MaxBytesError); ok { // as http.MaxBytesReader returns it; no errors.As,
+		b.over = true // which allocates on every body's io.EOF
+	}
+	return n, err
+}
+
+// tooLargeWriter turns the 429 that Connect answers for a body over the limit into 413.
+type tooLargeWriter struct {
+	http.ResponseWriter
+	body *limitedBody
+}
+
+func (w *tooLargeWriter) WriteHeader(code int) {
+	if code == http.StatusTooManyRequests && w.body.over {
+		code = http.StatusRequestEntityTooLarge
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Flush and Unwrap keep the writer's optional interfaces reachable.
+func (w *tooLargeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *tooLargeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isGRPC reports whether a content type is gRPC's own (application/grpc, application/grpc+proto
+// …), whose errors travel in trailers; gRPC-Web's are application/grpc-web….
+func isGRPC(ct string) bool {
+	rest, ok := strings.CutPrefix(strings.ToLower(ct), "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }
 
 // authorized reports whether r carries one of the configured bearer tokens.
@@ -470,26 +737,44 @@ func (s *Server) tokenOK(auth string) bool {
 // unauthenticatedMsg is the reason a request without a valid token is refused.
 const unauthenticatedMsg = "missing or unknown bearer token"
 
-// unauthenticated answers a request without a valid token in its own protocol: gRPC status 16
-// for gRPC, a Connect error for Connect, 401 otherwise.
-func unauthenticated(w http.ResponseWriter, r *http.Request) {
-	const msg = unauthenticatedMsg
-	w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
+// reject answers a request the server refuses before any handler reads it, in the request's
+// own protocol: a gRPC status for gRPC and gRPC-Web, a Connect error for the Connect
+// protocol (with status), a line of text with status otherwise.
+func reject(w http.ResponseWriter, r *http.Request, code connect.Code, status int, msg string) {
 	ct := r.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "application/grpc") {
+	switch {
+	case strings.HasPrefix(ct, "application/grpc"):
 		w.Header().Set("Content-Type", ct)
-		w.Header().Set("Grpc-Status", "16")
-		w.Header().Set("Grpc-Message", msg)
+		w.Header().Set("Grpc-Status", strconv.Itoa(int(code)))
+		w.Header().Set("Grpc-Message", grpcPercentEncode(msg))
 		w.WriteHeader(http.StatusOK)
-		return
-	}
-	if strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "application/proto") || strings.HasPrefix(ct, "application/connect") {
+	case strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "application/proto") ||
+		strings.HasPrefix(ct, "application/connect") || r.Method == http.MethodGet && r.URL.Query().Get("connect") == "v1":
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"code":"unauthenticated","message":"`+msg+`"}`)
-		return
+		w.WriteHeader(status)
+		b, _ := json.Marshal(struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}{code.String(), msg})
+		w.Write(b)
+	default:
+		textReply(w, status, msg)
 	}
-	textReply(w, http.StatusUnauthorized, msg)
+}
+
+// grpcPercentEncode encodes a grpc-message value as the gRPC protocol asks: printable ASCII
+// but '%' as is, everything else as %XX.
+func grpcPercentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c <= 0x7e && c != '%' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // textReply writes a one-line text answer.

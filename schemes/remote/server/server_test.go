@@ -17,19 +17,23 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/h2raw"
 	"github.com/idkit/idkit/schemes"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/idkit/idkit/schemes/remote/server"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // running is a server serving on a loopback port for one test.
 type running struct {
 	srv    *server.Server
-	url    string
+	url    string       // Config.Listen: every protocol, net/http and Connect
+	grpc   string       // host:port of Config.GRPCListen, served by grpc-go
 	client *http.Client // HTTP/1.1 and h2c
 	stop   context.CancelFunc
 	done   chan struct{} // closed when Serve has returned; err is then its result
@@ -39,18 +43,25 @@ type running struct {
 // wait returns Serve's result once it has returned.
 func (r *running) wait() error { <-r.done; return r.err }
 
-// start serves cfg (on 127.0.0.1 unless cfg says where) until the test ends.
+// start serves cfg (on 127.0.0.1 unless cfg says where, with a grpc-go listener, and without a
+// shutdown delay unless cfg asks for one) until the test ends.
 func start(t testing.TB, cfg server.Config) *running {
 	t.Helper()
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.GRPCListen == "" {
+		cfg.GRPCListen = "127.0.0.1:0"
+	}
+	if cfg.ShutdownDelay == 0 {
+		cfg.ShutdownDelay = -1
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, wait, err := srv.Start(ctx)
+	addrs, wait, err := srv.Start(ctx)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -59,7 +70,7 @@ func start(t testing.TB, cfg server.Config) *running {
 	if cfg.TLSCert != "" {
 		scheme = "https://"
 	}
-	r := &running{srv: srv, url: scheme + addr, stop: cancel, done: make(chan struct{})}
+	r := &running{srv: srv, url: scheme + addrs.HTTP, grpc: addrs.GRPC, stop: cancel, done: make(chan struct{})}
 	go func() { r.err = wait(); close(r.done) }()
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetHTTP1(true)
@@ -320,19 +331,24 @@ func TestReadyAndFence(t *testing.T) {
 	r := start(t, cfg)
 	c := idkitv1connect.NewIDServiceClient(h2(), r.url, connect.WithGRPC())
 	hc := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](h2(), r.url+"/grpc.health.v1.Health/Check", connect.WithGRPC())
-	cc := stock(t, r) // answered by grpc-go, where the Connect clients above are answered by Connect
+	var ccs []*grpc.ClientConn // the stock client on both stacks
+	for _, st := range stacks(r) {
+		ccs = append(ccs, stockAt(t, st.addr))
+	}
 	check := func(wantReady bool) {
 		t.Helper()
-		sh, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (sh.Status == healthpb.HealthCheckResponse_SERVING) != wantReady {
-			t.Errorf("health (stock gRPC client): %v", sh.Status)
-		}
-		_, err = v1.NewIDServiceClient(cc).Next(context.Background(), &v1.NextRequest{Generator: "fenced", Count: 3})
-		if wantReady && err != nil || !wantReady && status.Code(err) != codes.Unavailable {
-			t.Errorf("Next (stock gRPC client): %v", err)
+		for _, cc := range ccs {
+			sh, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (sh.Status == healthpb.HealthCheckResponse_SERVING) != wantReady {
+				t.Errorf("health (stock gRPC client at %s): %v", cc.Target(), sh.Status)
+			}
+			_, err = v1.NewIDServiceClient(cc).Next(context.Background(), &v1.NextRequest{Generator: "fenced", Count: 3})
+			if wantReady && err != nil || !wantReady && status.Code(err) != codes.Unavailable {
+				t.Errorf("Next (stock gRPC client at %s): %v", cc.Target(), err)
+			}
 		}
 		res, err := r.client.Get(r.url + "/readyz")
 		if err != nil {
@@ -492,6 +508,9 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"none", server.Config{}, "no generators"},
 		{"bad name", server.Config{Generators: []server.Generator{{Name: "a b", Spec: "ulid"}}}, `generator name "a b"`},
+		// GET /v1/next/. and /v1/next/.. are cleaned to other paths (307): unreachable.
+		{"dot", server.Config{Generators: []server.Generator{{Name: ".", Spec: "ulid"}}}, `generator name ".": want letters, digits, '_', '-' and '.' (not "." or "..")`},
+		{"dot dot", server.Config{Generators: []server.Generator{{Name: "..", Spec: "ulid"}}}, `generator name ".."`},
 		{"twice", server.Config{Generators: []server.Generator{{Name: "a", Spec: "ulid"}, {Name: "a", Spec: "ulid"}}}, `"a" is configured twice`},
 		{"bad spec", server.Config{Generators: []server.Generator{{Name: "a", Spec: "snowflake:worker=99"}}}, `generator "a": idkit: bad spec`},
 		{"half TLS", server.Config{Generators: []server.Generator{{Name: "a", Spec: "ulid"}}, TLSCert: "x"}, "both a certificate and a key"},
@@ -513,7 +532,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestDrain cancels Serve while a request waits inside a generator, once from a plain HTTP
-// client (answered by net/http) and once from the stock gRPC client (answered by grpc-go): the
+// client (answered by net/http) and once from the stock gRPC client on each listener: the
 // request completes, Serve returns nil, the generator is closed afterwards, and new
 // connections are refused.
 func TestDrain(t *testing.T) {
@@ -536,15 +555,11 @@ func TestDrain(t *testing.T) {
 				return nil
 			}
 		}},
+		{"grpc-on-net-http", func(t *testing.T, r *running) func() error {
+			return stockNext(v1.NewIDServiceClient(stockAt(t, stacks(r)[0].addr)))
+		}},
 		{"grpc-go", func(t *testing.T, r *running) func() error {
-			c := v1.NewIDServiceClient(stock(t, r))
-			return func() error {
-				res, err := c.Next(context.Background(), &v1.NextRequest{Generator: "slow", Count: 1})
-				if err == nil && len(res.Ids64) != 1 {
-					err = fmt.Errorf("%d IDs", len(res.Ids64))
-				}
-				return err
-			}
+			return stockNext(v1.NewIDServiceClient(stockAt(t, r.grpc)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -578,6 +593,17 @@ func TestDrain(t *testing.T) {
 				t.Fatal("server still accepts connections after the drain")
 			}
 		})
+	}
+}
+
+// stockNext returns a call that asks the generator "slow" for one ID through c.
+func stockNext(c v1.IDServiceClient) func() error {
+	return func() error {
+		res, err := c.Next(context.Background(), &v1.NextRequest{Generator: "slow", Count: 1})
+		if err == nil && len(res.Ids64) != 1 {
+			err = fmt.Errorf("%d IDs", len(res.Ids64))
+		}
+		return err
 	}
 }
 
@@ -618,4 +644,78 @@ func (s *syncBuffer) waitFor(t *testing.T, want string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("log lacks %q:\n%s", want, s.b.String())
+}
+
+// TestMixedConnection sends, on one HTTP/2 connection, what a proxy that pools upstream
+// connections and forwards each client's user agent sends: a gRPC call from grpc-go first, then
+// every other documented endpoint with the same user agent. Each must be answered as on a
+// connection of its own.
+func TestMixedConnection(t *testing.T) {
+	r := start(t, twoGens())
+	c := h2raw.Dial(t, strings.TrimPrefix(r.url, "http://"))
+	const ua = "grpc-go/1.83.2"
+	grpcCall := func(path string, m proto.Message) {
+		t.Helper()
+		res := c.Read(c.Send("POST", path, h2raw.GRPCFrame(m), h2raw.GRPC...))
+		if res.Status() != 200 || res.Header["grpc-status"] != "0" {
+			t.Errorf("gRPC %s: %s", path, res)
+		}
+	}
+	grpcCall(idkitv1connect.IDServiceNextProcedure, &v1.NextRequest{Generator: "orders", Count: 1})
+	for _, tc := range []struct {
+		method, path, ct, body string
+		want                   string
+	}{
+		{"GET", "/v1/next/orders?n=2", "", "", "\n"},
+		{"GET", "/readyz", "", "", "ready"},
+		{"GET", "/healthz", "", "", "ok"},
+		{"GET", "/metrics", "", "", "idkit_ready 1"},
+		{"POST", idkitv1connect.IDServiceNextProcedure, "application/json", `{"generator":"orders","count":2}`, `"ids64"`},
+		{"POST", idkitv1connect.IDServicePingProcedure, "application/json", `{}`, `{}`},
+		{"POST", idkitv1connect.IDServiceGeneratorsProcedure, "application/proto", "", ""},
+	} {
+		var body []byte
+		hdrs := []string{"user-agent", ua}
+		if tc.method == "POST" {
+			body = []byte(tc.body)
+			hdrs = append(hdrs, "content-type", tc.ct)
+		}
+		res := c.Read(c.Send(tc.method, tc.path, body, hdrs...))
+		if res.Status() != 200 || !strings.Contains(string(res.Body), tc.want) {
+			t.Errorf("%s %s after a gRPC call on the same connection: %s", tc.method, tc.path, res)
+		}
+	}
+	grpcCall(idkitv1connect.IDServicePingProcedure, &v1.PingRequest{})
+}
+
+// TestDrainTimeoutNamesTheListener keeps one request inside a generator past the drain
+// timeout, on one listener at a time: Serve's error names that listener and never the other,
+// in every run (the error used to come from a random choice between two ready channels).
+func TestDrainTimeoutNamesTheListener(t *testing.T) {
+	for _, tc := range []struct {
+		name, blamed, spared string
+		call                 func(r *running) func() error
+	}{
+		{"http", "draining HTTP", "gRPC", func(r *running) func() error {
+			return func() error { _, err := http.Get(r.url + "/v1/next/slow?n=1"); return err }
+		}},
+		{"grpc-go", "draining gRPC", "HTTP", func(r *running) func() error { return stockNext(v1.NewIDServiceClient(stockAt(t, r.grpc))) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range 8 {
+				key := fmt.Sprintf("blame-%s-%d", tc.name, i)
+				r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:gated=true,key=" + key}}, DrainTimeout: 30 * time.Millisecond})
+				go tc.call(r)()
+				toy := waitToy(t, key)
+				<-toy.inside
+				r.stop()
+				err := r.wait()
+				close(toy.gate)
+				r.err = nil // checked here, not by start's cleanup
+				if err == nil || !strings.Contains(err.Error(), tc.blamed) || strings.Contains(err.Error(), tc.spared) {
+					t.Fatalf("run %d: Serve = %v, want %q alone", i, err, tc.blamed)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,231 @@
+// Package h2raw is an HTTP/2 client written with x/net/http2's Framer, for the ID service's
+// tests of what no well-behaved client does: several protocols on one connection as a proxy
+// sends them, requests whose answers it never reads, frames at chosen moments.
+package h2raw
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/protobuf/proto"
+)
+
+// Conn is one cleartext HTTP/2 connection (prior knowledge). Its methods fail the test on a
+// transport error; it is not safe for concurrent use.
+type Conn struct {
+	t    testing.TB
+	c    net.Conn
+	fr   *http2.Framer
+	hbuf bytes.Buffer
+	enc  *hpack.Encoder
+	next uint32
+}
+
+// Dial connects to addr and sends the client preface with settings. The connection is closed
+// when the test ends.
+func Dial(t testing.TB, addr string, settings ...http2.Setting) *Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := &Conn{t: t, c: c, fr: http2.NewFramer(c, c), next: 1}
+	r.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	r.enc = hpack.NewEncoder(&r.hbuf)
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fr.WriteSettings(settings...); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Close closes the connection.
+func (r *Conn) Close() error { return r.c.Close() }
+
+// Send starts a request and returns its stream ID. Header names are lower case, given as name
+// and value pairs; the pseudo headers come from method and path. A nil body ends the stream
+// with the headers.
+func (r *Conn) Send(method, path string, body []byte, hdrs ...string) uint32 {
+	r.t.Helper()
+	r.hbuf.Reset()
+	for _, f := range [][2]string{{":method", method}, {":scheme", "http"}, {":authority", "idkitd"}, {":path", path}} {
+		r.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	for i := 0; i+1 < len(hdrs); i += 2 {
+		r.enc.WriteField(hpack.HeaderField{Name: hdrs[i], Value: hdrs[i+1]})
+	}
+	id := r.next
+	r.next += 2
+	r.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	defer r.c.SetWriteDeadline(time.Time{})
+	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: r.hbuf.Bytes(), EndHeaders: true, EndStream: body == nil}); err != nil {
+		r.t.Fatal(err)
+	}
+	if body != nil {
+		if err := r.fr.WriteData(id, true, body); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return id
+}
+
+// Response is what came back on one stream.
+type Response struct {
+	Header  map[string]string // response headers and trailers, ":status" included
+	Body    []byte
+	Aborted bool // RST_STREAM or GOAWAY ended it
+	ErrCode http2.ErrCode
+}
+
+// Status is the response's HTTP status, 0 without one.
+func (res Response) Status() int { n, _ := strconv.Atoi(res.Header[":status"]); return n }
+
+// String describes the response in one line, for failure messages.
+func (res Response) String() string {
+	var hs []string
+	for k, v := range res.Header {
+		hs = append(hs, k+"="+v)
+	}
+	return fmt.Sprintf("headers %v, body %.120q, aborted %v %v", strings.Join(hs, " "), res.Body, res.Aborted, res.ErrCode)
+}
+
+// Frame reads the next frame, answering SETTINGS and PING and granting flow control for DATA.
+func (r *Conn) Frame() (http2.Frame, error) {
+	f, err := r.fr.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		if !f.IsAck() {
+			r.fr.WriteSettingsAck()
+		}
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			r.fr.WritePing(true, f.Data)
+		}
+	case *http2.DataFrame:
+		if n := len(f.Data()); n > 0 {
+			r.fr.WriteWindowUpdate(0, uint32(n))
+			r.fr.WriteWindowUpdate(f.StreamID, uint32(n))
+		}
+	}
+	return f, nil
+}
+
+// Read reads frames until stream id ends and returns what came on it.
+func (r *Conn) Read(id uint32) Response {
+	r.t.Helper()
+	res := Response{Header: map[string]string{}}
+	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer r.c.SetReadDeadline(time.Time{})
+	for {
+		f, err := r.Frame()
+		if err != nil {
+			r.t.Fatalf("stream %d: reading: %v", id, err)
+		}
+		switch f := f.(type) {
+		case *http2.GoAwayFrame:
+			if f.LastStreamID < id {
+				res.Aborted, res.ErrCode = true, f.ErrCode
+				return res
+			}
+		case *http2.MetaHeadersFrame:
+			if f.StreamID != id {
+				continue
+			}
+			for _, h := range f.Fields {
+				res.Header[h.Name] = h.Value
+			}
+			if f.StreamEnded() {
+				return res
+			}
+		case *http2.DataFrame:
+			if f.StreamID != id {
+				continue
+			}
+			res.Body = append(res.Body, f.Data()...)
+			if f.StreamEnded() {
+				return res
+			}
+		case *http2.RSTStreamFrame:
+			if f.StreamID == id {
+				res.Aborted, res.ErrCode = true, f.ErrCode
+				return res
+			}
+		}
+	}
+}
+
+// Settings reads frames until the server's first SETTINGS frame and returns its values.
+func (r *Conn) Settings() map[http2.SettingID]uint32 {
+	r.t.Helper()
+	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer r.c.SetReadDeadline(time.Time{})
+	for {
+		f, err := r.Frame()
+		if err != nil {
+			r.t.Fatalf("waiting for SETTINGS: %v", err)
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
+			out := map[http2.SettingID]uint32{}
+			sf.ForeachSetting(func(s http2.Setting) error { out[s.ID] = s.Val; return nil })
+			return out
+		}
+	}
+}
+
+// GRPCFrame is a gRPC length-prefixed message.
+func GRPCFrame(m proto.Message) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]byte, 5, 5+len(b))
+	binary.BigEndian.PutUint32(out[1:], uint32(len(b)))
+	return append(out, b...)
+}
+
+// GRPC are the request headers of a gRPC call from grpc-go, as a proxy forwards them.
+var GRPC = []string{"content-type", "application/grpc", "te", "trailers", "user-agent", "grpc-go/1.83.2"}
+
+// WindowUpdate grants the server n more bytes of flow-control window on a stream (0: the
+// connection).
+func (r *Conn) WindowUpdate(stream, n uint32) {
+	r.t.Helper()
+	if err := r.fr.WriteWindowUpdate(stream, n); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// Open reports whether the connection still takes writes: it sends a PING (without reading
+// anything). Once the server has closed the connection a write fails, at the latest the second
+// one after the close.
+func (r *Conn) Open() bool {
+	r.c.SetWriteDeadline(time.Now().Add(time.Second))
+	defer r.c.SetWriteDeadline(time.Time{})
+	return r.fr.WritePing(false, [8]byte{'h', '2', 'r', 'a', 'w'}) == nil
+}
+
+// Drain reads and discards what the connection holds for up to d and reports whether the
+// server closed it (the read ended other than by the deadline).
+func (r *Conn) Drain(d time.Duration) (closed bool) {
+	r.c.SetReadDeadline(time.Now().Add(d))
+	defer r.c.SetReadDeadline(time.Time{})
+	_, err := io.Copy(io.Discard, r.c)
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
+}
