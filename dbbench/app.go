@@ -71,7 +71,8 @@ type dialect interface {
 	settle(ctx context.Context, s appSchema) error
 	// beforeLoad prepares a measured load (a checkpoint on PostgreSQL).
 	beforeLoad(ctx context.Context) error
-	sizes(ctx context.Context, s appSchema) ([]Structure, error)
+	// structures returns the size of every table and index of s, by name.
+	structures(ctx context.Context, s appSchema) ([]Structure, error)
 	// keyArg is a key as the driver takes it in a query.
 	keyArg(r row, v *value) any
 	timeArg(t time.Time) any
@@ -352,7 +353,7 @@ func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, kee
 	if err := d.settle(ctx, sc.appSchema); err != nil {
 		return run, err
 	}
-	if run.structs, err = d.sizes(ctx, sc.appSchema); err != nil {
+	if run.structs, err = d.structures(ctx, sc.appSchema); err != nil {
 		return run, err
 	}
 	var got int64

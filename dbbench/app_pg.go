@@ -96,7 +96,7 @@ func (e *pgEngine) settle(ctx context.Context, s appSchema) error {
 	return nil
 }
 
-func (e *pgEngine) sizes(ctx context.Context, s appSchema) ([]Structure, error) {
+func (e *pgEngine) structures(ctx context.Context, s appSchema) ([]Structure, error) {
 	out := []Structure{
 		{Name: s.parent(), Role: "parent table"},
 		{Name: s.parent() + "_pkey", Role: "parent primary key"},
