@@ -88,3 +88,30 @@ func TestPostgresApp(t *testing.T) {
 		})
 	}
 }
+
+func TestMySQLApp(t *testing.T) {
+	url, dsn := mysqlURL(t)
+	dbsBefore, _ := mysqlState(t, dsn)
+	for _, mode := range []string{dbbench.ModeTx, dbbench.ModeCopy} {
+		t.Run(mode, func(t *testing.T) {
+			schemes := []string{"auto-increment", "snowflake", "ulid", "uuidv7", "uuidv4", "ulid-text"}
+			if mode == dbbench.ModeCopy {
+				schemes = schemes[1:]
+			}
+			cfg := smallApp(url, schemes...)
+			cfg.Mode = mode
+			cfg.Clients = 2
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.App) != len(schemes) {
+				t.Fatalf("%d results, want %d", len(rep.App), len(schemes))
+			}
+			checkApp(t, rep, 400)
+			if dbs, _ := mysqlState(t, dsn); dbs != dbsBefore {
+				t.Errorf("%d idbench databases after the run, %d before", dbs, dbsBefore)
+			}
+		})
+	}
+}
