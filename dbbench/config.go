@@ -223,7 +223,7 @@ type Config struct {
 	CreatedAtIndex string
 
 	// Window is the length of the time window WorkloadApp's time query asks for. Zero means
-	// one second.
+	// 100 milliseconds.
 	Window time.Duration
 
 	// Keep leaves the benchmark schema (PostgreSQL) or database (MariaDB/MySQL) with the
@@ -339,7 +339,7 @@ func (c Config) withDefaults() (Config, error) {
 			c.CreatedAtIndex = CreatedAtNeeded
 		}
 		if c.Window == 0 {
-			c.Window = time.Second
+			c.Window = 100 * time.Millisecond
 		}
 		switch {
 		case c.Children < 0 || c.Children > 1000:
