@@ -242,6 +242,9 @@ func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, 
 // opens it.
 func (e *mysqlEngine) kept() (string, string) {
 	e.keep = true
+	if e.keptDir != "" {
+		return "database " + e.dbName + " in the stopped mariadb-local server kept at " + e.keptDir, e.reopen
+	}
 	return "database " + e.dbName, e.reopen
 }
 

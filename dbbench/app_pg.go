@@ -192,6 +192,9 @@ func (e *pgEngine) plan(ctx context.Context, q string, args ...any) (string, err
 // kept marks the schema to be left by close, and names it and the psql command that opens it.
 func (e *pgEngine) kept() (string, string) {
 	e.keep = true
+	if e.keptDir != "" {
+		return "schema " + e.schema + " in the stopped pg-local cluster kept at " + e.keptDir, e.reopen
+	}
 	return "schema " + e.schema, e.reopen
 }
 

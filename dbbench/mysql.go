@@ -53,6 +53,7 @@ type mysqlEngine struct {
 	set          Settings
 	reopen       string // the command that opens the database Config.Keep leaves
 	keep         bool   // close leaves the database: a successful run with Config.Keep
+	keptDir      string // the stopped mariadb-local server's directory, kept with it
 }
 
 // InnoDB page counters the run reads from information_schema.INNODB_METRICS.

@@ -38,6 +38,7 @@ type pgEngine struct {
 	serverDefault string // the id column's DEFAULT for server-made rows (serverside.go)
 	reopen        string // the command that opens the schema Config.Keep leaves
 	keep          bool   // close leaves the schema: a successful run with Config.Keep
+	keptDir       string // the stopped pg-local cluster's directory, kept with it
 }
 
 // appName marks idbench's sessions in pg_stat_activity.

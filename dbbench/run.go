@@ -126,7 +126,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, err
 	}
 	defer func() {
-		if cerr := cleanup(); cerr != nil {
+		cerr := cleanup()
+		if k, ok := eng.(keeper); ok && cerr == nil && rep != nil && rep.Settings.Kept != "" {
+			rep.Settings.Kept, rep.Settings.Reopen = k.kept() // a throwaway server's command to start it again
+		}
+		if cerr != nil {
 			err = errors.Join(err, cerr)
 			if rep != nil && err != nil {
 				rep = nil
@@ -383,7 +387,18 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 		if err != nil {
 			return nil, nil, errors.Join(err, cl.Close())
 		}
-		return e, func() error { return errors.Join(e.close(), cl.Close()) }, nil
+		return e, func() error {
+			if !e.keep {
+				return errors.Join(e.close(), cl.Close())
+			}
+			err := e.close()
+			start, kerr := cl.Keep(context.Background())
+			if kerr != nil {
+				return errors.Join(err, kerr, cl.Close())
+			}
+			e.reopen, e.keptDir = start+" && "+e.reopen, cl.Dir()
+			return err
+		}, nil
 	case EngineMariaDBLocal:
 		return openMariaDBLocal(ctx, cfg)
 	case EnginePGEnv:
