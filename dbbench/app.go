@@ -280,7 +280,7 @@ func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, kee
 		wr := writers[w]
 		ops := make([]appOp, batch)
 		for i := range ops {
-			ops[i].children = make([]value, cfg.Children)
+			ops[i].children = make([]value, sc.children)
 		}
 		for {
 			start, count, ok := cl.claim()
@@ -517,8 +517,8 @@ func appQueries(ctx context.Context, cfg Config, d dialect, sc appScheme, run ap
 			return res, err
 		}
 		ds = append(ds, time.Since(t0))
-		if n != int64(cfg.Children) {
-			return res, fmt.Errorf("dbbench: %s: a parent has %d children, want %d", sc.r.label, n, cfg.Children)
+		if n != int64(sc.children) {
+			return res, fmt.Errorf("dbbench: %s: a parent has %d children, want %d", sc.r.label, n, sc.children)
 		}
 	}
 	res.ParentWithChildren = latencies(ds)

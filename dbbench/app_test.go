@@ -2,11 +2,14 @@ package dbbench_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/idkit/idkit/dbbench"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 // smallApp is an app-workload configuration that runs in a few seconds per scheme.
@@ -114,4 +117,84 @@ func TestMySQLApp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAppKeep checks that --keep leaves the schema (PostgreSQL) or database (MariaDB/MySQL)
+// with the last run's tables and names it, and that the command to open it names no
+// password; TestPostgresApp and TestMySQLApp check that without it nothing is left.
+func TestAppKeep(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.DSN(t)
+		cfg := smallApp(dsn, "snowflake", "uuidv4")
+		cfg.Keep, cfg.Repeat = true, 2
+		rep, err := dbbench.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := strings.TrimPrefix(rep.Settings.Kept, "schema ")
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		defer func() {
+			if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+				t.Error(err)
+			}
+		}()
+		var tables []string
+		rows, err := conn.Query(context.Background(), "SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY relname", schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			tables = append(tables, s)
+		}
+		want := "[baseline_child baseline_parent snowflake_child snowflake_parent uuidv4_child uuidv4_parent]"
+		if fmt.Sprint(tables) != want {
+			t.Fatalf("kept %q (%s) holds %v, want %s", schema, rep.Settings.Kept, tables, want)
+		}
+		var n int64
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{schema, "uuidv4_child"}.Sanitize()).Scan(&n); err != nil || n != 1600 {
+			t.Errorf("uuidv4_child holds %d rows (%v), want 1600", n, err)
+		}
+		if !strings.Contains(rep.Settings.Reopen, "search_path="+schema) {
+			t.Errorf("reopen command %q", rep.Settings.Reopen)
+		}
+		var out strings.Builder
+		if err := dbbench.WriteTable(&out, rep); err != nil || !strings.Contains(out.String(), rep.Settings.Reopen) {
+			t.Errorf("table lacks the reopen command (%v):\n%s", err, out.String())
+		}
+	})
+	t.Run("mysql", func(t *testing.T) {
+		url, dsn := mysqlURL(t)
+		cfg := smallApp(url, "snowflake")
+		cfg.Keep = true
+		rep, err := dbbench.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(rep.Settings.Kept, "database ")
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		defer func() {
+			if _, err := db.Exec("DROP DATABASE `" + name + "`"); err != nil {
+				t.Error(err)
+			}
+		}()
+		var n int64
+		if err := db.QueryRow("SELECT COUNT(*) FROM `"+name+"`.snowflake_child").Scan(&n); err != nil || n != 1600 {
+			t.Errorf("kept %q: snowflake_child holds %d rows (%v), want 1600", name, n, err)
+		}
+		if !strings.HasSuffix(rep.Settings.Reopen, " "+name) {
+			t.Errorf("reopen command %q", rep.Settings.Reopen)
+		}
+	})
 }
