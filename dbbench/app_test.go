@@ -190,7 +190,7 @@ func TestAppKeep(t *testing.T) {
 			}
 		}()
 		var n int64
-		if err := db.QueryRow("SELECT COUNT(*) FROM `"+name+"`.snowflake_child").Scan(&n); err != nil || n != 1600 {
+		if err := db.QueryRow("SELECT COUNT(*) FROM `" + name + "`.snowflake_child").Scan(&n); err != nil || n != 1600 {
 			t.Errorf("kept %q: snowflake_child holds %d rows (%v), want 1600", name, n, err)
 		}
 		if !strings.HasSuffix(rep.Settings.Reopen, " "+name) {
