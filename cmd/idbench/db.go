@@ -362,7 +362,7 @@ type firstLines struct{ w io.Writer }
 // Write passes p on unless it is a per-load line.
 func (f *firstLines) Write(p []byte) (int, error) {
 	s := string(p)
-	if strings.Contains(s, " rows/s") {
+	if strings.Contains(s, " rows/s") || strings.Contains(s, " ops/s") {
 		return len(p), nil
 	}
 	return f.w.Write(p)
