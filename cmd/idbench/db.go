@@ -307,6 +307,8 @@ func checkDBFlags(c dbbench.Config) error {
 	switch {
 	case c.Workload == dbbench.WorkloadApp:
 		switch {
+		case c.DB == dbbench.EngineAllLocal || c.DB == dbbench.EngineSQLite:
+			return fmt.Errorf("--workload app runs on PostgreSQL or MariaDB/MySQL, one at a time, not on --db %s", c.DB)
 		case c.Mode != dbbench.ModeTx && c.Mode != dbbench.ModeCopy:
 			return fmt.Errorf("--mode %q: the app workload takes tx or copy", c.Mode)
 		case c.Children < 0 || c.Children > 1000:
