@@ -109,6 +109,7 @@ type appRun struct {
 	start    time.Time
 	end      time.Time
 	sample   []any         // parent keys spread over the load, as query arguments
+	times    []time.Time   // the created_at of each sampled parent
 	maxLag   time.Duration // largest created_at minus decoded ID time
 	structs  []Structure
 	bytesAll int64
@@ -266,6 +267,7 @@ func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, kee
 	var (
 		mu     sync.Mutex
 		sample []any
+		times  []time.Time
 		maxLag atomic.Int64
 	)
 	var src *source
@@ -336,6 +338,7 @@ func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, kee
 				if (start+int64(i))%step == 0 {
 					mu.Lock()
 					sample = append(sample, ops[i].parentArg)
+					times = append(times, ops[i].created)
 					mu.Unlock()
 				}
 			}
@@ -346,7 +349,7 @@ func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, kee
 		return run, fail(ctx, "write operations", err)
 	}
 	run.seconds = run.end.Sub(run.start).Seconds()
-	run.ops, run.sample, run.maxLag = n, sample, time.Duration(maxLag.Load())
+	run.ops, run.sample, run.times, run.maxLag = n, sample, times, time.Duration(maxLag.Load())
 	if run.wal, err = walSince(ctx); err != nil {
 		return run, err
 	}
@@ -426,14 +429,15 @@ func (sc appScheme) align(t time.Time) time.Time {
 	return sc.epoch.Add(t.Sub(sc.epoch) / sc.tick * sc.tick)
 }
 
-// windows returns n tick-aligned windows of length w spread at random over the load.
+// windows returns n tick-aligned windows of length w spread at random over the load: each
+// holds the created_at of a parent sampled at random, so that every window holds rows even
+// when the bulk path made the rows of a batch within a few ticks.
 func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
-	span := run.end.Sub(run.start) - w
 	out := make([][2]time.Time, 0, n)
 	for range n {
 		t := run.start
-		if span > 0 {
-			t = t.Add(time.Duration(rand.Int64N(int64(span))))
+		if len(run.times) > 0 {
+			t = run.times[rand.IntN(len(run.times))].Add(-time.Duration(rand.Int64N(int64(w))))
 		}
 		from := sc.align(t)
 		out = append(out, [2]time.Time{from, sc.align(from.Add(w))})
