@@ -400,15 +400,37 @@ func (sc appScheme) idOf(v value) (idkit.ID, error) {
 	return sc.codec.Parse(v.str)
 }
 
-// valueOf is the key value of an ID in the row's column form.
-func (sc appScheme) valueOf(id idkit.ID) value {
+// valueOf is the key value of an ID in the row's column form: text columns hold the scheme's
+// text (idkit.FormatID), as the source writes them.
+func (sc appScheme) valueOf(id idkit.ID) (value, error) {
 	switch sc.r.col {
 	case colBigint:
-		return value{i64: int64(id.Uint64()), u64: id.Uint64()}
+		return value{i64: int64(id.Uint64()), u64: id.Uint64()}, nil
 	case colUUID:
-		return value{b16: id.Bytes16()}
+		return value{b16: id.Bytes16()}, nil
 	}
-	return value{str: id.String()}
+	text, err := idkit.FormatID(sc.codec, id)
+	if err != nil {
+		return value{}, fmt.Errorf("dbbench: text of the bounds of %s: %w", sc.r.label, err)
+	}
+	return value{str: text}, nil
+}
+
+// boundArgs returns the key bounds of the window w as query arguments.
+func (sc appScheme) boundArgs(d dialect, w [2]time.Time) ([]any, error) {
+	lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.r.label, err)
+	}
+	l, err := sc.valueOf(lo)
+	if err != nil {
+		return nil, err
+	}
+	h, err := sc.valueOf(hi)
+	if err != nil {
+		return nil, err
+	}
+	return []any{d.keyArg(sc.r, &l), d.keyArg(sc.r, &h)}, nil
 }
 
 // keyOf turns a key read back by the dialect into a value.
@@ -458,14 +480,7 @@ func appQueries(ctx context.Context, cfg Config, d dialect, sc appScheme, run ap
 	byTime := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
 	wins := sc.windows(run, cfg.Window, cfg.Lookups)
 	timeArgs := func(w [2]time.Time) []any { return []any{d.timeArg(w[0]), d.timeArg(w[1])} }
-	keyArgs := func(w [2]time.Time) ([]any, error) {
-		lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
-		if err != nil {
-			return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.r.label, err)
-		}
-		l, h := sc.valueOf(lo), sc.valueOf(hi)
-		return []any{d.keyArg(sc.r, &l), d.keyArg(sc.r, &h)}, nil
-	}
+	keyArgs := func(w [2]time.Time) ([]any, error) { return sc.boundArgs(d, w) }
 	timed := func(via, q string, args func([2]time.Time) ([]any, error)) (*TimeQuery, error) {
 		tq := &TimeQuery{Via: via, SQL: q}
 		a, err := args(wins[0])
@@ -539,12 +554,11 @@ func checkTime(ctx context.Context, d dialect, sc appScheme, wins [][2]time.Time
 	byKey := d.sql("SELECT id, " + micros + " FROM " + d.qualify(sc.parent()) + " WHERE id >= $1 AND id <= $2")
 	byTime := d.sql("SELECT id, " + micros + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
 	for _, w := range wins {
-		lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
+		a, err := sc.boundArgs(d, w)
 		if err != nil {
-			return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.r.label, err)
+			return nil, err
 		}
-		l, h := sc.valueOf(lo), sc.valueOf(hi)
-		k, err := d.keyRows(ctx, sc.r, byKey, d.keyArg(sc.r, &l), d.keyArg(sc.r, &h))
+		k, err := d.keyRows(ctx, sc.r, byKey, a...)
 		if err != nil {
 			return nil, err
 		}
