@@ -141,8 +141,8 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 			return fmt.Errorf("dbbench: scheme %q: the app workload takes schemes whose keys the application or an identity column makes", r.label)
 		case r.col == colUint64 || r.col == colUUIDNative || r.unsigned:
 			return fmt.Errorf("dbbench: scheme %q: the app workload does not take this key column (%s) yet", r.label, d.keyType(r))
-		case r.col == colIdentity && cfg.Mode == ModeCopy:
-			return fmt.Errorf("dbbench: scheme %q: the bulk path needs keys the application knows; use --mode tx for a key the database makes", r.label)
+		case r.col == colIdentity && cfg.Mode == ModeCopy && !canReserve(d):
+			return fmt.Errorf("dbbench: scheme %q: LOAD DATA cannot return the keys the database makes, which the children need; use --mode tx for it on MariaDB/MySQL", r.label)
 		}
 		sc := appScheme{appSchema: appSchema{label: labels[i], r: r, children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
 		if r.spec != "" {
@@ -660,6 +660,13 @@ func appNotes(rep *Report) []string {
 func appMaxRSS(rep *Report) {
 	runtime.GC()
 	rep.Settings.MaxRSSBytes = maxRSS()
+}
+
+// canReserve reports whether the dialect's bulk path takes keys from the identity sequence
+// first (PostgreSQL: nextval), so that rows whose keys the database makes can be bulk-loaded.
+func canReserve(d dialect) bool {
+	_, ok := d.(*pgEngine)
+	return ok
 }
 
 // keeper is implemented by engines that can leave their schema or database in place

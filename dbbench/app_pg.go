@@ -265,6 +265,11 @@ func (w *pgWriter) tx(ctx context.Context, s appSchema, op *appOp) error {
 }
 
 func (w *pgWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error {
+	if s.r.col == colIdentity {
+		if err := w.reserve(ctx, s, ops); err != nil {
+			return err
+		}
+	}
 	i := 0
 	row := make([]any, 4)
 	if _, err := w.conn.CopyFrom(ctx, pgx.Identifier{w.e.schema, s.parent()}, []string{"id", "created_at", "customer", "payload"},
@@ -299,6 +304,32 @@ func (w *pgWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error {
 			return crow, nil
 		}))
 	return err
+}
+
+// reserve takes the keys of ops from the tables' identity sequences, as an application that
+// bulk-loads rows whose keys the database makes does: COPY cannot return them.
+func (w *pgWriter) reserve(ctx context.Context, s appSchema, ops []appOp) error {
+	take := func(table string, n int, set func(i int, id int64)) error {
+		rows, err := w.conn.Query(ctx, "SELECT nextval(pg_get_serial_sequence($1, 'id')) FROM generate_series(1, $2)", w.e.qualify(table), n)
+		if err != nil {
+			return err
+		}
+		i := 0
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			set(i, id)
+			i++
+		}
+		return rows.Err()
+	}
+	if err := take(s.parent(), len(ops), func(i int, id int64) { ops[i].parentArg = id }); err != nil {
+		return err
+	}
+	return take(s.child(), len(ops)*s.children, func(i int, id int64) { ops[i/s.children].children[i%s.children].i64 = id })
 }
 
 // bare is the baseline loop: plain pgx calls with int64 keys from the operation number.

@@ -26,7 +26,7 @@ var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache
 	"docs/report-innodb/report.json", "docs/report-innodb-small-pool/report.json"}
 
 // appBlocks are the generated blocks of the guide that quote a committed app-workload report.
-var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-innodb/report.json"}
+var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-all/report.json", "docs/report-app-innodb/report.json"}
 
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
 var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
