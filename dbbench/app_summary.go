@@ -160,8 +160,15 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 		}
 	}
 	if len(viaKey) > 0 || len(viaTime) > 0 {
+		var rowsP50 float64
+		for _, r := range rep.App {
+			if r.TimeQuery != nil {
+				rowsP50 = r.TimeQuery.RowsP50
+				break
+			}
+		}
 		p("\n\n**The time query** (the parent rows of a %s window, about %.0f rows at this load's rate), p50: through the key's bounds %s; through a created_at index %s.",
-			s.Window, rep.App[0].TimeQuery.RowsP50, orNone(strings.Join(viaKey, ", ")), orNone(strings.Join(viaTime, ", ")))
+			s.Window, rowsP50, orNone(strings.Join(viaKey, ", ")), orNone(strings.Join(viaTime, ", ")))
 	}
 	var rows, edge, bad int64
 	wins := 0

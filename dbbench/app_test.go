@@ -200,3 +200,33 @@ func TestAppKeep(t *testing.T) {
 		}
 	})
 }
+
+// TestAppOutputs writes an app report in every format, with and without queries.
+func TestAppOutputs(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, lookups := range []int{-1, 5} {
+		cfg := smallApp(dsn, "snowflake", "uuidv4")
+		cfg.Lookups, cfg.Rows, cfg.Children = lookups, 100, 2
+		rep, err := dbbench.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table, md, bench, sum strings.Builder
+		for _, w := range []error{dbbench.WriteTable(&table, rep), dbbench.WriteMarkdown(&md, rep), dbbench.WriteBenchstat(&bench, rep), dbbench.WriteAppSummary(&sum, rep)} {
+			if w != nil {
+				t.Fatal(w)
+			}
+		}
+		for name, out := range map[string]string{"table": table.String(), "markdown": md.String(), "summary": sum.String()} {
+			if !strings.Contains(out, "uuidv4_child_parent_id") && name != "summary" || !strings.Contains(out, "snowflake") {
+				t.Errorf("lookups %d: %s output:\n%s", lookups, name, out)
+			}
+		}
+		if n := strings.Count(bench.String(), "BenchmarkApp/"); n != 3 {
+			t.Errorf("lookups %d: %d benchmark lines, want 3:\n%s", lookups, n, bench.String())
+		}
+		if rep.Settings.MaxRSSBytes <= 0 || rep.Settings.Children != 2 {
+			t.Errorf("settings %+v", rep.Settings)
+		}
+	}
+}

@@ -174,12 +174,12 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if cfg.Workload == WorkloadApp {
 		rep.Workload = WorkloadApp
 		rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
-		rep.Settings.Fillfactor, rep.Settings.WarmupRows = 0, 0
+		rep.Settings.WarmupRows = 0
 		if err := runApp(ctx, cfg, eng, rows, rep); err != nil {
 			return nil, err
 		}
 		eng.settings(&rep.Settings)
-		rep.Settings.Fillfactor, rep.Settings.WarmupRows, rep.Settings.Batch = 0, 0, 1
+		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
 		if cfg.Mode == ModeCopy {
 			rep.Settings.Batch = cfg.Batch
 			if rep.Settings.Batch == 0 {
