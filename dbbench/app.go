@@ -127,7 +127,7 @@ type appScheme struct {
 func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report) error {
 	d, ok := eng.(dialect)
 	if !ok {
-		return fmt.Errorf("dbbench: the app workload runs on PostgreSQL and MariaDB/MySQL, not on %s", rep.Settings.Engine)
+		return fmt.Errorf("dbbench: the app workload does not run on %s", rep.Settings.Engine)
 	}
 	names := make([]string, len(rows))
 	for i, r := range rows {
@@ -662,11 +662,17 @@ func appMaxRSS(rep *Report) {
 	rep.Settings.MaxRSSBytes = maxRSS()
 }
 
-// canReserve reports whether the dialect's bulk path takes keys from the identity sequence
-// first (PostgreSQL: nextval), so that rows whose keys the database makes can be bulk-loaded.
+// canReserve reports whether the dialect's bulk path knows the keys the database makes, which
+// the children need: PostgreSQL takes them from the identity sequence first (nextval), SQLite
+// inserts row by row.
 func canReserve(d dialect) bool {
-	_, ok := d.(*pgEngine)
-	return ok
+	switch d.(type) {
+	case *pgEngine:
+		return true
+	case *sqliteEngine:
+		return true // its bulk path is prepared INSERTs, which return the rowid
+	}
+	return false
 }
 
 // keeper is implemented by engines that can leave their schema or database in place

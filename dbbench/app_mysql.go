@@ -56,7 +56,7 @@ func (e *mysqlEngine) appConns(ctx context.Context) ([]appWriter, error) {
 	}
 	out := make([]appWriter, len(conns))
 	for i, c := range conns {
-		out[i] = &mysqlWriter{e: e, conn: c}
+		out[i] = &mysqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN", timeArg: e.timeArg, keyArg: e.keyArg}
 	}
 	return out, nil
 }
@@ -277,14 +277,16 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// mysqlWriter writes business operations over one MariaDB/MySQL connection, with statements
-// prepared once per table pair.
+// mysqlWriter writes business operations over one database/sql connection, with statements
+// prepared once per table pair: MariaDB/MySQL, and SQLite (sqliteWriter) with its own bulk path.
 type mysqlWriter struct {
-	e     *mysqlEngine
-	conn  *sql.Conn
-	args  []any
-	stmts map[string][2]*sql.Stmt // label (+"/identity") → parent INSERT, child INSERT
-	line  []byte
+	conn    *sql.Conn
+	qualify func(string) string
+	begin   string // the statement that starts a transaction
+	timeArg func(time.Time) any
+	keyArg  func(row, *value) any
+	args    []any
+	stmts   map[string][2]*sql.Stmt // label (+"/identity") → parent INSERT, child INSERT
 }
 
 func (w *mysqlWriter) statements(ctx context.Context, s appSchema, identity bool) (*sql.Stmt, *sql.Stmt, error) {
@@ -296,12 +298,12 @@ func (w *mysqlWriter) statements(ctx context.Context, s appSchema, identity bool
 		return st[0], st[1], nil
 	}
 	one := "(?,?,?)"
-	p := "INSERT INTO " + w.e.qualify(s.parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
-	c := "INSERT INTO " + w.e.qualify(s.child()) + " (id, parent_id, payload) VALUES "
+	p := "INSERT INTO " + w.qualify(s.parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
+	c := "INSERT INTO " + w.qualify(s.child()) + " (id, parent_id, payload) VALUES "
 	if identity {
 		one = "(?,?)"
-		p = "INSERT INTO " + w.e.qualify(s.parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
-		c = "INSERT INTO " + w.e.qualify(s.child()) + " (parent_id, payload) VALUES "
+		p = "INSERT INTO " + w.qualify(s.parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
+		c = "INSERT INTO " + w.qualify(s.child()) + " (parent_id, payload) VALUES "
 	}
 	c += strings.TrimSuffix(strings.Repeat(one+",", max(s.children, 1)), ",")
 	ps, err := w.conn.PrepareContext(ctx, p)
@@ -322,7 +324,7 @@ func (w *mysqlWriter) statements(ctx context.Context, s appSchema, identity bool
 
 // inTx runs fn between BEGIN and COMMIT on the writer's connection, rolling back on error.
 func (w *mysqlWriter) inTx(ctx context.Context, fn func() error) error {
-	if _, err := w.conn.ExecContext(ctx, "BEGIN"); err != nil {
+	if _, err := w.conn.ExecContext(ctx, w.begin); err != nil {
 		return err
 	}
 	if err := fn(); err != nil {
@@ -334,40 +336,43 @@ func (w *mysqlWriter) inTx(ctx context.Context, fn func() error) error {
 }
 
 func (w *mysqlWriter) tx(ctx context.Context, s appSchema, op *appOp) error {
+	return w.inTx(ctx, func() error { return w.insertOp(ctx, s, op) })
+}
+
+// insertOp inserts one operation's parent and children, inside the caller's transaction.
+func (w *mysqlWriter) insertOp(ctx context.Context, s appSchema, op *appOp) error {
 	identity := s.r.col == colIdentity
 	ps, cs, err := w.statements(ctx, s, identity)
 	if err != nil {
 		return err
 	}
-	created := op.created.UTC().Format(mysqlTime)
-	return w.inTx(ctx, func() error {
-		if identity {
-			res, err := ps.ExecContext(ctx, created, op.customer, op.payload)
-			if err != nil {
-				return err
-			}
-			id, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			op.parentArg = id
-		} else if _, err := ps.ExecContext(ctx, op.parentArg, created, op.customer, op.payload); err != nil {
+	created := w.timeArg(op.created)
+	if identity {
+		res, err := ps.ExecContext(ctx, created, op.customer, op.payload)
+		if err != nil {
 			return err
 		}
-		if len(op.children) == 0 {
-			return nil
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
 		}
-		a := w.args[:0]
-		for j := range op.children {
-			if !identity {
-				a = append(a, mysqlKey(s.r.col, s.r.unsigned, &op.children[j]))
-			}
-			a = append(a, op.parentArg, op.payload*int64(s.children+1)+int64(j))
-		}
-		w.args = a
-		_, err := cs.ExecContext(ctx, a...)
+		op.parentArg = id
+	} else if _, err := ps.ExecContext(ctx, op.parentArg, created, op.customer, op.payload); err != nil {
 		return err
-	})
+	}
+	if len(op.children) == 0 {
+		return nil
+	}
+	a := w.args[:0]
+	for j := range op.children {
+		if !identity {
+			a = append(a, w.keyArg(s.r, &op.children[j]))
+		}
+		a = append(a, op.parentArg, op.payload*int64(s.children+1)+int64(j))
+	}
+	w.args = a
+	_, err = cs.ExecContext(ctx, a...)
+	return err
 }
 
 // loadCols is the LOAD DATA column list of a table whose key columns are keys: BINARY(16)
@@ -406,7 +411,7 @@ func (w *mysqlWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error 
 		dst = strconv.AppendInt(dst, op.payload, 10)
 		return append(dst, '\n'), true, nil
 	}}
-	if err := loadData(ctx, w.conn, w.e.qualify(s.parent()), loadCols(c, "id", "created_at", "customer", "payload"), parents); err != nil {
+	if err := loadData(ctx, w.conn, w.qualify(s.parent()), loadCols(c, "id", "created_at", "customer", "payload"), parents); err != nil {
 		return err
 	}
 	if s.children == 0 {
@@ -430,7 +435,7 @@ func (w *mysqlWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error 
 		j++
 		return append(dst, '\n'), true, nil
 	}}
-	return loadData(ctx, w.conn, w.e.qualify(s.child()), loadCols(c, "id", "parent_id", "payload"), children)
+	return loadData(ctx, w.conn, w.qualify(s.child()), loadCols(c, "id", "parent_id", "payload"), children)
 }
 
 // bare is the baseline loop: plain database/sql calls with BIGINT keys from the operation
@@ -454,7 +459,7 @@ func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first,
 			dst = strconv.AppendInt(dst, id, 10)
 			return append(dst, '\n'), true, nil
 		}}
-		if err := loadData(ctx, w.conn, w.e.qualify(s.parent()), "(id, created_at, customer, payload)", parents); err != nil {
+		if err := loadData(ctx, w.conn, w.qualify(s.parent()), "(id, created_at, customer, payload)", parents); err != nil {
 			return err
 		}
 		if k == 0 {
@@ -475,32 +480,35 @@ func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first,
 			dst = strconv.AppendInt(dst, id, 10)
 			return append(dst, '\n'), true, nil
 		}}
-		return loadData(ctx, w.conn, w.e.qualify(s.child()), "(id, parent_id, payload)", children)
-	}
-	ps, cs, err := w.statements(ctx, s, false)
-	if err != nil {
-		return err
+		return loadData(ctx, w.conn, w.qualify(s.child()), "(id, parent_id, payload)", children)
 	}
 	for op := first; op < first+count; op++ {
-		id := bareKeyBase + op + 1
-		err := w.inTx(ctx, func() error {
-			if _, err := ps.ExecContext(ctx, id, time.Now().UTC().Format(mysqlTime), id%10000, op+1); err != nil {
-				return err
-			}
-			if k == 0 {
-				return nil
-			}
-			a := w.args[:0]
-			for j := int64(0); j < k; j++ {
-				a = append(a, bareKeyBase+op*k+j+1, id, op*k+j+1)
-			}
-			w.args = a
-			_, err := cs.ExecContext(ctx, a...)
-			return err
-		})
-		if err != nil {
+		if err := w.inTx(ctx, func() error { return w.bareOp(ctx, s, op) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// bareOp inserts operation op of the baseline, inside the caller's transaction.
+func (w *mysqlWriter) bareOp(ctx context.Context, s appSchema, op int64) error {
+	ps, cs, err := w.statements(ctx, s, false)
+	if err != nil {
+		return err
+	}
+	k := int64(s.children)
+	id := bareKeyBase + op + 1
+	if _, err := ps.ExecContext(ctx, id, w.timeArg(time.Now()), id%10000, op+1); err != nil {
+		return err
+	}
+	if k == 0 {
+		return nil
+	}
+	a := w.args[:0]
+	for j := int64(0); j < k; j++ {
+		a = append(a, bareKeyBase+op*k+j+1, id, op*k+j+1)
+	}
+	w.args = a
+	_, err = cs.ExecContext(ctx, a...)
+	return err
 }

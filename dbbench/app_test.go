@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,7 +40,7 @@ func checkApp(t *testing.T, rep *dbbench.Report, ops int64) {
 		roles := map[string]bool{}
 		for _, s := range r.Structures {
 			roles[s.Role] = true
-			if s.Bytes <= 0 || !strings.HasPrefix(s.Name, r.Label+"_") {
+			if s.Bytes <= 0 || !strings.Contains(s.Name, r.Label+"_") {
 				t.Errorf("%s: structure %+v", r.Scheme, s)
 			}
 		}
@@ -172,6 +174,28 @@ func TestAppKeep(t *testing.T) {
 			t.Errorf("table lacks the reopen command (%v):\n%s", err, out.String())
 		}
 	})
+	t.Run("sqlite", func(t *testing.T) {
+		cfg := smallApp(dbbench.EngineSQLite, "uuidv7")
+		cfg.Keep = true
+		rep, err := dbbench.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := strings.TrimPrefix(rep.Settings.Kept, "database file ")
+		defer os.RemoveAll(filepath.Dir(path))
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int64
+		if err := db.QueryRow("SELECT count(*) FROM uuidv7_child").Scan(&n); err != nil || n != 1600 {
+			t.Errorf("kept %q: uuidv7_child holds %d rows (%v), want 1600", path, n, err)
+		}
+		if rep.Settings.Reopen != "sqlite3 "+path {
+			t.Errorf("reopen command %q", rep.Settings.Reopen)
+		}
+	})
 	t.Run("mysql", func(t *testing.T) {
 		url, dsn := mysqlURL(t)
 		cfg := smallApp(url, "snowflake")
@@ -228,5 +252,24 @@ func TestAppOutputs(t *testing.T) {
 		if rep.Settings.MaxRSSBytes <= 0 || rep.Settings.Children != 2 {
 			t.Errorf("settings %+v", rep.Settings)
 		}
+	}
+}
+
+func TestSQLiteApp(t *testing.T) {
+	for _, mode := range []string{dbbench.ModeTx, dbbench.ModeCopy} {
+		t.Run(mode, func(t *testing.T) {
+			schemes := []string{"bigserial", "snowflake", "ulid", "uuidv7", "uuidv4", "ulid-text"}
+			cfg := smallApp(dbbench.EngineSQLite, schemes...)
+			cfg.Mode = mode
+			cfg.Clients = 2
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.App) != len(schemes) {
+				t.Fatalf("%d results, want %d", len(rep.App), len(schemes))
+			}
+			checkApp(t, rep, 400)
+		})
 	}
 }

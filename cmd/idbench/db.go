@@ -99,7 +99,7 @@ Flags:
                      answering the time query return the same rows on tick-aligned windows;
                      and a bare driver loop with ascending bigint keys as the baseline.
                      Default schemes: bigserial (auto-increment), snowflake, ulid, uuidv7,
-                     uuidv4. PostgreSQL and MariaDB/MySQL
+                     uuidv4. PostgreSQL, MariaDB/MySQL and SQLite (created_at in Unix µs)
   --children K       app: child rows per operation (default 4)
   --created-at-index P
                      app: needed (default): index parent(created_at) for the schemes whose key
@@ -307,8 +307,8 @@ func checkDBFlags(c dbbench.Config) error {
 	switch {
 	case c.Workload == dbbench.WorkloadApp:
 		switch {
-		case c.DB == dbbench.EngineAllLocal || c.DB == dbbench.EngineSQLite:
-			return fmt.Errorf("--workload app runs on PostgreSQL or MariaDB/MySQL, one at a time, not on --db %s", c.DB)
+		case c.DB == dbbench.EngineAllLocal:
+			return fmt.Errorf("--workload app runs on one engine at a time, not on --db %s", c.DB)
 		case c.Mode != dbbench.ModeTx && c.Mode != dbbench.ModeCopy:
 			return fmt.Errorf("--mode %q: the app workload takes tx or copy", c.Mode)
 		case c.Children < 0 || c.Children > 1000:

@@ -32,7 +32,7 @@ func TestDBUsageErrors(t *testing.T) {
 		{[]string{"db", "--workload", "app", "--created-at-index", "some"}, `--created-at-index "some"`},
 		{[]string{"db", "--workload", "app", "--children", "-1"}, `--children -1`},
 		{[]string{"db", "--workload", "app", "--window", "0s"}, `--window 0s`},
-		{[]string{"db", "--workload", "app", "--db", "sqlite"}, `not on --db sqlite`},
+		{[]string{"db", "--workload", "app", "--db", "all-local"}, `not on --db all-local`},
 		{[]string{"db", "--keep"}, `--keep: for --workload app`},
 		{[]string{"db", "--mode", "tx"}, `--mode "tx"`},
 		{[]string{"db", "--profile", "x"}, `--profile "x"`},
