@@ -3,6 +3,8 @@ package server_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,9 +14,16 @@ import (
 // FuzzHandler sends arbitrary methods, paths, content types and bodies to the service's
 // handler: it must never panic, never answer 500, and every error it sends names a problem.
 func FuzzHandler(f *testing.F) {
+	key := filepath.Join(f.TempDir(), "mask.key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef:fedcba9876543210\n"), 0o600); err != nil {
+		f.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Generators: []server.Generator{
 		{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"},
 		{Name: "sessions", Spec: "uuidv7"},
+		{Name: "users", Spec: "typeid:prefix=user"},
+		{Name: "v4", Spec: "uuidv4"},
+		{Name: "hidden", Spec: "snowflake:layout=twitter,worker=2,mask=file:" + key},
 	}, MaxCount: 100})
 	if err != nil {
 		f.Fatal(err)
@@ -43,6 +52,21 @@ func FuzzHandler(f *testing.F) {
 		{"GET", "/idkit.v1.IDService/Ping?connect=v1&encoding=json&message=%7B%7D;", "", ""},
 		{"POST", "/idkit.v1.IDService/Next", "application/connect+json", "\x00\x00\x00\x00\x02{}"},
 		{"POST", "/grpc.health.v1.Health/Watch", "application/connect+json", "\x00\x00\x00\x00\x02{}"},
+		{"GET", "/v1/decode/orders/1541815603606036480", "", ""},
+		{"GET", "/v1/decode/users/user_01h455vb4pex5vsknk084sn02q", "", ""},
+		{"GET", "/v1/decode/users/01890a5d-ac96-774b-bcce-b302099a8057", "", ""},
+		{"GET", "/v1/decode/hidden/1541815603606036480", "", ""},
+		{"GET", "/v1/decode/orders/12x4?n=1", "", ""},
+		{"GET", "/v1/decode/sessions/%00", "", ""},
+		{"GET", "/v1/bounds/orders?from=2026-01-01T09:30:00Z&to=2026-01-01T09:31:00.5Z", "", ""},
+		{"GET", "/v1/bounds/sessions?at=1767259800000", "", ""},
+		{"GET", "/v1/bounds/users?to=1999-12-31", "", ""},
+		{"GET", "/v1/bounds/v4", "", ""},
+		{"GET", "/v1/bounds/orders?from=&to=x&at=", "", ""},
+		{"GET", "/v1/bounds/orders?from=9999-12-31T23:59:59.999999999Z", "", ""},
+		{"POST", "/idkit.v1.IDService/Bounds", "application/json", `{"generator":"orders","from":"2026-01-01","to":"2026-01-02"}`},
+		{"POST", "/idkit.v1.IDService/Bounds", "application/json", `{"generator":"sessions","at":"-1"}`},
+		{"POST", "/idkit.v1.IDService/Decode", "application/json", `{"generator":"hidden","id":"5"}`},
 	} {
 		f.Add(s.method, s.target, s.ct, []byte(s.body))
 	}
