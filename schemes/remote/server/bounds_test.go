@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -427,5 +429,37 @@ func TestPlainDecodeAndBounds(t *testing.T) {
 		if status != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("GET %s: %d %q; want %d with %q", tc.path, status, body, tc.status, tc.want)
 		}
+	}
+}
+
+// TestServiceDocExamples runs the curl commands of docs/service.md that take IDs apart and
+// bound time ranges against a server with the same layouts, and checks the answers printed
+// under them byte for byte.
+func TestServiceDocExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "service.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, server.Config{Generators: []server.Generator{
+		{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"}, // the doc's orders lease their node: same layout
+		{Name: "sessions", Spec: "ulid"},
+	}})
+	lines := strings.Split(string(doc), "\n")
+	const prompt = "$ curl -s '127.0.0.1:7070"
+	ran := 0
+	for i, line := range lines {
+		path, ok := strings.CutPrefix(line, prompt)
+		if !ok || i+1 == len(lines) || !(strings.HasPrefix(path, "/v1/bounds/") || strings.HasPrefix(path, "/v1/decode/")) {
+			continue
+		}
+		path = strings.TrimSuffix(path, "'")
+		body, status := plainGet(t, r, path)
+		if status != 200 || strings.TrimSuffix(body, "\n") != lines[i+1] {
+			t.Errorf("docs/service.md line %d: GET %s answers %d\n%s\nthe doc shows\n%s", i+1, path, status, body, lines[i+1])
+		}
+		ran++
+	}
+	if ran != 3 {
+		t.Errorf("ran %d examples of docs/service.md; want its 3 (bounds, bounds at, decode)", ran)
 	}
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -93,7 +95,7 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 }
 
 // httpDecode serves GET /v1/decode/{generator}/{id}: the Decode RPC for shells, its answer as
-// the Connect protocol's JSON (protojson, the same fields), its errors as one line of text with
+// the Connect protocol's JSON (protojson, the same fields; see jsonReply), its errors as one line of text with
 // the status their code maps to. It takes no query parameters.
 func (s *Server) httpDecode(w http.ResponseWriter, r *http.Request) {
 	start := s.m.now()
@@ -168,13 +170,20 @@ func readQuery(r *http.Request, known []string) (map[string]string, error) {
 	return out, nil
 }
 
-// jsonReply writes msg as the Connect protocol's JSON encodes it.
+// jsonReply writes msg as the Connect protocol's JSON encodes it (protojson), with two
+// differences for shell scripts: fields at their zero value are written too (a layout field
+// of 0 reads "value":"0", not a missing key), and the answer is one line without blanks
+// (protojson varies its spacing from build to build, which a diff should not see).
 func jsonReply(w http.ResponseWriter, msg proto.Message) connect.Code {
-	b, err := protojson.Marshal(msg)
+	raw, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg)
+	var buf bytes.Buffer
+	if err == nil {
+		err = json.Compact(&buf, raw)
+	}
 	if err != nil {
 		return httpError(w, connect.NewError(connect.CodeInternal, fmt.Errorf("encoding the answer: %w", err)))
 	}
-	b = append(b, '\n')
+	b := append(buf.Bytes(), '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Write(b)

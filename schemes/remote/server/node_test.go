@@ -33,6 +33,7 @@ type nodeResult struct {
 	DistinctText int      `json:"distinct_text"`
 	Mismatched   int      `json:"mismatched"`       // String(number) is not the ID's text
 	MismatchedV  int      `json:"mismatched_value"` // the number's exact value is not the ID
+	Multiples256 bool     `json:"multiples_of_256"` // every number is a multiple of 256
 	Example      struct {
 		ID     string `json:"id"`
 		Number string `json:"number"`
@@ -171,6 +172,9 @@ func TestNodeClients(t *testing.T) {
 	}
 	t.Logf("grpc-js with longs: Number: %d Snowflake IDs (%d distinct) became %d distinct numbers; %d print as another ID, %d hold another value (e.g. %s became %s)",
 		rounding.N, rounding.DistinctText, rounding.Distinct, rounding.Mismatched, rounding.MismatchedV, rounding.Example.ID, rounding.Example.Number)
+	if !rounding.Multiples256 {
+		t.Errorf("longs: Number gave numbers that are not multiples of 256: docs/service.md says twitter-layout IDs round to them")
+	}
 	if rounding.N != 1000 || rounding.DistinctText != 1000 || rounding.Distinct >= rounding.N || rounding.Mismatched == 0 || rounding.MismatchedV == 0 {
 		t.Errorf("longs: Number kept the IDs apart (%d numbers for %d IDs, %d mismatched): docs/service.md says it rounds them", rounding.Distinct, rounding.N, rounding.Mismatched)
 	}

@@ -129,6 +129,8 @@ async function rounding(addr) {
       distinct_text: new Set(res.text).size,
       mismatched,
       mismatched_value: mismatchedValue,
+      // Numbers from 2^60 to 2^61 (twitter-layout IDs of today) are 256 apart.
+      multiples_of_256: nums.every((v) => BigInt(v) % 256n === 0n),
       example: { id: res.text[i], number: String(nums[i]) },
     };
   } finally {
