@@ -34,7 +34,7 @@ type NextRequest struct {
 	// count is how many IDs to return, from 1 to the server's limit (default 10,000). Zero
 	// is refused rather than read as 1, so that a client that forgot it hears about it.
 	Count uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
-	// text asks for the canonical text of each ID as well.
+	// text asks for the text of each ID as well (see NextResponse.text).
 	Text          bool `protobuf:"varint,3,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -98,8 +98,11 @@ type NextResponse struct {
 	Ids64 []uint64 `protobuf:"fixed64,1,rep,packed,name=ids64,proto3" json:"ids64,omitempty"`
 	// ids128 holds 128-bit IDs (ULID, UUID), 16 bytes each, big-endian as the format defines.
 	Ids128 [][]byte `protobuf:"bytes,2,rep,name=ids128,proto3" json:"ids128,omitempty"`
-	// text holds the canonical text of each ID when the request asked for it: decimal for
-	// 64-bit IDs, Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs.
+	// text holds the text of each ID when the request asked for it: its canonical text (decimal
+	// for 64-bit IDs, Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs), or, for a generator
+	// whose spec sets prefix= or mask= (or the typeid scheme), its public text: TypeID-style with
+	// the prefix ("user_01h455vb4pex5vsknk084sn02q"), masked. ids64 and ids128 always hold the
+	// stored form, the value a database column holds.
 	Text          []string `protobuf:"bytes,3,rep,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -160,7 +163,7 @@ func (x *NextResponse) GetText() []string {
 type DecodeRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Generator string                 `protobuf:"bytes,1,opt,name=generator,proto3" json:"generator,omitempty"`
-	// id is the ID's canonical text.
+	// id is the ID's text as Next writes it: the generator's public text.
 	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
