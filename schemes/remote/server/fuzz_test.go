@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/server"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // FuzzHandler sends arbitrary methods, paths, content types and bodies to the service's
@@ -88,6 +91,18 @@ func FuzzHandler(f *testing.F) {
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
 			t.Fatalf("%s %s (%s) %q: status %d %q", method, target, ct, body, rec.Code, rec.Body.String())
+		}
+		if rec.Code == http.StatusOK && strings.HasPrefix(req.URL.Path, "/v1/bounds/") {
+			// A range's bounds are IDs of the scheme, in order.
+			var b v1.BoundsResponse
+			if err := protojson.Unmarshal(rec.Body.Bytes(), &b); err != nil {
+				t.Fatalf("GET %s: answer %q: %v", target, rec.Body, err)
+			}
+			lo, err1 := idkit.Parse(b.LoText)
+			hi, err2 := idkit.Parse(b.HiText)
+			if err1 != nil || err2 != nil || idkit.Compare(lo, hi) > 0 {
+				t.Fatalf("GET %s: bounds %s..%s (%v %v)", target, b.LoText, b.HiText, err1, err2)
+			}
 		}
 		if rec.Code >= 400 && rec.Code != 405 && rec.Code != 404 && rec.Code != 415 && rec.Body.Len() == 0 && rec.Header().Get("Grpc-Message") == "" {
 			t.Fatalf("%s %s: status %d with no reason", method, target, rec.Code)
