@@ -28,7 +28,9 @@
 //	                      you trust, or a sidecar that adds TLS)
 //	timeout=5s            deadline of one request
 //	retry_for=10s         how long to retry while the service is UNAVAILABLE or out of reach,
-//	                      with exponential backoff (10 ms doubling to 500 ms, with jitter)
+//	                      with exponential backoff (10 ms doubling to 500 ms, with jitter);
+//	                      an answer no retry can change (HTTP 415 or 405, an HTML page other
+//	                      than a proxy's 429/502/503/504) fails at once with ErrRefused
 //	max_count=10000       the largest batch one request asks for (the server's limit)
 //
 // The scheme is a Batcher (NextBatch asks for the whole batch in one request, a chunk of
@@ -63,6 +65,13 @@ import (
 // ErrUnavailable reports a service that stayed out of reach (or answered UNAVAILABLE) for the
 // whole retry_for period.
 var ErrUnavailable = errors.New("remote: service unavailable")
+
+// ErrRefused reports an answer that no retry can change: the address does not take the
+// protocol or method (HTTP 415 or 405), or answered with an HTML page, as a proxy, load
+// balancer or login portal in front of the service does, with a status other than the ones a
+// proxy sends while the service is away (429, 502, 503, 504, which are retried). The error
+// names the status and the content type; it is returned after the first such answer.
+var ErrRefused = errors.New("remote: the address answered with something no retry can change")
 
 var errClosed = errors.New("remote: scheme closed")
 
@@ -360,6 +369,12 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("remote: %s: %w", s.cfg.Addr, ctx.Err())
+		}
+		if rerr := grpcRefusal(s.cfg.Addr, err); rerr != nil {
+			err = rerr
+		}
+		if refused(err) { // the error names the address
+			return fmt.Errorf("remote: generator %q: %w", s.cfg.Generator, err)
 		}
 		if !transient(err) {
 			return fmt.Errorf("remote: %s generator %q: %w", s.cfg.Addr, s.cfg.Generator, err)
