@@ -146,11 +146,10 @@ type Snowflake struct {
 	refresh  atomic.Bool   // a background mark save is running
 	markMu   sync.Mutex    // serialises mark saves
 	closed   atomic.Bool   // set by Close; a save that finds it set writes nothing
-	bgMu     sync.Mutex    // orders starting a background save with Close
-	bg       sync.WaitGroup
-	closing  context.Context // ends with Close: cuts mark saves short; nil without marks
-	cancel   context.CancelFunc
-	clock    Clock // nil: monotonic system clock
+	bgMu     sync.Mutex    // guards bgDone and saveStop, orders them with Close
+	bgDone   chan struct{} // closed when the background save ends; nil: none started
+	saveStop func()        // cancels the save in progress; nil: none
+	clock    Clock         // nil: monotonic system clock
 	start    time.Time
 	startNs  int64 // start - epoch, in ns
 	unitNs   int64
@@ -300,7 +299,6 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 			window = DefaultMarkWindow
 		}
 		g.window = max(1, int64(window)/g.unitNs)
-		g.closing, g.cancel = context.WithCancel(context.Background())
 		lctx, cancel := context.WithTimeout(ctx, defaultMarkTimeout)
 		mark, err := g.marks.LoadMark(lctx)
 		cancel()
@@ -704,16 +702,17 @@ func (g *Snowflake) reserve(ctx context.Context, tick int64) error {
 			if g.closed.Load() {
 				return nil // the caller's compare-and-swap fails on the poisoned state
 			}
-			g.bg.Add(1)
+			done := make(chan struct{})
+			g.bgDone = done
 			go func() {
-				defer g.bg.Done()
+				defer close(done)
 				defer g.refresh.Store(false)
 				g.markMu.Lock()
 				defer g.markMu.Unlock()
 				// A failure here is retried synchronously when the window is used up, and
 				// reported then. The save outlives the caller that started it, so it does
 				// not use the caller's context; Close cuts it short and waits for it.
-				_ = g.saveLocked(g.closing, tick)
+				_ = g.saveLocked(context.Background(), tick)
 			}()
 		}
 		return nil
@@ -732,12 +731,17 @@ func (g *Snowflake) saveLocked(ctx context.Context, tick int64) error {
 	if upto <= g.hard.Load() {
 		return nil
 	}
-	if g.closed.Load() {
-		return g.closedErr()
-	}
 	ctx, cancel := context.WithTimeout(ctx, defaultMarkTimeout)
 	defer cancel()
-	defer context.AfterFunc(g.closing, cancel)()
+	// Close cancels the save through saveStop; one that finds closed set writes nothing.
+	g.bgMu.Lock()
+	if g.closed.Load() {
+		g.bgMu.Unlock()
+		return g.closedErr()
+	}
+	g.saveStop = cancel
+	g.bgMu.Unlock()
+	defer g.clearSaveStop()
 	if err := g.marks.SaveMark(ctx, g.layout.TickTime(upto)); err != nil {
 		if g.closed.Load() {
 			return g.closedErr()
@@ -759,24 +763,34 @@ func (g *Snowflake) saveLocked(ctx context.Context, tick int64) error {
 // neither runs nor writes to its MarkStore; the caller may then close what the store uses.
 // A second Close does nothing. It always returns nil.
 func (g *Snowflake) Close() error {
+	err := g.closedErr()
 	g.bgMu.Lock()
 	if g.closed.Swap(true) {
 		g.bgMu.Unlock()
 		return nil
 	}
-	g.bgMu.Unlock()
-	err := g.closedErr()
 	g.stopped.Store(&err) // wins over a fence's stop: the generator is closed whatever else
 	g.state.Store(poisoned)
-	if g.cancel != nil {
-		g.cancel()
+	if g.saveStop != nil {
+		g.saveStop()
 	}
-	g.bg.Wait()
-	// A synchronous save of a call in progress holds markMu; wait for it to end (Close's
-	// cancel cut it short). Later saves find closed set and write nothing.
+	done := g.bgDone
+	g.bgMu.Unlock()
+	if done != nil {
+		<-done
+	}
+	// A synchronous save of a call in progress holds markMu; wait for it to end (saveStop cut
+	// it short). Later saves find closed set and write nothing.
 	g.markMu.Lock()
 	g.markMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
 	return nil
+}
+
+// clearSaveStop forgets the cancel function of the save that ends.
+func (g *Snowflake) clearSaveStop() {
+	g.bgMu.Lock()
+	g.saveStop = nil
+	g.bgMu.Unlock()
 }
 
 // closedErr is the error of every call after Close.
