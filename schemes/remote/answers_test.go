@@ -81,3 +81,26 @@ func TestFinalAnswers(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// ExampleErrRefused: an address that answers with a proxy's HTML page (or 415, 405) is not the
+// service, and no retry will change that: Dial fails at once, naming the status and content
+// type, instead of retrying until retry_for ends.
+func ExampleErrRefused() {
+	portal := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintln(w, "<html><body>Please sign in</body></html>")
+	}))
+	portal.Config.Protocols = new(http.Protocols)
+	portal.Config.Protocols.SetHTTP1(true)
+	portal.Config.Protocols.SetUnencryptedHTTP2(true)
+	portal.Start()
+	defer portal.Close()
+	addr := strings.TrimPrefix(portal.URL, "http://")
+	start := time.Now()
+	_, err := remote.Dial(context.Background(), remote.Config{Addr: addr, Generator: "orders", Protocol: "connect", RetryFor: time.Minute})
+	fmt.Println(errors.Is(err, remote.ErrRefused), time.Since(start) < 10*time.Second)
+	fmt.Println(strings.Replace(err.Error(), addr, "ADDR", 1))
+	// Output:
+	// true true
+	// remote: generator "orders": failed_precondition: remote: the address answered with something no retry can change: ADDR answered HTTP 200 OK with content type "text/html": an HTML page, from a proxy, load balancer or portal rather than the service
+}
