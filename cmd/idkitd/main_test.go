@@ -34,6 +34,7 @@ func TestParseArgs(t *testing.T) {
 	badDelay := write("bad-delay.toml", "shutdown_delay = \"-2s\"\n[generators]\na = \"ulid\"\n")
 	unknown := write("unknown.toml", "listn = \"x\"\n[generators]\na = \"ulid\"\n")
 	broken := write("broken.toml", "[generators\n")
+	unmask := write("unmask.toml", "allow_unmask = true\n[generators]\na = \"ulid\"\n")
 	tokens := write("tokens", "# comment\n\nsecret-one\n")
 	for _, tc := range []struct {
 		name string
@@ -60,6 +61,10 @@ func TestParseArgs(t *testing.T) {
 		{"negative delay in the file", []string{"--config", badDelay}, `shutdown_delay = "-2s": want 0 (none)`},
 		{"zero drain", []string{"--gen", "a=ulid", "--drain-timeout", "0s"}, "--drain-timeout 0s: want a positive duration"},
 		{"negative streams", []string{"--gen", "a=ulid", "--max-streams", "-1"}, "max streams -1"},
+		{"masked IDs stay masked", []string{"--gen", "a=ulid"}, "unmask=false"},
+		{"allow unmask", []string{"--gen", "a=ulid", "--allow-unmask"}, "unmask=true"},
+		{"allow unmask in the file", []string{"--config", unmask}, "unmask=true"},
+		{"file's unmask overridden", []string{"--config", unmask, "--allow-unmask=false"}, "unmask=false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _, err := parseArgs(io.Discard, tc.args)
@@ -78,7 +83,7 @@ func TestParseArgs(t *testing.T) {
 				if len(cfg.Tokens) > 0 {
 					got += " tokens=" + strconv.Itoa(len(cfg.Tokens))
 				}
-				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout)
+				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v unmask=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout, cfg.AllowUnmask)
 			}
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("got %q, want %q", got, tc.want)
