@@ -441,9 +441,20 @@ func TestNodeMarksClose(t *testing.T) {
 	if err := s.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A save that was under way must be over: nothing changes in the directory from now on
+	// (the test's TempDir cleanup, like a successor, must not race a late write).
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	time.Sleep(50 * time.Millisecond)
+	after, err := os.ReadFile(path)
+	if err != nil || string(after) != string(before) {
+		t.Errorf("mark file changed after Close: %q, then %q (%v)", before, after, err)
+	}
+	if now, _ := os.ReadDir(dir); len(ents) != 1 || len(now) != 1 {
+		t.Errorf("%d, then %d files in the mark directory after Close; want the mark file alone", len(ents), len(now))
 	}
 	if id, err := s.Next(); !errors.Is(err, schemes.ErrClosed) {
 		t.Errorf("Next after Close = %v, %v; want an error wrapping schemes.ErrClosed", id, err)
@@ -451,12 +462,7 @@ func TestNodeMarksClose(t *testing.T) {
 	if err := s.(idkit.Batcher).NextBatch(make([]idkit.ID, 3)); !errors.Is(err, schemes.ErrClosed) {
 		t.Errorf("NextBatch after Close = %v; want an error wrapping schemes.ErrClosed", err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	after, err := os.ReadFile(path)
-	if err != nil || string(after) != string(before) {
-		t.Errorf("mark file changed after Close: %q, then %q (%v)", before, after, err)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("%d files in the mark directory after Close, want the mark file alone", len(ents))
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+		t.Errorf("mark file changed by calls after Close: %q, then %q (%v)", before, after, err)
 	}
 }
