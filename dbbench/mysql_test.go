@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -372,13 +373,27 @@ func FuzzParseMySQLURL(f *testing.F) {
 		f.Add(tt.in, "pw")
 	}
 	f.Fuzz(func(t *testing.T, rest, password string) {
-		if len(password) < 4 || strings.ContainsAny(password, "@/?#") {
+		// A quote or backslash could be the message's own quoting (%q) next to other text.
+		if len(password) < 4 || strings.ContainsAny(password, "@/?#\"\\") {
 			return
 		}
 		in := "mysql://u:" + password + "@" + rest
 		_, err := dbbench.ParseMySQLURL(in)
 		if err != nil && strings.Contains(err.Error(), password) && !strings.Contains(rest, password) {
 			t.Errorf("error shows the password %q: %v", password, err)
+		}
+		// What it accepts has a query that parses whole, each key once.
+		if _, q, ok := strings.Cut(rest, "?"); err == nil && ok {
+			q, _, _ = strings.Cut(q, "#")
+			vs, perr := url.ParseQuery(q)
+			if perr != nil {
+				t.Errorf("ParseMySQLURL(%q) accepted a query net/url cannot read whole: %v", in, perr)
+			}
+			for k, v := range vs {
+				if len(v) > 1 {
+					t.Errorf("ParseMySQLURL(%q) accepted %q given %d times", in, k, len(v))
+				}
+			}
 		}
 	})
 }
