@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
@@ -61,6 +62,7 @@ func (s *Server) grpcServer(tlsCfg *tls.Config) *grpc.Server {
 	}
 	register(gs, &ids, grpcService{s: s})
 	register(gs, &healthpb.Health_ServiceDesc, grpcHealth{s: s})
+	reflection.Register(gs) // v1 and v1alpha, listing the services above and itself
 	return gs
 }
 
@@ -233,6 +235,10 @@ func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest)
 		}
 	}
 	return grpcResult(msg, err)
+}
+
+func (h grpcHealth) List(context.Context, *healthpb.HealthListRequest) (*healthpb.HealthListResponse, error) {
+	return h.s.healthList(), nil
 }
 
 func (h grpcHealth) Watch(req *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {

@@ -575,6 +575,9 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(path, h)
 	hpath, hh := newHealthHandler(s, connect.WithReadMaxBytes(s.cfg.MaxRequestBytes))
 	mux.Handle(hpath, hh)
+	for path, h := range newReflectHandlers(connect.WithReadMaxBytes(s.cfg.MaxRequestBytes)) {
+		mux.Handle(path, h)
+	}
 	mux.HandleFunc("GET /v1/next/{generator}", s.httpNext)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { textReply(w, http.StatusOK, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -585,7 +588,7 @@ func (s *Server) routes() http.Handler {
 		textReply(w, http.StatusOK, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true},
+	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true, hpath + "List": true},
 		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
