@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/encoding/gzip" // registers gzip: requests may be compressed
 	protoenc "google.golang.org/grpc/encoding/proto"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -49,6 +50,7 @@ func (s *Server) grpcServer(tlsCfg *tls.Config) *grpc.Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.cfg.IdleTimeout}),
 		grpc.InTapHandle(s.grpcAuth),
 		grpc.UnaryInterceptor(s.grpcObserve),
+		grpc.StreamInterceptor(s.grpcStreamCompression),
 		// Long-lived workers instead of a goroutine per request: a new goroutine's stack grows
 		// (copied, ~2 µs) on the way down to the generator on every request.
 		grpc.NumStreamWorkers(uint32(4*runtime.GOMAXPROCS(0))),
@@ -196,11 +198,36 @@ func (s *Server) grpcObserve(ctx context.Context, req any, info *grpc.UnaryServe
 	if ids {
 		grpc.SetHeader(ctx, noStoreMD)
 	}
+	s.sendCompression(ctx)
 	res, err := handler(ctx, req)
 	if ids {
 		s.m.observe(m, connect.Code(status.Code(err)), start)
 	}
 	return res, err
+}
+
+// sendCompression picks how grpc-go compresses an answer. It would answer a gzip request with
+// gzip, whatever the answer's size; idkitd answers uncompressed unless Config.CompressResponses
+// is set, and then compresses for every client that accepts gzip.
+func (s *Server) sendCompression(ctx context.Context) {
+	if s.cfg.CompressResponses {
+		_ = grpc.SetSendCompressor(ctx, gzip.Name) // refused for a client that does not take gzip
+		return
+	}
+	// grpc-go's stream says how the request came; only a compressed one needs telling, which
+	// saves a grpc-encoding header on every other answer.
+	if st, ok := grpc.ServerTransportStreamFromContext(ctx).(interface{ RecvCompress() string }); ok {
+		if rc := st.RecvCompress(); rc == "" || rc == encoding.Identity {
+			return
+		}
+	}
+	_ = grpc.SetSendCompressor(ctx, encoding.Identity)
+}
+
+// grpcStreamCompression applies sendCompression to the streams (health Watch, reflection).
+func (s *Server) grpcStreamCompression(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	s.sendCompression(ss.Context())
+	return handler(srv, ss)
 }
 
 // grpcService is the IDService for grpc-go.
