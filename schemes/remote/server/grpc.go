@@ -177,7 +177,7 @@ func (s *Server) grpcAuth(ctx context.Context, info *tap.Info) (context.Context,
 	if v := info.Header.Get("authorization"); len(v) > 0 {
 		auth = v[0]
 	}
-	if !s.tokenOK(auth) {
+	if !tokenOK(auth, s.cfg.Tokens) {
 		return nil, status.Error(codes.Unauthenticated, unauthenticatedMsg)
 	}
 	return ctx, nil

@@ -108,6 +108,10 @@ type Config struct {
 	// Authorization header. /healthz, /readyz and the gRPC health service stay open for
 	// probes.
 	Tokens []string
+	// MetricsTokens, when not empty, are the bearer tokens a scrape of /metrics must carry
+	// instead of one of Tokens, so that a scraper's credential cannot issue IDs; otherwise
+	// /metrics takes Tokens like every other path.
+	MetricsTokens []string
 	// ReadHeaderTimeout bounds reading a request's headers (and the TLS handshake),
 	// IdleTimeout an idle connection, and WriteTimeout a write to a connection that makes no
 	// progress (a client that stopped reading), after which the connection is closed.
@@ -285,6 +289,11 @@ func (c *Config) fill() error {
 	for i, t := range c.Tokens {
 		if strings.TrimSpace(t) == "" {
 			return fmt.Errorf("%w: token %d is empty", ErrConfig, i+1)
+		}
+	}
+	for i, t := range c.MetricsTokens {
+		if strings.TrimSpace(t) == "" {
+			return fmt.Errorf("%w: metrics token %d is empty", ErrConfig, i+1)
 		}
 	}
 	if c.Logger == nil {
@@ -651,7 +660,11 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 			w = &tooLargeWriter{ResponseWriter: w, body: body}
 		}
 	}
-	if len(a.s.cfg.Tokens) > 0 && !a.open[r.URL.Path] && !a.s.authorized(r) {
+	toks := a.s.cfg.Tokens
+	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
+		toks = a.s.cfg.MetricsTokens
+	}
+	if len(toks) > 0 && !a.open[r.URL.Path] && !tokenOK(r.Header.Get("Authorization"), toks) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
 		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
 		return w, r, nil, false
@@ -729,18 +742,16 @@ func isGRPC(ct string) bool {
 	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }
 
-// authorized reports whether r carries one of the configured bearer tokens.
-func (s *Server) authorized(r *http.Request) bool { return s.tokenOK(r.Header.Get("Authorization")) }
-
-// tokenOK reports whether an Authorization header value is "Bearer " and one of the configured
-// tokens, comparing in constant time.
-func (s *Server) tokenOK(auth string) bool {
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
+// tokenOK reports whether an Authorization header value is "Bearer " (the scheme in any case,
+// as RFC 7235 has it) and one of toks, comparing in constant time.
+func tokenOK(auth string, toks []string) bool {
+	const scheme = "bearer "
+	if len(auth) <= len(scheme) || !strings.EqualFold(auth[:len(scheme)], scheme) {
 		return false
 	}
+	tok := strings.TrimLeft(auth[len(scheme):], " ")
 	good := 0
-	for _, t := range s.cfg.Tokens {
+	for _, t := range toks {
 		good |= subtle.ConstantTimeCompare([]byte(tok), []byte(t))
 	}
 	return good == 1
