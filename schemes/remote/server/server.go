@@ -122,6 +122,10 @@ type Config struct {
 	ShutdownDelay time.Duration
 	// DrainTimeout bounds the wait for in-flight requests once it stops accepting.
 	DrainTimeout time.Duration
+	// CORSOrigins are the origins (https://app.example.com, https://*.example.com, or "*")
+	// whose pages may call the service from a browser with gRPC-Web, Connect or fetch(); the
+	// server answers their CORS preflights. Empty, the default, allows none.
+	CORSOrigins []string
 	// CompressResponses compresses answers with gzip for clients that accept it (gRPC's
 	// grpc-accept-encoding, Connect's Accept-Encoding). Off, answers go uncompressed whatever
 	// the client advertises; compressed requests are accepted either way.
@@ -289,6 +293,11 @@ func (c *Config) fill() error {
 	for i, t := range c.Tokens {
 		if strings.TrimSpace(t) == "" {
 			return fmt.Errorf("%w: token %d is empty", ErrConfig, i+1)
+		}
+	}
+	for _, o := range c.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			return err
 		}
 	}
 	for i, t := range c.MetricsTokens {
@@ -608,7 +617,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true, hpath + "List": true},
 		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
 		// request does below here grows the handler goroutine's stack, and growing it costs.
 		w, r, h, ok := a.admit(w, r)
@@ -619,7 +628,7 @@ func (s *Server) routes() http.Handler {
 			defer h.release() // the answer has been written (or the stream is gone)
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // admission is what the handler checks before a request reaches the mux.
