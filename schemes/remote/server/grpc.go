@@ -127,7 +127,14 @@ func (c heldCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.NewBuffer(&out, &releaseOnFree{b: h.b, n: keep})}, nil
 }
 
-func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+// Unmarshal says which message a request should have been when it is not one (decodeError).
+func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := c.proto.Unmarshal(data, v)
+	if m, ok := v.(proto.Message); ok && err != nil {
+		return decodeError(m, "protobuf binary", err)
+	}
+	return err
+}
 
 func (c heldCodec) Name() string { return c.proto.Name() }
 

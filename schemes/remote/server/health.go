@@ -65,7 +65,8 @@ func (s *Server) healthList() *healthpb.HealthListResponse {
 	return out
 }
 
-func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Handler) {
+// newHealthHandlers returns the health service's Connect handlers by path.
+func newHealthHandlers(s *Server, opts ...connect.HandlerOption) map[string]http.Handler {
 	check := connect.NewUnaryHandler(healthPath+"Check", func(_ context.Context, req *connect.Request[healthpb.HealthCheckRequest]) (*connect.Response[healthpb.HealthCheckResponse], error) {
 		msg, err := s.health(req.Msg)
 		if err != nil {
@@ -83,9 +84,5 @@ func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Ha
 	list := connect.NewUnaryHandler(healthPath+"List", func(context.Context, *connect.Request[healthpb.HealthListRequest]) (*connect.Response[healthpb.HealthListResponse], error) {
 		return connect.NewResponse(s.healthList()), nil
 	}, opts...)
-	mux := http.NewServeMux()
-	mux.Handle(healthPath+"Check", check)
-	mux.Handle(healthPath+"List", list)
-	mux.Handle(healthPath+"Watch", watch)
-	return healthPath, mux
+	return map[string]http.Handler{healthPath + "Check": check, healthPath + "List": list, healthPath + "Watch": watch}
 }

@@ -591,19 +591,27 @@ func (s *Server) routes() http.Handler {
 	// Config.CompressResponses says otherwise, since compressing a batch of IDs costs more CPU
 	// than the bytes it saves on the networks a service like this runs on (it tripled the cost
 	// of a batch of 1,000), and most clients advertise gzip on every call.
-	common := []connect.HandlerOption{connect.WithReadMaxBytes(s.cfg.MaxRequestBytes)}
+	common := append(codecOptions(), connect.WithReadMaxBytes(s.cfg.MaxRequestBytes))
 	if !s.cfg.CompressResponses {
 		common = append(common, connect.WithCompressMinBytes(math.MaxInt))
 	}
 	opts := append(slices.Clip(common),
 		connect.WithInterceptors(s.m.interceptor()), // times each RPC and redacts its error
 	)
-	path, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
-	mux.Handle(path, h)
-	hpath, hh := newHealthHandler(s, common...)
-	mux.Handle(hpath, hh)
+	// Each RPC at its own path, so that an unknown method falls through to notFound.
+	_, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
+	for _, p := range idServiceProcedures() {
+		mux.Handle(p, h)
+	}
+	for path, h := range newHealthHandlers(s, common...) {
+		mux.Handle(path, h)
+	}
 	for path, h := range newReflectHandlers(common...) {
 		mux.Handle(path, h)
+	}
+	mux.HandleFunc("/", s.notFound)
+	for _, p := range []string{"/v1/next/{generator}", "/healthz", "/readyz", "/metrics"} {
+		mux.HandleFunc(p, getOnly) // any other method: 405, not notFound's 404
 	}
 	mux.HandleFunc("GET /v1/next/{generator}", s.httpNext)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { textReply(w, http.StatusOK, "ok") })
@@ -615,7 +623,7 @@ func (s *Server) routes() http.Handler {
 		textReply(w, http.StatusOK, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true, hpath + "List": true},
+	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, healthPath + "Check": true, healthPath + "Watch": true, healthPath + "List": true},
 		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
 	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
@@ -676,6 +684,10 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 	if len(toks) > 0 && !a.open[r.URL.Path] && !tokenOK(r.Header.Get("Authorization"), toks) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
 		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
+		return w, r, nil, false
+	}
+	if r.Method == http.MethodPost && !rpcContentType(r.Header.Get("Content-Type")) && isRPCPath(r.URL.Path) {
+		badContentType(w, r.Header.Get("Content-Type"))
 		return w, r, nil, false
 	}
 	var h *held
