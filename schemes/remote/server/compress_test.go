@@ -15,7 +15,9 @@ import (
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	grpcgzip "google.golang.org/grpc/encoding/gzip"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -151,6 +153,22 @@ func TestCompressedStockGRPC(t *testing.T) {
 			res, err := v1.NewIDServiceClient(stockAt(t, st.addr)).Next(ctx, &v1.NextRequest{Generator: "orders", Count: 100}, grpc.UseCompressor(grpcgzip.Name))
 			if err != nil || len(res.Ids64) != 100 {
 				t.Fatalf("Next with gzip: %v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestCompressedTooLarge: the request limit holds for the message once decompressed, so a
+// small gzip body that inflates past it is refused on both listeners.
+func TestCompressedTooLarge(t *testing.T) {
+	r := start(t, twoGens())
+	for _, st := range stacks(r) {
+		t.Run(st.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := v1.NewIDServiceClient(stockAt(t, st.addr)).Next(ctx, &v1.NextRequest{Generator: strings.Repeat("a", 1<<20), Count: 1}, grpc.UseCompressor(grpcgzip.Name))
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Fatalf("1 MiB message in a small gzip body: %v, want ResourceExhausted", err)
 			}
 		})
 	}

@@ -202,3 +202,37 @@ func getOnly(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", "GET, HEAD")
 	textReply(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: use GET", r.Method, cut(r.URL.Path)))
 }
+
+// reasonWriter adds a line of text to the answers that Connect's handlers send without a
+// body: 415 for a content type that is not the method's protocol's (the Connect streaming form
+// on a unary RPC, or a GET's), 405 for a GET of an RPC Connect serves by POST only, and 505 for
+// a bidirectional stream (reflection) over HTTP/1.1.
+type reasonWriter struct {
+	http.ResponseWriter
+	r *http.Request
+}
+
+func (w *reasonWriter) WriteHeader(code int) {
+	var reason string
+	switch code {
+	case http.StatusUnsupportedMediaType:
+		reason = fmt.Sprintf("%s with Content-Type %q: send a POST with %s", w.r.Method, cut(w.r.Header.Get("Content-Type")), rpcContentTypes)
+	case http.StatusMethodNotAllowed:
+		reason = fmt.Sprintf("%s %s: send a POST with %s (Connect takes GET only for RPCs without side effects, with ?encoding=json&message=…)", w.r.Method, cut(w.r.URL.Path), rpcContentTypes)
+	case http.StatusHTTPVersionNotSupported:
+		reason = "this RPC is a bidirectional stream: it needs HTTP/2 (h2c, or TLS with ALPN)"
+	default:
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	textReply(w.ResponseWriter, code, reason)
+}
+
+// Flush and Unwrap keep the writer's optional interfaces reachable (streams need Flush).
+func (w *reasonWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *reasonWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

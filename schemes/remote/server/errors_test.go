@@ -64,6 +64,10 @@ func TestReadableErrorsHTTP(t *testing.T) {
 			[]string{`"unimplemented"`}},
 		{"unknown path, plain", "GET", "/v1/nxet/orders", "", ``, 404, "text/plain",
 			[]string{"GET /v1/nxet/orders is not served here", "/v1/next/{generator}"}},
+		{"GET of an RPC served by POST", "GET", next, "", ``, 405, "text/plain",
+			[]string{"send a POST with application/json"}},
+		{"Connect streaming form on a unary RPC", "POST", next, "application/connect+json", "\x00\x00\x00\x00\x02{}", 415, "text/plain",
+			[]string{`Content-Type "application/connect+json"`}},
 		{"plain endpoint, wrong method", "POST", "/v1/next/orders", "", ``, 405, "text/plain",
 			[]string{"use GET"}},
 	} {

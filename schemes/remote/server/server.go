@@ -686,9 +686,17 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
 		return w, r, nil, false
 	}
-	if r.Method == http.MethodPost && !rpcContentType(r.Header.Get("Content-Type")) && isRPCPath(r.URL.Path) {
-		badContentType(w, r.Header.Get("Content-Type"))
-		return w, r, nil, false
+	if isRPCPath(r.URL.Path) {
+		ct := r.Header.Get("Content-Type")
+		if r.Method == http.MethodPost && !rpcContentType(ct) {
+			badContentType(w, ct)
+			return w, r, nil, false
+		}
+		// The usual calls (gRPC, Connect unary) keep w; the rest get reasons with Connect's
+		// empty refusals.
+		if r.Method != http.MethodPost || r.ProtoMajor < 2 || ct != "application/grpc" && ct != "application/proto" && ct != "application/json" {
+			w = &reasonWriter{ResponseWriter: w, r: r}
+		}
 	}
 	var h *held
 	if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
