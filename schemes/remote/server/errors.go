@@ -142,7 +142,7 @@ func (jsonCodec) IsBinary() bool { return false }
 
 // rpcContentTypes is what a POST to an RPC may carry, as the answer to one that carries none
 // of them says.
-const rpcContentTypes = "application/json (the Connect protocol in JSON, as curl and fetch() send it), " +
+const rpcContentTypes = "application/json (Connect JSON: curl -H 'Content-Type: application/json'), " +
 	"application/proto (Connect, binary), application/grpc (gRPC) or application/grpc-web+proto (gRPC-Web)"
 
 // rpcContentType reports whether a request's content type is one of the protocols' (gRPC,
