@@ -1,9 +1,9 @@
 // Command idkitd serves idkit's ID generators to clients in any language: gRPC (and gRPC-Web)
 // and the Connect protocol (JSON or binary), plus GET /v1/next/{generator}?n=N for shells,
-// /healthz, /readyz, the gRPC health service and Prometheus metrics at /metrics, all on one
-// port served by net/http with Connect, whatever a connection carries. --grpc-listen adds a
-// second port for gRPC clients alone, served by grpc-go's own server, which costs less CPU per
-// request (see docs/service.md).
+// /healthz, /readyz, the gRPC health and reflection services (grpcurl needs no .proto) and
+// Prometheus metrics at /metrics, all on one port served by net/http with Connect, whatever a
+// connection carries. --grpc-listen adds a second port for gRPC clients alone, served by
+// grpc-go's own server, which costs less CPU per request (see docs/service.md).
 //
 //	idkitd --gen orders=snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders \
 //	       --gen sessions=ulid --listen 127.0.0.1:7070

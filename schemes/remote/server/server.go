@@ -1,7 +1,8 @@
 // Package server is the idkit ID service as a library: named generators (any spec idkit.New
 // accepts) served over gRPC, gRPC-Web and the Connect protocol (binary or JSON, from
 // connectrpc.com/connect), a plain GET /v1/next/{generator}?n=N that answers text lines, the
-// gRPC health service, /healthz, /readyz and Prometheus metrics at /metrics.
+// gRPC health and reflection services, /healthz, /readyz and Prometheus metrics at /metrics;
+// CORS for browsers when Config.CORSOrigins allows them.
 //
 // Config.Listen serves all of it with net/http and Connect, on every connection whatever came
 // first on it, so proxies that pool connections and mix requests (Envoy, nginx grpc_pass)
