@@ -223,6 +223,17 @@ func ParseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
+// FormatTime writes t as idkit's tools print times (idbench inspect, idkitd's Decode and
+// Bounds): RFC 3339 in UTC with the milliseconds always shown, 2026-01-01T09:30:26.890Z, and
+// more digits only when t has them (…26.890123Z). Every form it writes is one ParseTime reads.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()%int(time.Millisecond) == 0 {
+		return t.Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
 func parseTime(v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t.UTC(), nil

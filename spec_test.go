@@ -248,5 +248,29 @@ func FuzzParseTime(f *testing.F) {
 		if got.Location() != time.UTC {
 			t.Fatalf("%q: %v is not in UTC", s, got)
 		}
+		if back, err := idkit.ParseTime(idkit.FormatTime(got)); err != nil || !back.Equal(got) {
+			t.Fatalf("%q: FormatTime %q reads back as %v, %v", s, idkit.FormatTime(got), back, err)
+		}
 	})
+}
+
+func TestFormatTime(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   time.Time
+		want string
+	}{
+		{time.Date(2026, 1, 1, 9, 30, 26, 890e6, time.UTC), "2026-01-01T09:30:26.890Z"},
+		{time.Date(2026, 1, 1, 9, 30, 26, 0, time.FixedZone("", 2*3600)), "2026-01-01T07:30:26.000Z"},
+		{time.Date(2026, 1, 1, 9, 30, 26, 890123e3, time.UTC), "2026-01-01T09:30:26.890123Z"},
+		{time.Date(2026, 1, 1, 9, 30, 26, 1, time.UTC), "2026-01-01T09:30:26.000000001Z"},
+	} {
+		got := idkit.FormatTime(tt.in)
+		if got != tt.want {
+			t.Errorf("FormatTime(%v) = %q; want %q", tt.in, got, tt.want)
+		}
+		if back, err := idkit.ParseTime(got); err != nil || !back.Equal(tt.in) {
+			t.Errorf("ParseTime(FormatTime(%v)) = %v, %v", tt.in, back, err)
+		}
+	}
 }

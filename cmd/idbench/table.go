@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idkit/idkit"
 )
 
 // tableBuffer is how many rows a table holds back to size its columns before it starts
@@ -101,15 +103,10 @@ func thousands(v uint64) string {
 	return b.String()
 }
 
-// formatTime writes t in UTC as RFC 3339 with at least millisecond fractions, so that every
-// time has a fractional part ("2022-02-22T19:22:22.000Z") and finer units keep their digits.
-func formatTime(t time.Time) string {
-	t = t.UTC()
-	if t.Nanosecond()%int(time.Millisecond) == 0 {
-		return t.Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	return t.Format(time.RFC3339Nano)
-}
+// formatTime writes t as idkit.FormatTime does, as idkitd prints times too: RFC 3339 in UTC
+// with at least millisecond fractions ("2022-02-22T19:22:22.000Z"), finer units keeping their
+// digits.
+func formatTime(t time.Time) string { return idkit.FormatTime(t) }
 
 // formatFloat prints v with the given number of decimals, without trailing zeros: 1.50 → "1.5",
 // 2.00 → "2".

@@ -1,9 +1,10 @@
 // Command idkitd serves idkit's ID generators to clients in any language: gRPC (and gRPC-Web)
-// and the Connect protocol (JSON or binary), plus GET /v1/next/{generator}?n=N for shells,
-// /healthz, /readyz, the gRPC health and reflection services (grpcurl needs no .proto) and
-// Prometheus metrics at /metrics, all on one port served by net/http with Connect, whatever a
-// connection carries. --grpc-listen adds a second port for gRPC clients alone, served by
-// grpc-go's own server, which costs less CPU per request (see docs/service.md).
+// and the Connect protocol (JSON or binary), plus GET /v1/next/{generator}?n=N,
+// /v1/decode/{generator}/{id} and /v1/bounds/{generator}?from=…&to=… for shells, /healthz,
+// /readyz, the gRPC health and reflection services (grpcurl needs no .proto) and Prometheus
+// metrics at /metrics, all on one port served by net/http with Connect, whatever a connection
+// carries. --grpc-listen adds a second port for gRPC clients alone, served by grpc-go's own
+// server, which costs less CPU per request (see docs/service.md).
 //
 //	idkitd --gen orders=snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders \
 //	       --gen sessions=ulid --listen 127.0.0.1:7070
@@ -22,6 +23,7 @@
 //	compress_responses = false          # gzip answers for clients that accept it
 //	shutdown_delay = "5s"
 //	drain_timeout = "10s"
+//	allow_unmask = false                # true: Decode takes masked IDs apart
 //	[generators]
 //	orders = "snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders"
 //	sessions = "ulid"
@@ -31,7 +33,8 @@
 // requests and releases node leases; a second signal ends it at once. Every spec idkit.New
 // accepts works, with the stores idkitd links: lease stores (node=etcd://…, node=postgres://…),
 // segment stores (segment:store=pg://…, mysql://…, redis://…) and remote (an idkitd in front of
-// another).
+// another). A generator whose spec sets prefix= or mask= answers its IDs' text in the public
+// form; Decode of a masked generator needs --allow-unmask.
 package main
 
 import (
@@ -105,11 +108,12 @@ type fileConfig struct {
 	DrainTimeout  string            `toml:"drain_timeout"`
 	WriteTimeout  string            `toml:"write_timeout"`
 	LogFormat     string            `toml:"log_format"`
+	AllowUnmask   bool              `toml:"allow_unmask"`
 	Generators    map[string]string `toml:"generators"`
 }
 
 // fileKeys are the config file's keys, for the error that names an unknown one.
-const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, log_format, [generators]"
+const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, log_format, allow_unmask, [generators]"
 
 // genFlags collects repeated --gen NAME=SPEC.
 type genFlags []server.Generator
@@ -193,6 +197,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		drain         = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for in-flight requests once it stops accepting (default 10s)")
 		writeTimeout  = fs.Duration("write-timeout", 0, "how long a write to a client that stopped reading may stall before its connection is closed (default 30s)")
 		logFormat     = fs.String("log-format", "", "text or json (default text)")
+		allowUnmask   = fs.Bool("allow-unmask", false, "let Decode take apart the IDs of generators with mask= (it reveals the time, node and counts the mask hides)")
 	)
 	fs.Var(&gens, "gen", "a generator `NAME=SPEC`; repeat for more")
 	var origins originFlags
@@ -220,7 +225,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			return server.Config{}, "", usageError{fmt.Errorf("config %s: unknown key %q (known: %s)", *configPath, und[0].String(), fileKeys)}
 		}
 	}
-	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey,
+	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask,
 		CORSOrigins: fc.CORSOrigins, CompressResponses: fc.Compress}
 	names := make([]string, 0, len(fc.Generators))
 	for n := range fc.Generators {
@@ -287,6 +292,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			cfg.WriteTimeout = *writeTimeout
 		case "log-format":
 			format = *logFormat
+		case "allow-unmask":
+			cfg.AllowUnmask = *allowUnmask
 		}
 		switch {
 		case (f.Name == "drain-timeout" || f.Name == "write-timeout") && f.Value.(flag.Getter).Get().(time.Duration) <= 0:

@@ -34,6 +34,7 @@ func TestParseArgs(t *testing.T) {
 	badDelay := write("bad-delay.toml", "shutdown_delay = \"-2s\"\n[generators]\na = \"ulid\"\n")
 	unknown := write("unknown.toml", "listn = \"x\"\n[generators]\na = \"ulid\"\n")
 	broken := write("broken.toml", "[generators\n")
+	unmask := write("unmask.toml", "allow_unmask = true\n[generators]\na = \"ulid\"\n")
 	tokens := write("tokens", "# comment\n\nsecret-one\n")
 	browser := write("browser.toml", "cors_origins = [\"https://a.example\"]\ncompress_responses = true\nmetrics_tokens_file = \""+tokens+"\"\n[generators]\na = \"ulid\"\n")
 	for _, tc := range []struct {
@@ -65,6 +66,10 @@ func TestParseArgs(t *testing.T) {
 		{"scrape tokens from a flag", []string{"--gen", "a=ulid", "--metrics-tokens", tokens}, "cors=[] compress=false metrics=1"},
 		{"empty scrape tokens", []string{"--gen", "a=ulid", "--metrics-tokens", write("empty2", "#\n")}, "holds no token"},
 		{"negative streams", []string{"--gen", "a=ulid", "--max-streams", "-1"}, "max streams -1"},
+		{"masked IDs stay masked", []string{"--gen", "a=ulid"}, "unmask=false"},
+		{"allow unmask", []string{"--gen", "a=ulid", "--allow-unmask"}, "unmask=true"},
+		{"allow unmask in the file", []string{"--config", unmask}, "unmask=true"},
+		{"file's unmask overridden", []string{"--config", unmask, "--allow-unmask=false"}, "unmask=false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _, err := parseArgs(io.Discard, tc.args)
@@ -83,7 +88,7 @@ func TestParseArgs(t *testing.T) {
 				if len(cfg.Tokens) > 0 {
 					got += " tokens=" + strconv.Itoa(len(cfg.Tokens))
 				}
-				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout)
+				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v unmask=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout, cfg.AllowUnmask)
 				got += fmt.Sprintf(" cors=%v compress=%v metrics=%d", cfg.CORSOrigins, cfg.CompressResponses, len(cfg.MetricsTokens))
 			}
 			if !strings.Contains(got, tc.want) {

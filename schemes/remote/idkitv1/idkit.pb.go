@@ -34,7 +34,7 @@ type NextRequest struct {
 	// count is how many IDs to return, from 1 to the server's limit (default 10,000). Zero
 	// is refused rather than read as 1, so that a client that forgot it hears about it.
 	Count uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
-	// text asks for the canonical text of each ID as well.
+	// text asks for the text of each ID as well (see NextResponse.text).
 	Text          bool `protobuf:"varint,3,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -98,8 +98,11 @@ type NextResponse struct {
 	Ids64 []uint64 `protobuf:"fixed64,1,rep,packed,name=ids64,proto3" json:"ids64,omitempty"`
 	// ids128 holds 128-bit IDs (ULID, UUID), 16 bytes each, big-endian as the format defines.
 	Ids128 [][]byte `protobuf:"bytes,2,rep,name=ids128,proto3" json:"ids128,omitempty"`
-	// text holds the canonical text of each ID when the request asked for it: decimal for
-	// 64-bit IDs, Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs.
+	// text holds the text of each ID when the request asked for it: its canonical text (decimal
+	// for 64-bit IDs, Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs), or, for a generator
+	// whose spec sets prefix= or mask= (or the typeid scheme), its public text: TypeID-style with
+	// the prefix ("user_01h455vb4pex5vsknk084sn02q"), masked. ids64 and ids128 always hold the
+	// stored form, the value a database column holds.
 	Text          []string `protobuf:"bytes,3,rep,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -160,7 +163,7 @@ func (x *NextResponse) GetText() []string {
 type DecodeRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Generator string                 `protobuf:"bytes,1,opt,name=generator,proto3" json:"generator,omitempty"`
-	// id is the ID's canonical text.
+	// id is the ID's text as Next writes it: the generator's public text.
 	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -276,8 +279,12 @@ type DecodeResponse struct {
 	Fields []*Field `protobuf:"bytes,5,rep,name=fields,proto3" json:"fields,omitempty"`
 	// version is the UUID version, 0 for other schemes.
 	Version int32 `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
-	// text is the ID's canonical text.
-	Text          string `protobuf:"bytes,7,opt,name=text,proto3" json:"text,omitempty"`
+	// text is the ID's public text, as Next writes it: its canonical text, or with the
+	// generator's prefix= or mask= settings the prefixed or masked form.
+	Text string `protobuf:"bytes,7,opt,name=text,proto3" json:"text,omitempty"`
+	// stored is the ID's stored form (the canonical text of the value a database column holds)
+	// when it differs from text: with a prefix= or mask= setting.
+	Stored        string `protobuf:"bytes,8,opt,name=stored,proto3" json:"stored,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -361,6 +368,227 @@ func (x *DecodeResponse) GetText() string {
 	return ""
 }
 
+func (x *DecodeResponse) GetStored() string {
+	if x != nil {
+		return x.Stored
+	}
+	return ""
+}
+
+// BoundsRequest asks for the IDs of a time range. Times are text, each one of: an RFC 3339
+// time (2026-01-01T09:30:00Z, fractions and offsets allowed), a date (2026-01-01, midnight
+// UTC) or Unix milliseconds (1767259800000) — what idbench inspect --from, --to and --at
+// read, and what GET /v1/bounds takes as from=, to= and at=.
+type BoundsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Generator string                 `protobuf:"bytes,1,opt,name=generator,proto3" json:"generator,omitempty"`
+	// from is the start of the range (included); empty leaves it open (the first tick of the
+	// scheme's time field).
+	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	// to is the end of the range (excluded); empty leaves it open (the end of the time field).
+	To string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	// at, given alone, asks for the lowest ID with a decoded time at or after it
+	// (WHERE id >= lo: the rows since then); hi is then the highest ID the scheme can issue.
+	At            string `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BoundsRequest) Reset() {
+	*x = BoundsRequest{}
+	mi := &file_idkit_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BoundsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BoundsRequest) ProtoMessage() {}
+
+func (x *BoundsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idkit_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BoundsRequest.ProtoReflect.Descriptor instead.
+func (*BoundsRequest) Descriptor() ([]byte, []int) {
+	return file_idkit_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *BoundsRequest) GetGenerator() string {
+	if x != nil {
+		return x.Generator
+	}
+	return ""
+}
+
+func (x *BoundsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *BoundsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *BoundsRequest) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+// BoundsResponse holds the bounds in the stored form, as numbers or bytes by width (as
+// NextResponse) and as text.
+type BoundsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// lo64 and hi64 hold 64-bit bounds, as unsigned numbers (0 for 128-bit schemes).
+	Lo64 uint64 `protobuf:"fixed64,1,opt,name=lo64,proto3" json:"lo64,omitempty"`
+	Hi64 uint64 `protobuf:"fixed64,2,opt,name=hi64,proto3" json:"hi64,omitempty"`
+	// lo128 and hi128 hold 128-bit bounds, 16 bytes each, big-endian (empty for 64-bit).
+	Lo128 []byte `protobuf:"bytes,3,opt,name=lo128,proto3" json:"lo128,omitempty"`
+	Hi128 []byte `protobuf:"bytes,4,opt,name=hi128,proto3" json:"hi128,omitempty"`
+	// lo_text and hi_text are the bounds' canonical stored text: decimal for 64-bit IDs,
+	// Crockford base32 for ULIDs, 8-4-4-4-12 hex for UUIDs.
+	LoText string `protobuf:"bytes,5,opt,name=lo_text,json=loText,proto3" json:"lo_text,omitempty"`
+	HiText string `protobuf:"bytes,6,opt,name=hi_text,json=hiText,proto3" json:"hi_text,omitempty"`
+	// lo_time and hi_time are the decoded times of lo and hi: the first and the last tick in
+	// the range, in the same RFC 3339 form as Decode's time (milliseconds always shown).
+	LoTime string `protobuf:"bytes,7,opt,name=lo_time,json=loTime,proto3" json:"lo_time,omitempty"`
+	HiTime string `protobuf:"bytes,8,opt,name=hi_time,json=hiTime,proto3" json:"hi_time,omitempty"`
+	// tick is the scheme's tick ("1ms"), empty when the server cannot tell.
+	Tick string `protobuf:"bytes,9,opt,name=tick,proto3" json:"tick,omitempty"`
+	// where is the SQL condition that selects the range: "id >= lo AND id <= hi" with the
+	// numbers or quoted text filled in ("id >= lo" for at).
+	Where string `protobuf:"bytes,10,opt,name=where,proto3" json:"where,omitempty"`
+	// note says how the bounds meet the times asked for: exact on ticks, and off by at most
+	// one tick at each edge against a created_at column when from or to is not on a tick.
+	Note          string `protobuf:"bytes,11,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BoundsResponse) Reset() {
+	*x = BoundsResponse{}
+	mi := &file_idkit_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BoundsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BoundsResponse) ProtoMessage() {}
+
+func (x *BoundsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_idkit_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BoundsResponse.ProtoReflect.Descriptor instead.
+func (*BoundsResponse) Descriptor() ([]byte, []int) {
+	return file_idkit_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *BoundsResponse) GetLo64() uint64 {
+	if x != nil {
+		return x.Lo64
+	}
+	return 0
+}
+
+func (x *BoundsResponse) GetHi64() uint64 {
+	if x != nil {
+		return x.Hi64
+	}
+	return 0
+}
+
+func (x *BoundsResponse) GetLo128() []byte {
+	if x != nil {
+		return x.Lo128
+	}
+	return nil
+}
+
+func (x *BoundsResponse) GetHi128() []byte {
+	if x != nil {
+		return x.Hi128
+	}
+	return nil
+}
+
+func (x *BoundsResponse) GetLoText() string {
+	if x != nil {
+		return x.LoText
+	}
+	return ""
+}
+
+func (x *BoundsResponse) GetHiText() string {
+	if x != nil {
+		return x.HiText
+	}
+	return ""
+}
+
+func (x *BoundsResponse) GetLoTime() string {
+	if x != nil {
+		return x.LoTime
+	}
+	return ""
+}
+
+func (x *BoundsResponse) GetHiTime() string {
+	if x != nil {
+		return x.HiTime
+	}
+	return ""
+}
+
+func (x *BoundsResponse) GetTick() string {
+	if x != nil {
+		return x.Tick
+	}
+	return ""
+}
+
+func (x *BoundsResponse) GetWhere() string {
+	if x != nil {
+		return x.Where
+	}
+	return ""
+}
+
+func (x *BoundsResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 type GeneratorsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -369,7 +597,7 @@ type GeneratorsRequest struct {
 
 func (x *GeneratorsRequest) Reset() {
 	*x = GeneratorsRequest{}
-	mi := &file_idkit_proto_msgTypes[5]
+	mi := &file_idkit_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +609,7 @@ func (x *GeneratorsRequest) String() string {
 func (*GeneratorsRequest) ProtoMessage() {}
 
 func (x *GeneratorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[5]
+	mi := &file_idkit_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +622,7 @@ func (x *GeneratorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GeneratorsRequest.ProtoReflect.Descriptor instead.
 func (*GeneratorsRequest) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{5}
+	return file_idkit_proto_rawDescGZIP(), []int{7}
 }
 
 // Generator describes one named generator.
@@ -424,7 +652,7 @@ type Generator struct {
 
 func (x *Generator) Reset() {
 	*x = Generator{}
-	mi := &file_idkit_proto_msgTypes[6]
+	mi := &file_idkit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +664,7 @@ func (x *Generator) String() string {
 func (*Generator) ProtoMessage() {}
 
 func (x *Generator) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[6]
+	mi := &file_idkit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +677,7 @@ func (x *Generator) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Generator.ProtoReflect.Descriptor instead.
 func (*Generator) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{6}
+	return file_idkit_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Generator) GetName() string {
@@ -524,7 +752,7 @@ type GeneratorsResponse struct {
 
 func (x *GeneratorsResponse) Reset() {
 	*x = GeneratorsResponse{}
-	mi := &file_idkit_proto_msgTypes[7]
+	mi := &file_idkit_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +764,7 @@ func (x *GeneratorsResponse) String() string {
 func (*GeneratorsResponse) ProtoMessage() {}
 
 func (x *GeneratorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[7]
+	mi := &file_idkit_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +777,7 @@ func (x *GeneratorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GeneratorsResponse.ProtoReflect.Descriptor instead.
 func (*GeneratorsResponse) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{7}
+	return file_idkit_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GeneratorsResponse) GetGenerators() []*Generator {
@@ -567,7 +795,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_idkit_proto_msgTypes[8]
+	mi := &file_idkit_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +807,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[8]
+	mi := &file_idkit_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +820,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{8}
+	return file_idkit_proto_rawDescGZIP(), []int{10}
 }
 
 type PingResponse struct {
@@ -603,7 +831,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_idkit_proto_msgTypes[9]
+	mi := &file_idkit_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +843,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[9]
+	mi := &file_idkit_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +856,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{9}
+	return file_idkit_proto_rawDescGZIP(), []int{11}
 }
 
 var File_idkit_proto protoreflect.FileDescriptor
@@ -649,7 +877,7 @@ const file_idkit_proto_rawDesc = "" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"1\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value\"\xdb\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value\"\xf3\x01\n" +
 	"\x0eDecodeResponse\x12\x12\n" +
 	"\x04time\x18\x01 \x01(\tR\x04time\x12\x1d\n" +
 	"\n" +
@@ -658,9 +886,28 @@ const file_idkit_proto_rawDesc = "" +
 	"\x03seq\x18\x04 \x01(\x04H\x01R\x03seq\x88\x01\x01\x12'\n" +
 	"\x06fields\x18\x05 \x03(\v2\x0f.idkit.v1.FieldR\x06fields\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\x05R\aversion\x12\x12\n" +
-	"\x04text\x18\a \x01(\tR\x04textB\a\n" +
+	"\x04text\x18\a \x01(\tR\x04text\x12\x16\n" +
+	"\x06stored\x18\b \x01(\tR\x06storedB\a\n" +
 	"\x05_nodeB\x06\n" +
-	"\x04_seq\"\x13\n" +
+	"\x04_seq\"a\n" +
+	"\rBoundsRequest\x12\x1c\n" +
+	"\tgenerator\x18\x01 \x01(\tR\tgenerator\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x0e\n" +
+	"\x02at\x18\x04 \x01(\tR\x02at\"\x86\x02\n" +
+	"\x0eBoundsResponse\x12\x12\n" +
+	"\x04lo64\x18\x01 \x01(\x06R\x04lo64\x12\x12\n" +
+	"\x04hi64\x18\x02 \x01(\x06R\x04hi64\x12\x14\n" +
+	"\x05lo128\x18\x03 \x01(\fR\x05lo128\x12\x14\n" +
+	"\x05hi128\x18\x04 \x01(\fR\x05hi128\x12\x17\n" +
+	"\alo_text\x18\x05 \x01(\tR\x06loText\x12\x17\n" +
+	"\ahi_text\x18\x06 \x01(\tR\x06hiText\x12\x17\n" +
+	"\alo_time\x18\a \x01(\tR\x06loTime\x12\x17\n" +
+	"\ahi_time\x18\b \x01(\tR\x06hiTime\x12\x12\n" +
+	"\x04tick\x18\t \x01(\tR\x04tick\x12\x14\n" +
+	"\x05where\x18\n" +
+	" \x01(\tR\x05where\x12\x12\n" +
+	"\x04note\x18\v \x01(\tR\x04note\"\x13\n" +
 	"\x11GeneratorsRequest\"\xed\x01\n" +
 	"\tGenerator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -678,10 +925,11 @@ const file_idkit_proto_rawDesc = "" +
 	"generators\x18\x01 \x03(\v2\x13.idkit.v1.GeneratorR\n" +
 	"generators\"\r\n" +
 	"\vPingRequest\"\x0e\n" +
-	"\fPingResponse2\x8e\x02\n" +
+	"\fPingResponse2\xd0\x02\n" +
 	"\tIDService\x125\n" +
 	"\x04Next\x12\x15.idkit.v1.NextRequest\x1a\x16.idkit.v1.NextResponse\x12@\n" +
-	"\x06Decode\x12\x17.idkit.v1.DecodeRequest\x1a\x18.idkit.v1.DecodeResponse\"\x03\x90\x02\x01\x12L\n" +
+	"\x06Decode\x12\x17.idkit.v1.DecodeRequest\x1a\x18.idkit.v1.DecodeResponse\"\x03\x90\x02\x01\x12@\n" +
+	"\x06Bounds\x12\x17.idkit.v1.BoundsRequest\x1a\x18.idkit.v1.BoundsResponse\"\x03\x90\x02\x01\x12L\n" +
 	"\n" +
 	"Generators\x12\x1b.idkit.v1.GeneratorsRequest\x1a\x1c.idkit.v1.GeneratorsResponse\"\x03\x90\x02\x01\x12:\n" +
 	"\x04Ping\x12\x15.idkit.v1.PingRequest\x1a\x16.idkit.v1.PingResponse\"\x03\x90\x02\x01B7Z5github.com/idkit/idkit/schemes/remote/idkitv1;idkitv1b\x06proto3"
@@ -698,35 +946,39 @@ func file_idkit_proto_rawDescGZIP() []byte {
 	return file_idkit_proto_rawDescData
 }
 
-var file_idkit_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_idkit_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_idkit_proto_goTypes = []any{
 	(*NextRequest)(nil),        // 0: idkit.v1.NextRequest
 	(*NextResponse)(nil),       // 1: idkit.v1.NextResponse
 	(*DecodeRequest)(nil),      // 2: idkit.v1.DecodeRequest
 	(*Field)(nil),              // 3: idkit.v1.Field
 	(*DecodeResponse)(nil),     // 4: idkit.v1.DecodeResponse
-	(*GeneratorsRequest)(nil),  // 5: idkit.v1.GeneratorsRequest
-	(*Generator)(nil),          // 6: idkit.v1.Generator
-	(*GeneratorsResponse)(nil), // 7: idkit.v1.GeneratorsResponse
-	(*PingRequest)(nil),        // 8: idkit.v1.PingRequest
-	(*PingResponse)(nil),       // 9: idkit.v1.PingResponse
+	(*BoundsRequest)(nil),      // 5: idkit.v1.BoundsRequest
+	(*BoundsResponse)(nil),     // 6: idkit.v1.BoundsResponse
+	(*GeneratorsRequest)(nil),  // 7: idkit.v1.GeneratorsRequest
+	(*Generator)(nil),          // 8: idkit.v1.Generator
+	(*GeneratorsResponse)(nil), // 9: idkit.v1.GeneratorsResponse
+	(*PingRequest)(nil),        // 10: idkit.v1.PingRequest
+	(*PingResponse)(nil),       // 11: idkit.v1.PingResponse
 }
 var file_idkit_proto_depIdxs = []int32{
-	3, // 0: idkit.v1.DecodeResponse.fields:type_name -> idkit.v1.Field
-	6, // 1: idkit.v1.GeneratorsResponse.generators:type_name -> idkit.v1.Generator
-	0, // 2: idkit.v1.IDService.Next:input_type -> idkit.v1.NextRequest
-	2, // 3: idkit.v1.IDService.Decode:input_type -> idkit.v1.DecodeRequest
-	5, // 4: idkit.v1.IDService.Generators:input_type -> idkit.v1.GeneratorsRequest
-	8, // 5: idkit.v1.IDService.Ping:input_type -> idkit.v1.PingRequest
-	1, // 6: idkit.v1.IDService.Next:output_type -> idkit.v1.NextResponse
-	4, // 7: idkit.v1.IDService.Decode:output_type -> idkit.v1.DecodeResponse
-	7, // 8: idkit.v1.IDService.Generators:output_type -> idkit.v1.GeneratorsResponse
-	9, // 9: idkit.v1.IDService.Ping:output_type -> idkit.v1.PingResponse
-	6, // [6:10] is the sub-list for method output_type
-	2, // [2:6] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3,  // 0: idkit.v1.DecodeResponse.fields:type_name -> idkit.v1.Field
+	8,  // 1: idkit.v1.GeneratorsResponse.generators:type_name -> idkit.v1.Generator
+	0,  // 2: idkit.v1.IDService.Next:input_type -> idkit.v1.NextRequest
+	2,  // 3: idkit.v1.IDService.Decode:input_type -> idkit.v1.DecodeRequest
+	5,  // 4: idkit.v1.IDService.Bounds:input_type -> idkit.v1.BoundsRequest
+	7,  // 5: idkit.v1.IDService.Generators:input_type -> idkit.v1.GeneratorsRequest
+	10, // 6: idkit.v1.IDService.Ping:input_type -> idkit.v1.PingRequest
+	1,  // 7: idkit.v1.IDService.Next:output_type -> idkit.v1.NextResponse
+	4,  // 8: idkit.v1.IDService.Decode:output_type -> idkit.v1.DecodeResponse
+	6,  // 9: idkit.v1.IDService.Bounds:output_type -> idkit.v1.BoundsResponse
+	9,  // 10: idkit.v1.IDService.Generators:output_type -> idkit.v1.GeneratorsResponse
+	11, // 11: idkit.v1.IDService.Ping:output_type -> idkit.v1.PingResponse
+	7,  // [7:12] is the sub-list for method output_type
+	2,  // [2:7] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_idkit_proto_init() }
@@ -735,14 +987,14 @@ func file_idkit_proto_init() {
 		return
 	}
 	file_idkit_proto_msgTypes[4].OneofWrappers = []any{}
-	file_idkit_proto_msgTypes[6].OneofWrappers = []any{}
+	file_idkit_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idkit_proto_rawDesc), len(file_idkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	IDService_Next_FullMethodName       = "/idkit.v1.IDService/Next"
 	IDService_Decode_FullMethodName     = "/idkit.v1.IDService/Decode"
+	IDService_Bounds_FullMethodName     = "/idkit.v1.IDService/Bounds"
 	IDService_Generators_FullMethodName = "/idkit.v1.IDService/Generators"
 	IDService_Ping_FullMethodName       = "/idkit.v1.IDService/Ping"
 )
@@ -52,9 +53,32 @@ type IDServiceClient interface {
 	// the server's limit, UNAVAILABLE while the generator cannot issue IDs (a lost node lease,
 	// the clock far behind), INTERNAL for anything else.
 	Next(ctx context.Context, in *NextRequest, opts ...grpc.CallOption) (*NextResponse, error)
-	// Decode takes an ID of a generator apart. Errors: NOT_FOUND for an unknown generator,
-	// INVALID_ARGUMENT for text that is not one of the generator's IDs.
+	// Decode takes an ID of a generator apart. It reads the generator's public text, as Next
+	// writes it (with the generator's prefix, masked when it masks). Errors: NOT_FOUND for an
+	// unknown generator, INVALID_ARGUMENT for text that is not one of the generator's IDs,
+	// PERMISSION_DENIED for a generator with a mask= setting unless the server allows it
+	// (idkitd --allow-unmask): decoding a masked ID reveals the time, node and counts that the
+	// mask hides.
 	Decode(ctx context.Context, in *DecodeRequest, opts ...grpc.CallOption) (*DecodeResponse, error)
+	// Bounds answers "the IDs made between two times" for a generator whose IDs sort by time
+	// (snowflake layouts with the time field on top, which all presets have; sonyflake; ulid;
+	// uuidv7): the smallest and the largest ID that any node of its scheme can issue with a
+	// decoded time in [from, to), for a query on the primary key alone:
+	// WHERE id >= lo AND id <= hi. The bounds are in the stored form (the column's own value),
+	// never the generator's prefixed or masked public text, and the request reveals nothing a
+	// mask hides, so it is open for masked generators too.
+	//
+	// An ID's decoded time is the start of its tick (1 ms for most schemes, 10 ms for
+	// sonyflake, 1 s for baidu): the bounds are exact on ticks, and a from or to inside a tick
+	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
+	// boundary can differ from a query on a created_at column by at most one tick at each edge
+	// (BoundsResponse.note says so with the tick).
+	//
+	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
+	// carry no time order (uuidv4, segment: index a created_at column instead), a time that does
+	// not parse, at given with from or to, or a range that holds no ID of the scheme (wholly
+	// before its epoch or after its time field runs out, inside one tick, from not before to).
+	Bounds(ctx context.Context, in *BoundsRequest, opts ...grpc.CallOption) (*BoundsResponse, error)
 	// Generators lists the server's generators.
 	Generators(ctx context.Context, in *GeneratorsRequest, opts ...grpc.CallOption) (*GeneratorsResponse, error)
 	// Ping answers an empty message through the same stack as Next: the floor that load tests
@@ -84,6 +108,16 @@ func (c *iDServiceClient) Decode(ctx context.Context, in *DecodeRequest, opts ..
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DecodeResponse)
 	err := c.cc.Invoke(ctx, IDService_Decode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDServiceClient) Bounds(ctx context.Context, in *BoundsRequest, opts ...grpc.CallOption) (*BoundsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BoundsResponse)
+	err := c.cc.Invoke(ctx, IDService_Bounds_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +166,32 @@ type IDServiceServer interface {
 	// the server's limit, UNAVAILABLE while the generator cannot issue IDs (a lost node lease,
 	// the clock far behind), INTERNAL for anything else.
 	Next(context.Context, *NextRequest) (*NextResponse, error)
-	// Decode takes an ID of a generator apart. Errors: NOT_FOUND for an unknown generator,
-	// INVALID_ARGUMENT for text that is not one of the generator's IDs.
+	// Decode takes an ID of a generator apart. It reads the generator's public text, as Next
+	// writes it (with the generator's prefix, masked when it masks). Errors: NOT_FOUND for an
+	// unknown generator, INVALID_ARGUMENT for text that is not one of the generator's IDs,
+	// PERMISSION_DENIED for a generator with a mask= setting unless the server allows it
+	// (idkitd --allow-unmask): decoding a masked ID reveals the time, node and counts that the
+	// mask hides.
 	Decode(context.Context, *DecodeRequest) (*DecodeResponse, error)
+	// Bounds answers "the IDs made between two times" for a generator whose IDs sort by time
+	// (snowflake layouts with the time field on top, which all presets have; sonyflake; ulid;
+	// uuidv7): the smallest and the largest ID that any node of its scheme can issue with a
+	// decoded time in [from, to), for a query on the primary key alone:
+	// WHERE id >= lo AND id <= hi. The bounds are in the stored form (the column's own value),
+	// never the generator's prefixed or masked public text, and the request reveals nothing a
+	// mask hides, so it is open for masked generators too.
+	//
+	// An ID's decoded time is the start of its tick (1 ms for most schemes, 10 ms for
+	// sonyflake, 1 s for baidu): the bounds are exact on ticks, and a from or to inside a tick
+	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
+	// boundary can differ from a query on a created_at column by at most one tick at each edge
+	// (BoundsResponse.note says so with the tick).
+	//
+	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
+	// carry no time order (uuidv4, segment: index a created_at column instead), a time that does
+	// not parse, at given with from or to, or a range that holds no ID of the scheme (wholly
+	// before its epoch or after its time field runs out, inside one tick, from not before to).
+	Bounds(context.Context, *BoundsRequest) (*BoundsResponse, error)
 	// Generators lists the server's generators.
 	Generators(context.Context, *GeneratorsRequest) (*GeneratorsResponse, error)
 	// Ping answers an empty message through the same stack as Next: the floor that load tests
@@ -155,6 +212,9 @@ func (UnimplementedIDServiceServer) Next(context.Context, *NextRequest) (*NextRe
 }
 func (UnimplementedIDServiceServer) Decode(context.Context, *DecodeRequest) (*DecodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Decode not implemented")
+}
+func (UnimplementedIDServiceServer) Bounds(context.Context, *BoundsRequest) (*BoundsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Bounds not implemented")
 }
 func (UnimplementedIDServiceServer) Generators(context.Context, *GeneratorsRequest) (*GeneratorsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Generators not implemented")
@@ -219,6 +279,24 @@ func _IDService_Decode_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IDService_Bounds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BoundsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDServiceServer).Bounds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDService_Bounds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDServiceServer).Bounds(ctx, req.(*BoundsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IDService_Generators_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GeneratorsRequest)
 	if err := dec(in); err != nil {
@@ -269,6 +347,10 @@ var IDService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Decode",
 			Handler:    _IDService_Decode_Handler,
+		},
+		{
+			MethodName: "Bounds",
+			Handler:    _IDService_Bounds_Handler,
 		},
 		{
 			MethodName: "Generators",

@@ -172,7 +172,7 @@ func badContentType(w http.ResponseWriter, ct string) {
 // protocol a JSON error with code unimplemented (HTTP 404), anything else a line of text
 // (HTTP 404). The message lists what the server serves.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	msg := fmt.Sprintf("%s %s is not served here: the services are %s (gRPC, gRPC-Web, Connect), and GET /v1/next/{generator}, /healthz, /readyz and /metrics",
+	msg := fmt.Sprintf("%s %s is not served here: the services are %s (gRPC, gRPC-Web, Connect), and GET /v1/next/{generator}, /v1/decode/{generator}/{id}, /v1/bounds/{generator}, /healthz, /readyz and /metrics",
 		r.Method, cut(r.URL.Path), strings.Join(servedServices, ", "))
 	reject(w, r, connect.CodeUnimplemented, http.StatusNotFound, msg)
 }

@@ -3,18 +3,30 @@ package server_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/server"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // FuzzHandler sends arbitrary methods, paths, content types and bodies to the service's
 // handler: it must never panic, never answer 500, and every error it sends names a problem.
 func FuzzHandler(f *testing.F) {
+	key := filepath.Join(f.TempDir(), "mask.key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef:fedcba9876543210\n"), 0o600); err != nil {
+		f.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Generators: []server.Generator{
 		{Name: "orders", Spec: "snowflake:layout=twitter,worker=1"},
 		{Name: "sessions", Spec: "uuidv7"},
+		{Name: "users", Spec: "typeid:prefix=user"},
+		{Name: "v4", Spec: "uuidv4"},
+		{Name: "hidden", Spec: "snowflake:layout=twitter,worker=2,mask=file:" + key},
 	}, MaxCount: 100})
 	if err != nil {
 		f.Fatal(err)
@@ -52,6 +64,21 @@ func FuzzHandler(f *testing.F) {
 		{"OPTIONS", "/idkit.v1.IDService/Next", "", ""},
 		{"DELETE", "/healthz", "", ""},
 		{"GET", "/nowhere", "", ""},
+		{"GET", "/v1/decode/orders/1541815603606036480", "", ""},
+		{"GET", "/v1/decode/users/user_01h455vb4pex5vsknk084sn02q", "", ""},
+		{"GET", "/v1/decode/users/01890a5d-ac96-774b-bcce-b302099a8057", "", ""},
+		{"GET", "/v1/decode/hidden/1541815603606036480", "", ""},
+		{"GET", "/v1/decode/orders/12x4?n=1", "", ""},
+		{"GET", "/v1/decode/sessions/%00", "", ""},
+		{"GET", "/v1/bounds/orders?from=2026-01-01T09:30:00Z&to=2026-01-01T09:31:00.5Z", "", ""},
+		{"GET", "/v1/bounds/sessions?at=1767259800000", "", ""},
+		{"GET", "/v1/bounds/users?to=1999-12-31", "", ""},
+		{"GET", "/v1/bounds/v4", "", ""},
+		{"GET", "/v1/bounds/orders?from=&to=x&at=", "", ""},
+		{"GET", "/v1/bounds/orders?from=9999-12-31T23:59:59.999999999Z", "", ""},
+		{"POST", "/idkit.v1.IDService/Bounds", "application/json", `{"generator":"orders","from":"2026-01-01","to":"2026-01-02"}`},
+		{"POST", "/idkit.v1.IDService/Bounds", "application/json", `{"generator":"sessions","at":"-1"}`},
+		{"POST", "/idkit.v1.IDService/Decode", "application/json", `{"generator":"hidden","id":"5"}`},
 	} {
 		f.Add(s.method, s.target, s.ct, []byte(s.body))
 	}
@@ -73,6 +100,18 @@ func FuzzHandler(f *testing.F) {
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented && (rec.Code != http.StatusHTTPVersionNotSupported || rec.Body.Len() == 0) {
 			t.Fatalf("%s %s (%s) %q: status %d %q", method, target, ct, body, rec.Code, rec.Body.String())
+		}
+		if rec.Code == http.StatusOK && strings.HasPrefix(req.URL.Path, "/v1/bounds/") {
+			// A range's bounds are IDs of the scheme, in order.
+			var b v1.BoundsResponse
+			if err := protojson.Unmarshal(rec.Body.Bytes(), &b); err != nil {
+				t.Fatalf("GET %s: answer %q: %v", target, rec.Body, err)
+			}
+			lo, err1 := idkit.Parse(b.LoText)
+			hi, err2 := idkit.Parse(b.HiText)
+			if err1 != nil || err2 != nil || idkit.Compare(lo, hi) > 0 {
+				t.Fatalf("GET %s: bounds %s..%s (%v %v)", target, b.LoText, b.HiText, err1, err2)
+			}
 		}
 		if rec.Code >= 400 && rec.Code != 405 && rec.Body.Len() == 0 && rec.Header().Get("Grpc-Message") == "" {
 			t.Fatalf("%s %s: status %d with no reason", method, target, rec.Code)

@@ -29,6 +29,8 @@ type nextContexter interface {
 type generator struct {
 	name, spec string
 	s          idkit.Scheme
+	maskRef    string       // the spec's mask= reference (never a key), empty when it masks nothing
+	textExtra  int64        // bytes a public text may add to the canonical text: the prefix and '_', twice
 	bits       atomic.Int32 // 64 or 128 once known
 	issued     prometheus.Counter
 	errs       *prometheus.CounterVec
@@ -55,7 +57,25 @@ func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
 	if _, ok := s.(idkit.Layouter); ok {
 		g.bits.Store(64)
 	}
+	g.maskRef = setting("mask", spec, s.Name())
+	if p := setting("prefix", spec, s.Name()); p != "" {
+		g.textExtra = 2 * int64(len(p)+1) // in the text and in its encoding, as heldBytes counts
+	}
 	return g
+}
+
+// setting returns the value of a text setting (mask=, prefix=) in a generator's spec or in its
+// scheme's canonical name (which carries both for every built-in scheme), empty when neither
+// sets it.
+func setting(key string, specs ...string) string {
+	for _, spec := range specs {
+		if sp, err := idkit.ParseSpec(spec); err == nil {
+			if v, ok := sp.Lookup(key); ok && v != "" {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // err is the scheme's Fenced error, nil for schemes that cannot be fenced.

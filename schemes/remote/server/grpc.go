@@ -247,6 +247,10 @@ func (x grpcService) Decode(_ context.Context, req *v1.DecodeRequest) (*v1.Decod
 	return grpcResult(x.s.decode(req))
 }
 
+func (x grpcService) Bounds(_ context.Context, req *v1.BoundsRequest) (*v1.BoundsResponse, error) {
+	return grpcResult(x.s.bounds(req))
+}
+
 func (x grpcService) Generators(context.Context, *v1.GeneratorsRequest) (*v1.GeneratorsResponse, error) {
 	return x.s.generators(), nil
 }

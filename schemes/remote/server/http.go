@@ -1,14 +1,21 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // httpNext serves GET /v1/next/{generator}?n=N: N new IDs (default 1) as canonical text, one
@@ -56,7 +63,7 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 		return 0
 	}
 	if b := httpBudget(r.Context()); b != nil {
-		if est := heldBytes(int(n), g.bits.Load(), true); est >= minCounted {
+		if est := heldBytes(int(n), g.bits.Load(), true) + int64(n)*g.textExtra; est >= minCounted {
 			if err := b.acquire(r.Context(), est); err != nil {
 				return httpError(w, connect.NewError(codeOf(err), fmt.Errorf("waiting for the connection's earlier answers to be read: %w", err)))
 			}
@@ -64,19 +71,122 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 		}
 	}
 	var body []byte
+	var textErr error
 	err = g.next(r.Context(), int(n), func(ids []idkit.ID) {
-		body = make([]byte, 0, len(ids)*(ids[0].Bits()/64*18+3))
+		body = make([]byte, 0, len(ids)*(ids[0].Bits()/64*18+3+int(g.textExtra/2)))
 		for _, id := range ids {
-			body, _ = id.AppendText(body)
+			// The public text: with the spec's prefix=, masked with its mask=.
+			if body, textErr = idkit.AppendID(g.s, body, id); textErr != nil {
+				return
+			}
 			body = append(body, '\n')
 		}
 	})
+	if err == nil && textErr != nil {
+		err = connect.NewError(connect.CodeInternal, fmt.Errorf("generator %q: writing the public text: %w", g.name, textErr))
+	}
 	if err != nil {
 		return httpError(w, err)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body))) // Cache-Control: routes says no-store
 	w.Write(body)
+	return 0
+}
+
+// httpDecode serves GET /v1/decode/{generator}/{id}: the Decode RPC for shells, its answer as
+// the Connect protocol's JSON (protojson, the same fields; see jsonReply), its errors as one line of text with
+// the status their code maps to. It takes no query parameters.
+func (s *Server) httpDecode(w http.ResponseWriter, r *http.Request) {
+	start := s.m.now()
+	code := s.plainDecode(w, r)
+	s.m.observe("http_decode", code, start)
+}
+
+func (s *Server) plainDecode(w http.ResponseWriter, r *http.Request) connect.Code {
+	if _, err := readQuery(r, nil); err != nil {
+		return httpError(w, err)
+	}
+	res, err := s.decode(&v1.DecodeRequest{Generator: r.PathValue("generator"), Id: r.PathValue("id")})
+	if err != nil {
+		return httpError(w, err)
+	}
+	return jsonReply(w, res)
+}
+
+// httpBounds serves GET /v1/bounds/{generator}?from=T1&to=T2 (either may be left out, for a
+// range open on that side) or ?at=T: the Bounds RPC for shells, answered as httpDecode does.
+func (s *Server) httpBounds(w http.ResponseWriter, r *http.Request) {
+	start := s.m.now()
+	code := s.plainBounds(w, r)
+	s.m.observe("http_bounds", code, start)
+}
+
+func (s *Server) plainBounds(w http.ResponseWriter, r *http.Request) connect.Code {
+	q, err := readQuery(r, []string{"from", "to", "at"})
+	if err != nil {
+		return httpError(w, err)
+	}
+	g, err := s.lookup(r.PathValue("generator"))
+	if err != nil {
+		return httpError(w, err)
+	}
+	for _, k := range []string{"from", "to", "at"} {
+		if v, ok := q[k]; ok && v == "" {
+			return httpError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s= is empty; leave it out for a range open on that side", k)))
+		}
+	}
+	tr, err := readRange(q["from"], q["to"], q["at"])
+	if err != nil {
+		return httpError(w, err)
+	}
+	res, err := g.bounds(tr)
+	if err != nil {
+		return httpError(w, err)
+	}
+	return jsonReply(w, res)
+}
+
+// readQuery reads a plain endpoint's query string strictly: only the known keys, each at most
+// once. Errors are INVALID_ARGUMENT naming the key.
+func readQuery(r *http.Request, known []string) (map[string]string, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery) // routes refused one that does not parse
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("bad query string: %s", cut(err.Error())))
+	}
+	out := make(map[string]string, len(q))
+	for k, vs := range q {
+		if !slices.Contains(known, k) {
+			if len(known) == 0 {
+				return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("unknown query parameter %s (this path takes none)", strconv.Quote(cut(k))))
+			}
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("unknown query parameter %s (known: %s)", strconv.Quote(cut(k)), strings.Join(known, ", ")))
+		}
+		if len(vs) > 1 {
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s is given more than once", k))
+		}
+		out[k] = vs[0]
+	}
+	return out, nil
+}
+
+// jsonReply writes msg as the Connect protocol's JSON encodes it (protojson), with two
+// differences for shell scripts: fields at their zero value are written too (a layout field
+// of 0 reads "value":"0", not a missing key), and the answer is one line without blanks
+// (protojson varies its spacing from build to build, which a diff should not see).
+func jsonReply(w http.ResponseWriter, msg proto.Message) connect.Code {
+	raw, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg)
+	var buf bytes.Buffer
+	if err == nil {
+		err = json.Compact(&buf, raw)
+	}
+	if err != nil {
+		return httpError(w, connect.NewError(connect.CodeInternal, fmt.Errorf("encoding the answer: %w", err)))
+	}
+	b := append(buf.Bytes(), '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
 	return 0
 }
 

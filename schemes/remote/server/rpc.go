@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
@@ -80,7 +79,11 @@ func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest, b *connBudget
 	}
 	var held int64
 	if b != nil {
-		if est := heldBytes(int(n), g.bits.Load(), req.GetText()); est >= minCounted {
+		est := heldBytes(int(n), g.bits.Load(), req.GetText())
+		if req.GetText() {
+			est += int64(n) * g.textExtra
+		}
+		if est >= minCounted {
 			if err := b.acquire(ctx, est); err != nil {
 				return nil, 0, connect.NewError(codeOf(err), fmt.Errorf("waiting for the connection's earlier answers to be read: %w", err))
 			}
@@ -88,6 +91,7 @@ func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest, b *connBudget
 		}
 	}
 	out := &v1.NextResponse{}
+	var textErr error
 	err = g.next(ctx, int(n), func(ids []idkit.ID) {
 		if ids[0].Bits() == 64 {
 			out.Ids64 = make([]uint64, len(ids))
@@ -107,10 +111,16 @@ func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest, b *connBudget
 		if req.GetText() {
 			out.Text = make([]string, len(ids))
 			for i, id := range ids {
-				out.Text[i] = id.String()
+				// The public text: with the spec's prefix=, masked with its mask=.
+				if out.Text[i], textErr = idkit.FormatID(g.s, id); textErr != nil {
+					return
+				}
 			}
 		}
 	})
+	if err == nil && textErr != nil {
+		err = connect.NewError(connect.CodeInternal, fmt.Errorf("generator %q: writing the public text: %w", g.name, textErr))
+	}
 	if err != nil {
 		b.release(held)
 		return nil, 0, err
@@ -118,15 +128,20 @@ func (s *Server) nextIDs(ctx context.Context, req *v1.NextRequest, b *connBudget
 	return out, held, nil
 }
 
-// decode takes an ID apart.
+// decode takes an ID apart: it reads the generator's public text (or its canonical text when
+// the two are the same) and refuses a masked generator unless Config.AllowUnmask.
 func (s *Server) decode(req *v1.DecodeRequest) (*v1.DecodeResponse, error) {
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return nil, err
 	}
+	if g.maskRef != "" && !s.cfg.AllowUnmask {
+		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf(
+			"generator %q masks its IDs (mask=%s): decoding one would reveal the time, node and counts the mask hides; the operator can allow it (idkitd --allow-unmask)", g.name, g.maskRef))
+	}
 	text := req.GetId()
 	if text == "" {
-		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("no id given (want the canonical text of an ID)"))
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("no id given (want an ID's text as Next writes it)"))
 	}
 	id, err := g.s.Parse(text)
 	if err != nil {
@@ -136,9 +151,16 @@ func (s *Server) decode(req *v1.DecodeRequest) (*v1.DecodeResponse, error) {
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
-	out := &v1.DecodeResponse{Version: int32(p.Version), Text: id.String()}
+	public, err := idkit.FormatID(g.s, id)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	out := &v1.DecodeResponse{Version: int32(p.Version), Text: public}
+	if stored := id.String(); stored != public {
+		out.Stored = stored
+	}
 	if !p.Time.IsZero() {
-		out.Time = p.Time.UTC().Format(time.RFC3339Nano)
+		out.Time = idkit.FormatTime(p.Time)
 		out.UnixNanos = p.Time.UnixNano()
 	}
 	if p.HasNode {
@@ -174,6 +196,11 @@ func (x *service) Next(ctx context.Context, req *connect.Request[v1.NextRequest]
 // Decode takes an ID apart.
 func (x *service) Decode(_ context.Context, req *connect.Request[v1.DecodeRequest]) (*connect.Response[v1.DecodeResponse], error) {
 	return respond(x.s.decode(req.Msg))
+}
+
+// Bounds answers the IDs of a time range.
+func (x *service) Bounds(_ context.Context, req *connect.Request[v1.BoundsRequest]) (*connect.Response[v1.BoundsResponse], error) {
+	return respond(x.s.bounds(req.Msg))
 }
 
 // Generators lists the generators.

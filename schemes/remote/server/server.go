@@ -1,8 +1,14 @@
 // Package server is the idkit ID service as a library: named generators (any spec idkit.New
 // accepts) served over gRPC, gRPC-Web and the Connect protocol (binary or JSON, from
-// connectrpc.com/connect), a plain GET /v1/next/{generator}?n=N that answers text lines, the
-// gRPC health and reflection services, /healthz, /readyz and Prometheus metrics at /metrics;
-// CORS for browsers when Config.CORSOrigins allows them.
+// connectrpc.com/connect), plain HTTP for shells (GET /v1/next/{generator}?n=N answers text
+// lines, GET /v1/decode/{generator}/{id} and GET /v1/bounds/{generator}?from=…&to=… the Decode
+// and Bounds RPCs as JSON), the gRPC health and reflection services, /healthz, /readyz and
+// Prometheus metrics at /metrics; CORS for browsers when Config.CORSOrigins allows them.
+//
+// A generator whose spec sets prefix= or mask= answers its IDs' text in the public form
+// (idkit.FormatID: "user_01h455vb4pex5vsknk084sn02q", masked), and Decode reads that form;
+// Decode of a masked generator is refused unless Config.AllowUnmask. Bounds are always in the
+// stored form, the value a database column holds.
 //
 // Config.Listen serves all of it with net/http and Connect, on every connection whatever came
 // first on it, so proxies that pool connections and mix requests (Envoy, nginx grpc_pass)
@@ -105,6 +111,10 @@ type Config struct {
 	// TLSCert and TLSKey, both set, make Run and Serve speak TLS (HTTP/2 by ALPN) on both
 	// listeners; otherwise they speak cleartext HTTP/1.1 and HTTP/2 (h2c).
 	TLSCert, TLSKey string
+	// AllowUnmask lets Decode take apart the IDs of generators whose spec masks them (mask=):
+	// off by default, since decoding a masked ID reveals the time, node and counts the mask
+	// hides from the clients that see its public text.
+	AllowUnmask bool
 	// Tokens, when not empty, are the bearer tokens a request must carry in its
 	// Authorization header. /healthz, /readyz and the gRPC health service stay open for
 	// probes.
@@ -611,10 +621,12 @@ func (s *Server) routes() http.Handler {
 		mux.Handle(path, h)
 	}
 	mux.HandleFunc("/", s.notFound)
-	for _, p := range []string{"/v1/next/{generator}", "/healthz", "/readyz", "/metrics"} {
+	for _, p := range []string{"/v1/next/{generator}", "/v1/decode/{generator}/{id}", "/v1/bounds/{generator}", "/healthz", "/readyz", "/metrics"} {
 		mux.HandleFunc(p, getOnly) // any other method: 405, not notFound's 404
 	}
 	mux.HandleFunc("GET /v1/next/{generator}", s.httpNext)
+	mux.HandleFunc("GET /v1/decode/{generator}/{id}", s.httpDecode)
+	mux.HandleFunc("GET /v1/bounds/{generator}", s.httpBounds)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { textReply(w, http.StatusOK, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if err := s.ready(); err != nil {

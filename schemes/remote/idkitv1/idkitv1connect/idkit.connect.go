@@ -42,6 +42,8 @@ const (
 	IDServiceNextProcedure = "/idkit.v1.IDService/Next"
 	// IDServiceDecodeProcedure is the fully-qualified name of the IDService's Decode RPC.
 	IDServiceDecodeProcedure = "/idkit.v1.IDService/Decode"
+	// IDServiceBoundsProcedure is the fully-qualified name of the IDService's Bounds RPC.
+	IDServiceBoundsProcedure = "/idkit.v1.IDService/Bounds"
 	// IDServiceGeneratorsProcedure is the fully-qualified name of the IDService's Generators RPC.
 	IDServiceGeneratorsProcedure = "/idkit.v1.IDService/Generators"
 	// IDServicePingProcedure is the fully-qualified name of the IDService's Ping RPC.
@@ -66,9 +68,32 @@ type IDServiceClient interface {
 	// the server's limit, UNAVAILABLE while the generator cannot issue IDs (a lost node lease,
 	// the clock far behind), INTERNAL for anything else.
 	Next(context.Context, *connect.Request[idkitv1.NextRequest]) (*connect.Response[idkitv1.NextResponse], error)
-	// Decode takes an ID of a generator apart. Errors: NOT_FOUND for an unknown generator,
-	// INVALID_ARGUMENT for text that is not one of the generator's IDs.
+	// Decode takes an ID of a generator apart. It reads the generator's public text, as Next
+	// writes it (with the generator's prefix, masked when it masks). Errors: NOT_FOUND for an
+	// unknown generator, INVALID_ARGUMENT for text that is not one of the generator's IDs,
+	// PERMISSION_DENIED for a generator with a mask= setting unless the server allows it
+	// (idkitd --allow-unmask): decoding a masked ID reveals the time, node and counts that the
+	// mask hides.
 	Decode(context.Context, *connect.Request[idkitv1.DecodeRequest]) (*connect.Response[idkitv1.DecodeResponse], error)
+	// Bounds answers "the IDs made between two times" for a generator whose IDs sort by time
+	// (snowflake layouts with the time field on top, which all presets have; sonyflake; ulid;
+	// uuidv7): the smallest and the largest ID that any node of its scheme can issue with a
+	// decoded time in [from, to), for a query on the primary key alone:
+	// WHERE id >= lo AND id <= hi. The bounds are in the stored form (the column's own value),
+	// never the generator's prefixed or masked public text, and the request reveals nothing a
+	// mask hides, so it is open for masked generators too.
+	//
+	// An ID's decoded time is the start of its tick (1 ms for most schemes, 10 ms for
+	// sonyflake, 1 s for baidu): the bounds are exact on ticks, and a from or to inside a tick
+	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
+	// boundary can differ from a query on a created_at column by at most one tick at each edge
+	// (BoundsResponse.note says so with the tick).
+	//
+	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
+	// carry no time order (uuidv4, segment: index a created_at column instead), a time that does
+	// not parse, at given with from or to, or a range that holds no ID of the scheme (wholly
+	// before its epoch or after its time field runs out, inside one tick, from not before to).
+	Bounds(context.Context, *connect.Request[idkitv1.BoundsRequest]) (*connect.Response[idkitv1.BoundsResponse], error)
 	// Generators lists the server's generators.
 	Generators(context.Context, *connect.Request[idkitv1.GeneratorsRequest]) (*connect.Response[idkitv1.GeneratorsResponse], error)
 	// Ping answers an empty message through the same stack as Next: the floor that load tests
@@ -100,6 +125,13 @@ func NewIDServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...c
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		bounds: connect.NewClient[idkitv1.BoundsRequest, idkitv1.BoundsResponse](
+			httpClient,
+			baseURL+IDServiceBoundsProcedure,
+			connect.WithSchema(iDServiceMethods.ByName("Bounds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		generators: connect.NewClient[idkitv1.GeneratorsRequest, idkitv1.GeneratorsResponse](
 			httpClient,
 			baseURL+IDServiceGeneratorsProcedure,
@@ -121,6 +153,7 @@ func NewIDServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...c
 type iDServiceClient struct {
 	next       *connect.Client[idkitv1.NextRequest, idkitv1.NextResponse]
 	decode     *connect.Client[idkitv1.DecodeRequest, idkitv1.DecodeResponse]
+	bounds     *connect.Client[idkitv1.BoundsRequest, idkitv1.BoundsResponse]
 	generators *connect.Client[idkitv1.GeneratorsRequest, idkitv1.GeneratorsResponse]
 	ping       *connect.Client[idkitv1.PingRequest, idkitv1.PingResponse]
 }
@@ -133,6 +166,11 @@ func (c *iDServiceClient) Next(ctx context.Context, req *connect.Request[idkitv1
 // Decode calls idkit.v1.IDService.Decode.
 func (c *iDServiceClient) Decode(ctx context.Context, req *connect.Request[idkitv1.DecodeRequest]) (*connect.Response[idkitv1.DecodeResponse], error) {
 	return c.decode.CallUnary(ctx, req)
+}
+
+// Bounds calls idkit.v1.IDService.Bounds.
+func (c *iDServiceClient) Bounds(ctx context.Context, req *connect.Request[idkitv1.BoundsRequest]) (*connect.Response[idkitv1.BoundsResponse], error) {
+	return c.bounds.CallUnary(ctx, req)
 }
 
 // Generators calls idkit.v1.IDService.Generators.
@@ -163,9 +201,32 @@ type IDServiceHandler interface {
 	// the server's limit, UNAVAILABLE while the generator cannot issue IDs (a lost node lease,
 	// the clock far behind), INTERNAL for anything else.
 	Next(context.Context, *connect.Request[idkitv1.NextRequest]) (*connect.Response[idkitv1.NextResponse], error)
-	// Decode takes an ID of a generator apart. Errors: NOT_FOUND for an unknown generator,
-	// INVALID_ARGUMENT for text that is not one of the generator's IDs.
+	// Decode takes an ID of a generator apart. It reads the generator's public text, as Next
+	// writes it (with the generator's prefix, masked when it masks). Errors: NOT_FOUND for an
+	// unknown generator, INVALID_ARGUMENT for text that is not one of the generator's IDs,
+	// PERMISSION_DENIED for a generator with a mask= setting unless the server allows it
+	// (idkitd --allow-unmask): decoding a masked ID reveals the time, node and counts that the
+	// mask hides.
 	Decode(context.Context, *connect.Request[idkitv1.DecodeRequest]) (*connect.Response[idkitv1.DecodeResponse], error)
+	// Bounds answers "the IDs made between two times" for a generator whose IDs sort by time
+	// (snowflake layouts with the time field on top, which all presets have; sonyflake; ulid;
+	// uuidv7): the smallest and the largest ID that any node of its scheme can issue with a
+	// decoded time in [from, to), for a query on the primary key alone:
+	// WHERE id >= lo AND id <= hi. The bounds are in the stored form (the column's own value),
+	// never the generator's prefixed or masked public text, and the request reveals nothing a
+	// mask hides, so it is open for masked generators too.
+	//
+	// An ID's decoded time is the start of its tick (1 ms for most schemes, 10 ms for
+	// sonyflake, 1 s for baidu): the bounds are exact on ticks, and a from or to inside a tick
+	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
+	// boundary can differ from a query on a created_at column by at most one tick at each edge
+	// (BoundsResponse.note says so with the tick).
+	//
+	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
+	// carry no time order (uuidv4, segment: index a created_at column instead), a time that does
+	// not parse, at given with from or to, or a range that holds no ID of the scheme (wholly
+	// before its epoch or after its time field runs out, inside one tick, from not before to).
+	Bounds(context.Context, *connect.Request[idkitv1.BoundsRequest]) (*connect.Response[idkitv1.BoundsResponse], error)
 	// Generators lists the server's generators.
 	Generators(context.Context, *connect.Request[idkitv1.GeneratorsRequest]) (*connect.Response[idkitv1.GeneratorsResponse], error)
 	// Ping answers an empty message through the same stack as Next: the floor that load tests
@@ -193,6 +254,13 @@ func NewIDServiceHandler(svc IDServiceHandler, opts ...connect.HandlerOption) (s
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	iDServiceBoundsHandler := connect.NewUnaryHandler(
+		IDServiceBoundsProcedure,
+		svc.Bounds,
+		connect.WithSchema(iDServiceMethods.ByName("Bounds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	iDServiceGeneratorsHandler := connect.NewUnaryHandler(
 		IDServiceGeneratorsProcedure,
 		svc.Generators,
@@ -213,6 +281,8 @@ func NewIDServiceHandler(svc IDServiceHandler, opts ...connect.HandlerOption) (s
 			iDServiceNextHandler.ServeHTTP(w, r)
 		case IDServiceDecodeProcedure:
 			iDServiceDecodeHandler.ServeHTTP(w, r)
+		case IDServiceBoundsProcedure:
+			iDServiceBoundsHandler.ServeHTTP(w, r)
 		case IDServiceGeneratorsProcedure:
 			iDServiceGeneratorsHandler.ServeHTTP(w, r)
 		case IDServicePingProcedure:
@@ -232,6 +302,10 @@ func (UnimplementedIDServiceHandler) Next(context.Context, *connect.Request[idki
 
 func (UnimplementedIDServiceHandler) Decode(context.Context, *connect.Request[idkitv1.DecodeRequest]) (*connect.Response[idkitv1.DecodeResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("idkit.v1.IDService.Decode is not implemented"))
+}
+
+func (UnimplementedIDServiceHandler) Bounds(context.Context, *connect.Request[idkitv1.BoundsRequest]) (*connect.Response[idkitv1.BoundsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("idkit.v1.IDService.Bounds is not implemented"))
 }
 
 func (UnimplementedIDServiceHandler) Generators(context.Context, *connect.Request[idkitv1.GeneratorsRequest]) (*connect.Response[idkitv1.GeneratorsResponse], error) {
