@@ -45,7 +45,7 @@ func TestGRPCTools(t *testing.T) {
 				}
 			}
 			out = runTool(t, false, grpcurl, "-plaintext", st.addr, "describe", "idkit.v1.IDService")
-			for _, m := range []string{"rpc Next", "rpc Decode", "rpc Generators", "rpc Ping"} {
+			for _, m := range []string{"rpc Next", "rpc Decode", "rpc Bounds", "rpc Generators", "rpc Ping"} {
 				if !strings.Contains(out, m) {
 					t.Errorf("describe: %q missing from\n%s", m, out)
 				}
@@ -54,6 +54,7 @@ func TestGRPCTools(t *testing.T) {
 			for _, call := range []struct{ method, body, want string }{
 				{"Next", `{"generator":"orders","count":3,"text":true}`, `"text"`},
 				{"Decode", `{"generator":"orders","id":"2125628946673307648"}`, `"2125628946673307648"`},
+				{"Bounds", `{"generator":"orders","at":"2026-01-01T00:00:00Z"}`, `"lo64"`},
 				{"Generators", `{}`, `"orders"`},
 				{"Ping", `{}`, `{`},
 			} {
