@@ -32,7 +32,7 @@
 //	max_count=10000       the largest batch one request asks for (the server's limit)
 //
 // The scheme is a Batcher (NextBatch asks for the whole batch in one request, a chunk of
-// max_count at a time, and the server reserves it in one step), a ContextScheme and
+// max_count at a time; the server reserves it a tick or a block at a time), a ContextScheme and
 // ContextBatcher (NextContext and NextBatchContext end with the context) and an io.Closer.
 // Parse and Decode work locally with the codec of the scheme the service reports (for any
 // scheme registered in this program too) and otherwise ask the service.

@@ -39,8 +39,9 @@ const (
 type IDServiceClient interface {
 	// Next returns count new IDs of one generator. Their order depends on the generator's
 	// scheme (Generators names it):
-	//   - snowflake (every layout) and segment reserve the whole batch in one step: the IDs are
-	//     increasing and no other request gets an ID between two of them;
+	//   - snowflake (every layout) and segment: the IDs are increasing, reserved a tick (or a
+	//     block) at a time, so another request's IDs can fall between two of them only where a
+	//     batch spans ticks or blocks (TestNextOrderAsDocumented measures how often);
 	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
 	//     IDs are increasing, but other requests' IDs may fall between them;
 	//   - uuidv4 and ulid with monotonic=false: no order at all;
@@ -152,8 +153,9 @@ func (c *iDServiceClient) Ping(ctx context.Context, in *PingRequest, opts ...grp
 type IDServiceServer interface {
 	// Next returns count new IDs of one generator. Their order depends on the generator's
 	// scheme (Generators names it):
-	//   - snowflake (every layout) and segment reserve the whole batch in one step: the IDs are
-	//     increasing and no other request gets an ID between two of them;
+	//   - snowflake (every layout) and segment: the IDs are increasing, reserved a tick (or a
+	//     block) at a time, so another request's IDs can fall between two of them only where a
+	//     batch spans ticks or blocks (TestNextOrderAsDocumented measures how often);
 	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
 	//     IDs are increasing, but other requests' IDs may fall between them;
 	//   - uuidv4 and ulid with monotonic=false: no order at all;
