@@ -70,6 +70,12 @@ const (
 	// base32, which the root collation orders as "C" does, so this row isolates
 	// what a linguistic collation costs each comparison in the B-tree.
 	RowULIDTextICU = "ulid-text-icu"
+	// RowTypeIDText is the typeid scheme with the prefix "user"
+	// ("typeid:prefix=user") stored as its public text, "user_" and 26
+	// characters, in a column compared as bytes: text COLLATE "C" on
+	// PostgreSQL, VARBINARY on MariaDB/MySQL, TEXT on SQLite. The row
+	// "typeid" stores the same UUIDv7s as 16 bytes.
+	RowTypeIDText = "typeid-text"
 	// RowAutoIncrement is RowBigserial under its InnoDB name: a BIGINT
 	// AUTO_INCREMENT column filled by the server (an identity column on
 	// PostgreSQL).
@@ -77,21 +83,25 @@ const (
 )
 
 // DefaultSchemes returns the rows compared by default: bigserial, snowflake
-// (Twitter layout), sonyflake, ulid and uuidv7 and uuidv4 as uuid, and
-// ulid-text.
+// (Twitter layout), sonyflake, ulid and uuidv7 and uuidv4 as uuid,
+// ulid-text, and typeid as uuid beside the same IDs stored as their
+// prefixed text (RowTypeIDText).
 func DefaultSchemes() []string {
-	return []string{RowBigserial, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4", RowULIDText}
+	return []string{RowBigserial, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4", RowULIDText, "typeid", RowTypeIDText}
 }
 
 // InnoDBSchemes returns the rows compared by default on MariaDB/MySQL:
 // auto-increment, snowflake, sonyflake, ulid, uuidv7 and uuidv4 as
 // BINARY(16), uuidv7 and uuidv4 in MariaDB's UUID type (left out on servers
-// without it), and ULID and UUIDv7 text as CHAR(26)/CHAR(36) under a binary
-// collation and under the database's default collation.
+// without it), ULID and UUIDv7 text as CHAR(26)/CHAR(36) under a binary
+// collation and under the database's default collation, and typeid as
+// BINARY(16) beside the same IDs stored as their prefixed text in a
+// VARBINARY column (RowTypeIDText).
 func InnoDBSchemes() []string {
 	return []string{RowAutoIncrement, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4",
 		"uuidv7" + suffixNative, "uuidv4" + suffixNative,
-		RowULIDText, "ulid" + suffixTextDefault, "uuidv7" + suffixText, "uuidv7" + suffixTextDefault}
+		RowULIDText, "ulid" + suffixTextDefault, "uuidv7" + suffixText, "uuidv7" + suffixTextDefault,
+		"typeid", RowTypeIDText}
 }
 
 // Config describes one benchmark run. Zero fields take the defaults noted;

@@ -106,6 +106,7 @@ func TestPostgresSchemes(t *testing.T) {
 	want := map[string]string{
 		"bigserial": "bigint identity", "snowflake": "bigint", "sonyflake": "bigint",
 		"ulid": "uuid", "uuidv7": "uuid", "uuidv4": "uuid", "ulid-text": `text COLLATE "C"`,
+		"typeid": "uuid", "typeid-text": `text COLLATE "C"`,
 	}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("%d results, want %d", len(rep.Results), len(want))

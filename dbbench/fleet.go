@@ -138,6 +138,8 @@ func newFleet(r row, k int, fs fleetSettings) (*fleet, error) {
 func textForm(r row, next func() (value, error)) func() (value, error) {
 	switch r.col {
 	case colText, colTextICU, colTextDefault:
+	case colPublicText:
+		return publicTextForm(r, next)
 	default:
 		return next
 	}
@@ -151,6 +153,33 @@ func textForm(r row, next func() (value, error)) func() (value, error) {
 			v.str = from(v.b16).String()
 		}
 		return v, err
+	}
+}
+
+// publicTextForm wraps next for rows stored as their public text (colPublicText): the text
+// the scheme's codec writes for the 16 bytes of a 128-bit node's ID, or for the 64 bits of a
+// layout's.
+func publicTextForm(r row, next func() (value, error)) func() (value, error) {
+	c, err := idkit.NewCodec(r.spec)
+	if err != nil {
+		return func() (value, error) { return value{}, fmt.Errorf("dbbench: scheme %q: %w", r.label, err) }
+	}
+	return func() (value, error) {
+		v, err := next()
+		if err != nil {
+			return v, err
+		}
+		id := idkit.FromUint64(v.u64)
+		if v.u64 == 0 {
+			id = idkit.FromUint64(uint64(v.i64)) // a node that fills only i64 (segment)
+		}
+		if v.b16 != ([16]byte{}) {
+			id = idkit.FromUUID(v.b16)
+		}
+		if v.str, err = idkit.FormatID(c, id); err != nil {
+			return v, fmt.Errorf("dbbench: scheme %q: public text of an ID: %w", r.label, err)
+		}
+		return v, nil
 	}
 }
 
@@ -176,7 +205,9 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 		mono := name == "ulid"
 		text := r.col == colText || r.col == colTextICU
 		return func(_ int, c *fleetClock) (func() (value, error), error) { return ulidNode(mono, text, c) }, nil
-	case name == "uuidv7":
+	case name == "uuidv7" || name == "typeid" || strings.HasPrefix(name, "typeid:"):
+		// A typeid generator is a UUIDv7 generator whose public text is a TypeID; the
+		// database stores the UUIDv7 (or, for RowTypeIDText, its text: publicTextForm).
 		return func(_ int, c *fleetClock) (func() (value, error), error) { return uuidv7Node(c) }, nil
 	case name == "uuidv4" || strings.HasPrefix(name, "uuidv4:"):
 		return func(int, *fleetClock) (func() (value, error), error) {
@@ -221,7 +252,7 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 			}, nil
 		}, nil
 	default:
-		return nil, fmt.Errorf("dbbench: scheme %q: the fleet simulation (--nodes above 1) sets the clock of snowflake, sonyflake, ulid and uuidv7 generators and runs uuidv4; %s has no clock it can set", r.label, name)
+		return nil, fmt.Errorf("dbbench: scheme %q: the fleet simulation (--nodes above 1) sets the clock of snowflake, sonyflake, ulid, uuidv7 and typeid generators and runs uuidv4; %s has no clock it can set", r.label, name)
 	}
 }
 

@@ -114,7 +114,7 @@ func writeInnoDBMarkdown(w io.Writer, rep *Report, cs []chart) error {
 		p("- **secondary MB, B/row**: the index on payload. Each of its entries carries a copy of the primary key, so a wider key makes every secondary index larger too.\n")
 	}
 	p("- **leaf pages, leaf fill**: leaf pages in use (`n_leaf_pages`) of the clustered index, and the fill they imply: rows × record bytes ÷ (leaf pages × usable page bytes), "+
-		"with record bytes from the COMPACT/DYNAMIC format (5-byte header, key, 6-byte transaction id, 7-byte roll pointer, 8-byte payload, a length byte for CHAR in a multi-byte character set) "+
+		"with record bytes from the COMPACT/DYNAMIC format (5-byte header, key, 6-byte transaction id, 7-byte roll pointer, 8-byte payload, a length byte for VARBINARY and for CHAR in a multi-byte character set) "+
 		"and %d − 128 usable bytes a page. The page directory is left out, so full pages read a little under 100. "+
 		"InnoDB leaves 1/16 of a page free when it appends at the right edge; random keys split pages in the middle and leave them about half to three-quarters full.\n", s.InnoDBPageSize)
 	p("- **page splits, merges**: deltas of `index_page_splits` and `index_page_merge_successful` in `information_schema.INNODB_METRICS` over the load (server-wide counters). " +

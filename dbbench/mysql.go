@@ -482,19 +482,24 @@ func (e *mysqlEngine) columnTypeOf(r row) string {
 		return fmt.Sprintf("CHAR(%d) COLLATE %s_bin", r.textLen, e.charset)
 	case colTextDefault:
 		return fmt.Sprintf("CHAR(%d) COLLATE %s", r.textLen, e.set.Collation)
+	case colPublicText:
+		// TypeID text is ASCII: bytes, one a character, whatever the character set.
+		return fmt.Sprintf("VARBINARY(%d)", r.textLen)
 	}
 	return "unsupported"
 }
 
 // keyBytes is what a row's key occupies in an InnoDB record (COMPACT or
-// DYNAMIC format): the value, plus a length byte for CHAR in a multi-byte
-// character set, which InnoDB stores as variable-length.
+// DYNAMIC format): the value, plus a length byte for VARBINARY and for CHAR
+// in a multi-byte character set, which InnoDB stores as variable-length.
 func (e *mysqlEngine) keyBytes(r row) int {
 	switch r.col {
 	case colIdentity, colBigint:
 		return 8
 	case colUUID, colUUIDNative:
 		return 16
+	case colPublicText:
+		return r.textLen + 1
 	}
 	if e.mbMaxLen > 1 {
 		return r.textLen + 1

@@ -68,6 +68,7 @@ func TestMySQLSchemes(t *testing.T) {
 		"uuidv7-native": "UUID", "uuidv4-native": "UUID",
 		"ulid-text": "CHAR(26) COLLATE utf8mb4_bin", "ulid-text-default": "CHAR(26) COLLATE " + rep.Settings.Collation,
 		"uuidv7-text": "CHAR(36) COLLATE utf8mb4_bin", "uuidv7-text-default": "CHAR(36) COLLATE " + rep.Settings.Collation,
+		"typeid": "BINARY(16)", "typeid-text": "VARBINARY(31)",
 		"snowflake:layout=discord": "BIGINT UNSIGNED",
 	}
 	if len(rep.Results) != len(want) {

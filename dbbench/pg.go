@@ -268,12 +268,13 @@ func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, e
 	e.tables++
 	name := pgx.Identifier{e.schema, "t" + strconv.Itoa(e.tables)}
 	def := "id " + map[column]string{
-		colIdentity: "bigint GENERATED ALWAYS AS IDENTITY",
-		colBigint:   "bigint NOT NULL",
-		colUint64:   "numeric(20,0) NOT NULL",
-		colUUID:     "uuid NOT NULL",
-		colText:     `text COLLATE "C" NOT NULL`,
-		colTextICU:  `text COLLATE "und-x-icu" NOT NULL`,
+		colIdentity:   "bigint GENERATED ALWAYS AS IDENTITY",
+		colBigint:     "bigint NOT NULL",
+		colUint64:     "numeric(20,0) NOT NULL",
+		colUUID:       "uuid NOT NULL",
+		colText:       `text COLLATE "C" NOT NULL`,
+		colTextICU:    `text COLLATE "und-x-icu" NOT NULL`,
+		colPublicText: `text COLLATE "C" NOT NULL`,
 		// serverside.go
 		colServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
 		colServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,

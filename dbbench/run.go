@@ -513,6 +513,12 @@ func notes(rep *Report, rows []row) []string {
 			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.label, rep.Results[i].ColumnType))
 		}
 	}
+	for i, r := range rows {
+		if r.col == colPublicText && i < len(rep.Results) {
+			out = append(out, fmt.Sprintf("%s stores %s's public text as the key (idkit.FormatID: the TypeID prefix, '_' and the ID in a fixed-width suffix, %d characters, in ID order) in a %s column, which compares bytes; a row of the same spec without the suffix stores the IDs themselves.",
+				r.label, r.canon, r.textLen, rep.Results[i].ColumnType))
+		}
+	}
 	if s.LeftBehind != "" {
 		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+ExtSchema+".")
 	}

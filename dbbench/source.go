@@ -24,6 +24,7 @@ const (
 	colTextICU                   // canonical text, COLLATE "und-x-icu" (PostgreSQL)
 	colTextDefault               // canonical text, the database's default collation (InnoDB)
 	colUUIDNative                // 128-bit UUIDs in MariaDB's UUID type
+	colPublicText                // the scheme's public text (idkit.FormatID), a TypeID with its prefix, compared as bytes
 )
 
 // Row-name suffixes that store a 128-bit spec other than as 16 raw bytes:
@@ -37,6 +38,10 @@ const (
 
 // errICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
 var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); SQLite has none", RowULIDTextICU)
+
+// typeIDTextSpec is the spec of the RowTypeIDText row: UUIDv7s shown as TypeIDs with a
+// four-letter type prefix, "user_" and 26 characters, as an API would show a user's ID.
+const typeIDTextSpec = "typeid:prefix=user"
 
 // row is one scheme to benchmark, resolved.
 type row struct {
@@ -64,18 +69,21 @@ type value struct {
 
 // resolveRow works out a row's column type by making one generator and one
 // ID. Both honour ctx: a generator may wait a whole tick for its first ID.
-// A label is a row name (RowBigserial, RowAutoIncrement), an idkit spec,
-// or a 128-bit spec followed by a storage suffix: "-text" (text, binary
-// collation), "-text-icu" (PostgreSQL's ICU root collation),
+// A label is a row name (RowBigserial, RowAutoIncrement, RowTypeIDText), an
+// idkit spec, or a 128-bit spec followed by a storage suffix: "-text" (text,
+// binary collation), "-text-icu" (PostgreSQL's ICU root collation),
 // "-text-default" (the database's default collation, InnoDB) or "-native"
-// (MariaDB's UUID type, for UUID specs only). Row names and suffixes are
-// matched without regard to case, as idkit.New matches scheme names.
+// (MariaDB's UUID type, for UUID specs only). A spec whose public text is a
+// TypeID (the typeid scheme, or any scheme with prefix=) takes "-text" only,
+// at any width: its keys are the public text (idkit.FormatID), compared as
+// bytes. Row names and suffixes are matched without regard to case, as
+// idkit.New matches scheme names.
 func resolveRow(ctx context.Context, label string) (row, error) {
 	if r, ok, err := resolveServerRow(label); ok {
 		return r, err
 	}
 	switch l := strings.ToLower(label); l {
-	case RowBigserial, RowAutoIncrement:
+	case RowBigserial, RowAutoIncrement, RowTypeIDText:
 		label = l
 	}
 	switch label {
@@ -83,7 +91,9 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 		return row{label: label, col: colIdentity}, nil
 	}
 	spec, col := label, column(-1)
-	if _, err := idkit.NewCodec(label); err != nil {
+	if label == RowTypeIDText {
+		spec, col = typeIDTextSpec, colText
+	} else if _, err := idkit.NewCodec(label); err != nil {
 		for _, sf := range []struct {
 			suffix string
 			col    column
@@ -104,6 +114,17 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
 	}
 	r := row{label: idkit.Redact(label), spec: spec, canon: idkit.Redact(s.Name()), col: col}
+	if col >= 0 && typeIDText(spec) {
+		if col != colText {
+			return row{}, fmt.Errorf("dbbench: scheme %q: %s shows its IDs as TypeID text, which dbbench stores with the suffix %q (its public text, compared as bytes), or as the ID itself without a suffix", label, s.Name(), suffixText)
+		}
+		text, err := idkit.FormatID(s, id)
+		if err != nil {
+			return row{}, fmt.Errorf("dbbench: scheme %q: public text: %w", label, err)
+		}
+		r.col, r.textLen = colPublicText, len(text)
+		return r, nil
+	}
 	switch {
 	case id.Bits() == 64 && col < 0:
 		r.col = colBigint
@@ -125,6 +146,17 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 		return row{}, fmt.Errorf("dbbench: scheme %q: a %d-bit ID has no %s form here; text and native forms are for 128-bit IDs", label, id.Bits(), strings.TrimPrefix(label, spec))
 	}
 	return r, nil
+}
+
+// typeIDText reports whether a spec's public text is TypeID text (a prefix, '_' and a
+// fixed-width suffix, in ID order): the typeid scheme's, or any scheme's with prefix=.
+func typeIDText(spec string) bool {
+	sp, err := idkit.ParseSpec(spec)
+	if err != nil {
+		return false
+	}
+	_, prefixed := sp.Lookup("prefix")
+	return sp.Scheme() == "typeid" || prefixed
 }
 
 // setsBit63 reports whether s makes, or within a day will make, 64-bit IDs
@@ -268,6 +300,10 @@ func (s *source) nextContext(ctx context.Context, v *value) error {
 		v.b16 = id.Bytes16()
 	case colText, colTextICU, colTextDefault:
 		v.str = id.String()
+	case colPublicText:
+		if v.str, err = idkit.FormatID(g, id); err != nil {
+			return fmt.Errorf("dbbench: public text of an ID: %w", err)
+		}
 	}
 	return nil
 }

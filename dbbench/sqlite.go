@@ -136,7 +136,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 	// An ID with bit 63 set does not fit SQLite's signed INTEGER, and its
 	// decimal text would become a lossy REAL in a BIGINT column: it goes in
 	// as 8 big-endian bytes, whose BLOB order is the IDs' order.
-	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUint64: "BLOB", colUUID: "BLOB", colText: "TEXT"}[r.col]
+	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUint64: "BLOB", colUUID: "BLOB", colText: "TEXT", colPublicText: "TEXT"}[r.col]
 	// BIGINT, not INTEGER: "INTEGER PRIMARY KEY" would make id the rowid and
 	// leave no separate index to measure.
 	if _, err := e.db.ExecContext(ctx, "CREATE TABLE "+tbl+" (id "+typ+" NOT NULL PRIMARY KEY, payload INTEGER NOT NULL)"); err != nil {

@@ -41,9 +41,13 @@ Flags:
                      one after the other, in one report.
                      Default: pg-local when server binaries are found, else sqlite.
   --schemes LIST     rows to compare, separated by commas or semicolons (default
-                     "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text"):
+                     "bigserial,snowflake,sonyflake,ulid,uuidv7,uuidv4,ulid-text,typeid,
+                     typeid-text"):
                      bigserial (identity column, the database's sequence), ulid-text (ULID
-                     as text COLLATE "C"), ulid-text-icu (the same under ICU's linguistic
+                     as text COLLATE "C"), typeid-text ("typeid:prefix=user" stored as its
+                     TypeID text, user_ and 26 characters, compared as bytes: text COLLATE
+                     "C", VARBINARY on MariaDB/MySQL; the row typeid stores the same IDs in
+                     16 bytes), ulid-text-icu (the same under ICU's linguistic
                      "und-x-icu" collation; PostgreSQL), instagram-plpgsql[:shard=N]
                      (Instagram's next_id() PL/pgSQL as the column default; PostgreSQL),
                      uuidv7-plpgsql (UUIDv7 made by the server; PostgreSQL), segment[:step=N]
@@ -52,9 +56,11 @@ Flags:
                      "snowflake:layout=discord,node=3".
                      A 128-bit spec may end in -text (text, binary collation), -text-icu,
                      -text-default (MariaDB/MySQL: the database's default collation) or
-                     -native (MariaDB's UUID type; UUIDs only). On MariaDB/MySQL the default
-                     is "auto-increment,snowflake,sonyflake,ulid,uuidv7,uuidv4,uuidv7-native,
-                     uuidv4-native,ulid-text,ulid-text-default,uuidv7-text,uuidv7-text-default"
+                     -native (MariaDB's UUID type; UUIDs only); a spec whose IDs show as
+                     TypeID text (typeid, or prefix=) takes -text only, and stores that text.
+                     On MariaDB/MySQL the default is "auto-increment,snowflake,sonyflake,ulid,
+                     uuidv7,uuidv4,uuidv7-native,uuidv4-native,ulid-text,ulid-text-default,
+                     uuidv7-text,uuidv7-text-default,typeid,typeid-text"
   --rows N           rows per measured load (default %d)
   --mode MODE        copy (the bulk path, default: binary COPY on PostgreSQL, LOAD DATA LOCAL
                      INFILE from an io.Reader on MariaDB/MySQL), batch (multi-row INSERT,

@@ -17,8 +17,9 @@ const allHelp = `Usage: idbench [--out DIR] [--benchtime D] [--count N] [--db EN
 With no subcommand, idbench runs the whole comparison and writes a report a team can read:
   1. generation speed of every default scheme beside its wrapped library ('idbench speed');
   2. the database benchmark's default run ('idbench db'): the primary-key B-tree cost of
-     bigserial, snowflake, sonyflake, ulid, uuidv7, uuidv4 and ulid-text, on a private
-     throwaway PostgreSQL when its server binaries are installed, else on embedded SQLite.
+     bigserial, snowflake, sonyflake, ulid, uuidv7, uuidv4, ulid-text, and typeid stored as
+     uuid and as its prefixed text (typeid-text), on a private throwaway PostgreSQL when
+     its server binaries are installed, else on embedded SQLite.
 Both tables go to stdout, progress to stderr.
 
 Flags:
