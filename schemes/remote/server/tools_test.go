@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,6 +14,9 @@ func tool(t *testing.T, name, install string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not on PATH (.ci/run installs it): go install %s", name, install)
+		}
 		t.Skipf("%s is not on PATH: go install %s", name, install)
 	}
 	return p
