@@ -140,10 +140,11 @@ type Field struct {
 // schemes/segment, registered by importing one of its stores) and remote (the idkitd client,
 // package schemes/remote) among them. A spec naming one of those without its import fails with
 // a message that names the import. New gives a registered scheme the prefix and mask settings
-// itself: its Parse and AppendID read and write the public text, a mask permutes 64-bit IDs
-// over 64 bits (over the layout's width for a Layouter), and the scheme it returns keeps the
-// registered scheme's Batcher, ContextScheme, ContextBatcher and io.Closer but no other
-// optional interface.
+// itself, unless the scheme takes them (Settings.TakeText, as remote does): its Parse and
+// AppendID read and write the public text, and a mask permutes 64-bit IDs over their width (the
+// layout's for a Layouter, IDWidth for a Widther such as segment's 63 bits, else 64). The
+// scheme it returns is a Batcher, ContextScheme, ContextBatcher and io.Closer, and keeps each
+// of Layouter, Noder, StatsReporter, Fenced and TimeRanger the registered scheme has.
 //
 // Lease stores are registered by import, so that a program that does not use them does not
 // link their clients. A spec with node=URL or lease=URL needs, in the program:
@@ -181,15 +182,15 @@ func NewContext(ctx context.Context, spec string) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc, err := sp.wrapText(s)
-	if err != nil || pc == nil {
-		if err != nil {
-			closeQuietly(s)
-			return nil, err
-		}
+	if e.text == nil {
 		return s, nil
 	}
-	return &publicScheme{publicCodec: *pc, s: s, name: pc.t.name(s.Name())}, nil
+	ws, err := e.text.scheme(sp, s)
+	if err != nil {
+		closeQuietly(s)
+		return nil, err
+	}
+	return ws, nil
 }
 
 // closeQuietly releases what a scheme that will not be returned holds.

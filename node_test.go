@@ -164,8 +164,8 @@ func leaseChecks(t *testing.T, base func(ns string) string, expire func(t *testi
 			t.Fatalf("second process with node 7: %v, want ErrHeld", err)
 		}
 		closeScheme(t, a)
-		if _, err := a.Next(); !errors.Is(err, schemes.ErrFenced) {
-			t.Errorf("Next after Close: %v, want ErrFenced", err)
+		if _, err := a.Next(); !errors.Is(err, schemes.ErrClosed) {
+			t.Errorf("Next after Close: %v, want ErrClosed", err)
 		}
 		b, err := newScheme(t, "snowflake:node=7,lease="+u)
 		if err != nil {
@@ -419,5 +419,50 @@ func TestStoreURLNoPassword(t *testing.T) {
 		if d := nodeid.DescribeStore(u); strings.Contains(d, pw) {
 			t.Errorf("DescribeStore(%q) = %q shows the password", u, d)
 		}
+	}
+}
+
+// TestNodeMarksClose closes a snowflake scheme that keeps its marks in a file while IDs flow
+// (with a 2 ms window, a background save every millisecond or so): once Close returns, Next
+// fails with schemes.ErrClosed and nothing writes to the mark file any more, so a successor
+// that opens the file cannot have its mark overwritten by a late save.
+func TestNodeMarksClose(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m")
+	s, err := idkit.New("snowflake:node=9,marks=file:" + path + ",mark_window=2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+		if _, err := s.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A save that was under way must be over: nothing changes in the directory from now on
+	// (the test's TempDir cleanup, like a successor, must not race a late write).
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	time.Sleep(50 * time.Millisecond)
+	after, err := os.ReadFile(path)
+	if err != nil || string(after) != string(before) {
+		t.Errorf("mark file changed after Close: %q, then %q (%v)", before, after, err)
+	}
+	if now, _ := os.ReadDir(dir); len(ents) != 1 || len(now) != 1 {
+		t.Errorf("%d, then %d files in the mark directory after Close; want the mark file alone", len(ents), len(now))
+	}
+	if id, err := s.Next(); !errors.Is(err, schemes.ErrClosed) {
+		t.Errorf("Next after Close = %v, %v; want an error wrapping schemes.ErrClosed", id, err)
+	}
+	if err := s.(idkit.Batcher).NextBatch(make([]idkit.ID, 3)); !errors.Is(err, schemes.ErrClosed) {
+		t.Errorf("NextBatch after Close = %v; want an error wrapping schemes.ErrClosed", err)
+	}
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+		t.Errorf("mark file changed by calls after Close: %q, then %q (%v)", before, after, err)
 	}
 }

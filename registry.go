@@ -25,6 +25,9 @@ type CodecFunc func(s *Settings) (Codec, error)
 type entry struct {
 	build BuildFunc
 	codec CodecFunc
+	// text applies the prefix and mask settings around what the scheme builds, unless it took
+	// them (Settings.TakeText). Register sets it; the built-in schemes apply them themselves.
+	text textWrapper
 }
 
 // schemePackages names the package that registers each of idkit's schemes that the root does
@@ -40,12 +43,12 @@ var registry = struct {
 	sync.RWMutex
 	m map[string]entry
 }{m: map[string]entry{
-	"snowflake": {buildSnowflake, codecSnowflake},
-	"ulid":      {buildULID, codecULID},
-	"uuidv7":    {buildUUIDv7, codecUUID(7)},
-	"uuidv4":    {buildUUIDv4, codecUUID(4)},
-	"sonyflake": {buildSonyflake, codecSonyflake},
-	"typeid":    {buildTypeID, codecTypeID},
+	"snowflake": {build: buildSnowflake, codec: codecSnowflake},
+	"ulid":      {build: buildULID, codec: codecULID},
+	"uuidv7":    {build: buildUUIDv7, codec: codecUUID(7)},
+	"uuidv4":    {build: buildUUIDv4, codec: codecUUID(4)},
+	"sonyflake": {build: buildSonyflake, codec: codecSonyflake},
+	"typeid":    {build: buildTypeID, codec: codecTypeID},
 }}
 
 // Register makes a scheme name available to New, NewContext and NewCodec, in the manner of
@@ -65,7 +68,7 @@ func Register(name string, build BuildFunc) {
 		if e.build != nil {
 			return false
 		}
-		e.build = build
+		e.build, e.text = build, registeredText{}
 		return true
 	})
 }
@@ -161,14 +164,10 @@ func NewCodec(spec string) (Codec, error) {
 		}
 		c = s
 	}
-	pc, err := sp.wrapText(c)
-	switch {
-	case err != nil:
-		return nil, err
-	case pc == nil:
-		return c, nil
+	if e.text != nil {
+		return e.text.codec(sp, c)
 	}
-	return *pc, nil
+	return c, nil
 }
 
 // entry returns the registry entry of the spec's scheme, or an error naming the known ones.

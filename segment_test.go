@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/mask"
 	"github.com/idkit/idkit/schemes/segment"
 )
 
@@ -218,4 +219,80 @@ func ExampleNew_segment() {
 	// 3 [{seq 3} {store 1}]
 	// 5 [{seq 5} {store 1}]
 	// 2 [{seq 2} {store 2}]
+}
+
+// TestSegmentPublicText: a segment scheme takes prefix= and mask= as the built-in schemes do.
+// Its IDs are 63-bit (they fit a signed BIGINT), so the mask permutes 63 bits and masked IDs
+// stay below 2^63; the prefix gives 13 characters of TypeID text, in ID order.
+func TestSegmentPublicText(t *testing.T) {
+	setTestMaskKey(t)
+	for _, text := range []string{"mask=" + testMaskRef, "prefix=ord", "prefix=ord,mask=" + testMaskRef} {
+		s, err := idkit.New("segment:store=" + memURL("text") + ",key=orders,step=1000," + text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]idkit.ID, 5000)
+		if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
+			t.Fatal(err)
+		}
+		prev := ""
+		for _, id := range ids {
+			pub, err := idkit.FormatID(s, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(text, "prefix") {
+				if !strings.HasPrefix(pub, "ord_") || len(pub) != 4+13 {
+					t.Fatalf("%s: %s shows as %q", text, id, pub)
+				}
+				if !strings.Contains(text, "mask") && pub <= prev {
+					t.Fatalf("%s: %q after %q: text order is not ID order", text, pub, prev)
+				}
+			}
+			prev = pub
+			if !strings.Contains(text, "prefix") {
+				m, err := idkit.Parse(pub)
+				if err != nil || m.Uint64() >= 1<<63 {
+					t.Fatalf("%s: %s shows as %q (%v): not below 2^63", text, id, pub, err)
+				}
+			}
+			back, err := s.Parse(pub)
+			if err != nil || back != id {
+				t.Fatalf("%s: Parse(%q) = %s, %v; want %s", text, pub, back, err, id)
+			}
+		}
+		s.(io.Closer).Close()
+	}
+}
+
+// TestSegmentMaskEdges: the stored IDs whose masked form is 0 and 2^63-1, at the ends of the
+// 63 bits, show and read back like any other.
+func TestSegmentMaskEdges(t *testing.T) {
+	setTestMaskKey(t)
+	c, err := idkit.NewCodec("segment:store=" + memURL("edge") + ",key=k,step=10,mask=" + testMaskRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := mask.Load(testMaskRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mask.NewPermutation(key, 63)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shown := range []uint64{0, 1<<63 - 1} {
+		stored := p.Unmask(shown)
+		if stored == 0 {
+			continue // not a segment ID
+		}
+		id := idkit.FromUint64(stored)
+		pub, err := idkit.FormatID(c, id)
+		if err != nil {
+			t.Fatalf("FormatID(%d): %v", stored, err)
+		}
+		if back, err := c.Parse(pub); err != nil || back != id {
+			t.Errorf("stored %d shows as %q, which reads back as %s, %v", stored, pub, back, err)
+		}
+	}
 }

@@ -468,14 +468,14 @@ func (s *snowflakeScheme) replace(cur *snowflakeGen) bool {
 			s.mu.Lock()
 			if s.closed {
 				s.mu.Unlock()
-				next.nb.release()
+				next.close()
 				return false
 			}
 			s.base = s.base.plus(cur.stats())
 			s.cur.Store(next)
 			s.reason.Store(nil)
 			s.mu.Unlock()
-			cur.nb.release() // closes the lost lease's store; there is nothing to release
+			cur.close() // closes the lost lease's store; there is nothing to release
 			return true
 		}
 		reason := fmt.Errorf("%w: %w; %s: attempt %d failed: %w", schemes.ErrFenced, lost, plan, attempt, redact.Error(err))
@@ -487,6 +487,13 @@ func (s *snowflakeScheme) replace(cur *snowflakeGen) bool {
 		}
 		wait = min(2*wait, most)
 	}
+}
+
+// close stops the generator, waiting for its mark saves, then lets go of its node: nothing
+// runs or writes to the node's marks once the slot may be another process's.
+func (sg *snowflakeGen) close() error {
+	sg.g.Close()
+	return sg.nb.release()
 }
 
 // gen returns the generator in use.
@@ -561,7 +568,8 @@ func (s *snowflakeScheme) NextContext(ctx context.Context) (ID, error) {
 // fenced returns the generator to try again with after err from cur: the one swapped in
 // meanwhile, if cur was fenced because its lease was lost; nil otherwise.
 func (s *snowflakeScheme) fenced(cur *snowflakeGen, err error) *snowflakeGen {
-	if !errors.Is(err, schemes.ErrFenced) {
+	// A generator swapped out is closed, so a call that started on it may see ErrClosed.
+	if !errors.Is(err, schemes.ErrFenced) && !errors.Is(err, schemes.ErrClosed) {
 		return nil
 	}
 	if now := s.gen(); now != cur {
@@ -610,8 +618,11 @@ func (s *snowflakeScheme) NextBatchContext(ctx context.Context, dst []ID) error 
 	return nil
 }
 
-// Close stops claiming nodes again and releases the node's lease, if any: the generator is
-// stopped first, so nothing is issued once the slot may be claimed by another process.
+// Close stops claiming nodes again, stops the generator and releases the node's lease, if
+// any. The generator is stopped first, and a mark save in progress cut short and waited for,
+// so that nothing is issued or written once the slot may be claimed by another process (or,
+// for marks=file:, once a successor may open the file). Later calls fail with errors wrapping
+// schemes.ErrClosed.
 func (s *snowflakeScheme) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -624,7 +635,7 @@ func (s *snowflakeScheme) Close() error {
 		s.cancel()
 		<-s.done
 	}
-	return s.gen().nb.release()
+	return s.gen().close()
 }
 
 // parseDecimal64 reads a 64-bit ID's decimal text, with a message that says so.

@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/internal/urlquery"
 )
 
 // mysqlEngine runs the benchmark on a MariaDB or MySQL server, in InnoDB
@@ -131,13 +134,14 @@ func passwordOf(s string) string {
 // into a go-sql-driver/mysql configuration. The port defaults to 3306 and
 // the database may be empty. Query parameters: socket=PATH connects over a
 // unix socket instead of TCP (the host is then ignored), tls=true|false|
-// skip-verify|preferred as in the driver. Errors name the bad part and never
-// contain the password.
+// skip-verify|preferred as in the driver. The query is read strictly: a pair
+// that does not parse (';', %zz), a key given twice or any other key is an
+// error. Errors name the bad part and never contain the password.
 func ParseMySQLURL(s string) (*mysql.Config, error) {
 	if !isMySQLURL(s) {
 		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", redactURL(s))
 	}
-	red := redactURL(s)
+	red := redact.String(redactURL(s)) // also a ?password= in the query
 	u, err := url.Parse(s)
 	if err != nil {
 		var ue *url.Error
@@ -165,12 +169,11 @@ func ParseMySQLURL(s string) (*mysql.Config, error) {
 	if strings.Contains(c.DBName, "/") {
 		return nil, fmt.Errorf("dbbench: MySQL URL %q: database name %q contains a slash", red, c.DBName)
 	}
-	q, err := url.ParseQuery(u.RawQuery)
+	q, err := urlquery.Parse(u.RawQuery, urlquery.Known("socket", "tls"), "known: socket, tls")
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: bad query", red)
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: %w", red, err)
 	}
-	for k, vs := range q {
-		v := vs[len(vs)-1]
+	for k, v := range q {
 		switch k {
 		case "socket":
 			if v == "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -331,6 +332,11 @@ var parseMySQLURLTests = []struct {
 	{in: "mysql://app:pw@/", err: "no host"},
 	{in: "mysql://app:pw@h:99999/", err: `bad port "99999"`},
 	{in: "mysql://app:pw@h/?timeout=5s", err: `unknown parameter "timeout"`},
+	{in: "mysql://app:pw@h/?tls=true;socket=/x", err: `"tls=true;socket=/x": ';' is not a separator`},
+	{in: "mysql://app:pw@h/?tls=%zz", err: `invalid URL escape "%zz"`},
+	{in: "mysql://app:pw@h/?tls=true&tls=false", err: `"tls" given twice`},
+	{in: "mysql://app:pw@h/?socket=/a&socket=/b", err: `"socket" given twice`},
+	{in: "mysql://app@h/?password=pwsecret;x", err: `password=xxxxx`},
 	{in: "mysql://app:pw@h/?tls=maybe", err: `tls="maybe"`},
 	{in: "mysql://app:pw@h/a/b", err: "contains a slash"},
 	{in: "mysql://app:p w@h:x/", err: "bad MySQL URL"},
@@ -368,13 +374,27 @@ func FuzzParseMySQLURL(f *testing.F) {
 		f.Add(tt.in, "pw")
 	}
 	f.Fuzz(func(t *testing.T, rest, password string) {
-		if len(password) < 4 || strings.ContainsAny(password, "@/?#") {
+		// A quote or backslash could be the message's own quoting (%q) next to other text.
+		if len(password) < 4 || strings.ContainsAny(password, "@/?#\"\\") {
 			return
 		}
 		in := "mysql://u:" + password + "@" + rest
 		_, err := dbbench.ParseMySQLURL(in)
 		if err != nil && strings.Contains(err.Error(), password) && !strings.Contains(rest, password) {
 			t.Errorf("error shows the password %q: %v", password, err)
+		}
+		// What it accepts has a query that parses whole, each key once.
+		if _, q, ok := strings.Cut(rest, "?"); err == nil && ok {
+			q, _, _ = strings.Cut(q, "#")
+			vs, perr := url.ParseQuery(q)
+			if perr != nil {
+				t.Errorf("ParseMySQLURL(%q) accepted a query net/url cannot read whole: %v", in, perr)
+			}
+			for k, v := range vs {
+				if len(v) > 1 {
+					t.Errorf("ParseMySQLURL(%q) accepted %q given %d times", in, k, len(v))
+				}
+			}
 		}
 	})
 }

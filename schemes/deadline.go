@@ -197,10 +197,12 @@ func (g *Snowflake) pastDeadline(ctx context.Context, tick int64) error {
 // last tick has nothing left to issue either).
 const poisoned = math.MaxUint64
 
-// stop makes the generator fail every later call with an error wrapping ErrFenced and err.
-// When it returns no call can issue an ID: one that read the state before fails its
-// compare-and-swap, because the state changed, and tries again from the poisoned word.
+// stop makes the generator fail every later call with an error wrapping ErrFenced and err
+// (unless Close stopped it first: then ErrClosed stays the reason). When it returns no call can
+// issue an ID: one that read the state before fails its compare-and-swap, because the state
+// changed, and tries again from the poisoned word.
 func (g *Snowflake) stop(err error) {
-	g.stopped.Store(&err)
+	err = fmt.Errorf("%w: %w", ErrFenced, err)
+	g.stopped.CompareAndSwap(nil, &err)
 	g.state.Store(poisoned)
 }

@@ -59,3 +59,22 @@ func ExampleSnowflake_NextContext() {
 	fmt.Println(errors.Is(err, context.DeadlineExceeded))
 	// Output: true
 }
+
+func ExampleSnowflake_Close() {
+	// Close stops the generator and waits for a mark save in progress; every later call fails
+	// with ErrClosed, so the mark store (a file, a lease) can be let go safely.
+	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Node: 3})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := g.Next(); err != nil {
+		panic(err)
+	}
+	g.Close()
+	_, err = g.Next()
+	fmt.Println(errors.Is(err, schemes.ErrClosed))
+	fmt.Println(err)
+	// Output:
+	// true
+	// schemes: generator closed: snowflake node 3 of layout twitter: no IDs after Close
+}

@@ -31,6 +31,8 @@ var (
 	ErrFenced = errors.New("schemes: node ID no longer held")
 	// ErrMark reports a high-water mark that could not be loaded or saved.
 	ErrMark = errors.New("schemes: high-water mark")
+	// ErrClosed reports use of a generator after its Close.
+	ErrClosed = errors.New("schemes: generator closed")
 )
 
 // maxStartNs bounds the time from a layout's epoch to a generator's start, 2^62 ns (146
@@ -143,6 +145,10 @@ type Snowflake struct {
 	hard     atomic.Int64  // ticks above this need a durably saved mark first
 	refresh  atomic.Bool   // a background mark save is running
 	markMu   sync.Mutex    // serialises mark saves
+	closed   atomic.Bool   // set by Close; a save that finds it set writes nothing
+	bgMu     sync.Mutex    // guards bgDone and saveStop, orders them with Close
+	bgDone   chan struct{} // closed when the background save ends; nil: none started
+	saveStop func()        // cancels the save in progress; nil: none
 	clock    Clock         // nil: monotonic system clock
 	start    time.Time
 	startNs  int64 // start - epoch, in ns
@@ -160,7 +166,7 @@ type Snowflake struct {
 	fence    Fence
 	dl       *Deadline                     // the fence's deadline, when it publishes one
 	dlc      atomic.Pointer[deadlineLimit] // dl converted into ticks
-	stopped  atomic.Pointer[error]         // set by stop before it poisons state
+	stopped  atomic.Pointer[error]         // why every call fails; set before state is poisoned
 	marks    MarkStore
 	window   int64 // mark window in ticks
 	own      int64 // a loaded mark within the window: waited out, not subject to the drift policy; -1: none
@@ -373,6 +379,9 @@ func (g *Snowflake) Next() (uint64, error) { return g.NextContext(context.Backgr
 func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	if g.fence != nil && g.dl == nil {
 		if err := g.fence.Err(); err != nil {
+			if p := g.stopped.Load(); p != nil {
+				return 0, *p
+			}
 			return 0, fmt.Errorf("%w: %w", ErrFenced, err)
 		}
 	}
@@ -433,6 +442,9 @@ func (g *Snowflake) NextN(dst []uint64) error { return g.NextNContext(context.Ba
 func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 	if g.fence != nil && g.dl == nil {
 		if err := g.fence.Err(); err != nil {
+			if p := g.stopped.Load(); p != nil {
+				return *p
+			}
 			return fmt.Errorf("%w: %w", ErrFenced, err)
 		}
 	}
@@ -507,7 +519,7 @@ func fill(out []uint64, id, step uint64) {
 func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64, bool, error) {
 	if old == poisoned {
 		if p := g.stopped.Load(); p != nil {
-			return 0, false, fmt.Errorf("%w: %w", ErrFenced, *p)
+			return 0, false, *p
 		}
 	}
 	last := int64(old >> g.seqBits)
@@ -685,13 +697,21 @@ func (g *Snowflake) reserve(ctx context.Context, tick int64) error {
 	}
 	if tick <= g.hard.Load() {
 		if g.refresh.CompareAndSwap(false, true) {
+			g.bgMu.Lock()
+			defer g.bgMu.Unlock()
+			if g.closed.Load() {
+				return nil // the caller's compare-and-swap fails on the poisoned state
+			}
+			done := make(chan struct{})
+			g.bgDone = done
 			go func() {
+				defer close(done)
 				defer g.refresh.Store(false)
 				g.markMu.Lock()
 				defer g.markMu.Unlock()
 				// A failure here is retried synchronously when the window is used up, and
 				// reported then. The save outlives the caller that started it, so it does
-				// not use the caller's context.
+				// not use the caller's context; Close cuts it short and waits for it.
 				_ = g.saveLocked(context.Background(), tick)
 			}()
 		}
@@ -713,7 +733,19 @@ func (g *Snowflake) saveLocked(ctx context.Context, tick int64) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, defaultMarkTimeout)
 	defer cancel()
+	// Close cancels the save through saveStop; one that finds closed set writes nothing.
+	g.bgMu.Lock()
+	if g.closed.Load() {
+		g.bgMu.Unlock()
+		return g.closedErr()
+	}
+	g.saveStop = cancel
+	g.bgMu.Unlock()
+	defer g.clearSaveStop()
 	if err := g.marks.SaveMark(ctx, g.layout.TickTime(upto)); err != nil {
+		if g.closed.Load() {
+			return g.closedErr()
+		}
 		return fmt.Errorf("%w: save: %w", ErrMark, err)
 	}
 	g.hard.Store(upto)
@@ -723,6 +755,47 @@ func (g *Snowflake) saveLocked(ctx context.Context, tick int64) error {
 	}
 	g.soft.Store(max(tick, soft))
 	return nil
+}
+
+// Close stops the generator: every later call (and every call in progress that has not
+// reserved its ID yet) fails with an error wrapping ErrClosed. It cuts short a mark save in
+// progress, background or not, and waits for it, so that when Close returns the generator
+// neither runs nor writes to its MarkStore; the caller may then close what the store uses.
+// A second Close does nothing. It always returns nil.
+func (g *Snowflake) Close() error {
+	err := g.closedErr()
+	g.bgMu.Lock()
+	if g.closed.Swap(true) {
+		g.bgMu.Unlock()
+		return nil
+	}
+	g.stopped.Store(&err) // wins over a fence's stop: the generator is closed whatever else
+	g.state.Store(poisoned)
+	if g.saveStop != nil {
+		g.saveStop()
+	}
+	done := g.bgDone
+	g.bgMu.Unlock()
+	if done != nil {
+		<-done
+	}
+	// A synchronous save of a call in progress holds markMu; wait for it to end (saveStop cut
+	// it short). Later saves find closed set and write nothing.
+	g.markMu.Lock()
+	g.markMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+	return nil
+}
+
+// clearSaveStop forgets the cancel function of the save that ends.
+func (g *Snowflake) clearSaveStop() {
+	g.bgMu.Lock()
+	g.saveStop = nil
+	g.bgMu.Unlock()
+}
+
+// closedErr is the error of every call after Close.
+func (g *Snowflake) closedErr() error {
+	return fmt.Errorf("%w: snowflake node %d of layout %s: no IDs after Close", ErrClosed, g.node, g.layout.Name)
 }
 
 // divider divides by a fixed unit with a multiply and a shift: a 64-bit DIV costs tens of

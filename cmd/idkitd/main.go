@@ -1,10 +1,10 @@
 // Command idkitd serves idkit's ID generators to clients in any language: gRPC (and gRPC-Web)
 // and the Connect protocol (JSON or binary), plus GET /v1/next/{generator}?n=N,
 // /v1/decode/{generator}/{id} and /v1/bounds/{generator}?from=…&to=… for shells, /healthz,
-// /readyz, the gRPC health service and Prometheus metrics at /metrics, all on one port served
-// by net/http with Connect, whatever a connection carries. --grpc-listen adds a second port for
-// gRPC clients alone, served by grpc-go's own server, which costs less CPU per request (see
-// docs/service.md).
+// /readyz, the gRPC health and reflection services (grpcurl needs no .proto) and Prometheus
+// metrics at /metrics, all on one port served by net/http with Connect, whatever a connection
+// carries. --grpc-listen adds a second port for gRPC clients alone, served by grpc-go's own
+// server, which costs less CPU per request (see docs/service.md).
 //
 //	idkitd --gen orders=snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders \
 //	       --gen sessions=ulid --listen 127.0.0.1:7070
@@ -18,6 +18,9 @@
 //	tls_cert = "/etc/idkitd/cert.pem"   # with tls_key: serve TLS
 //	tls_key = "/etc/idkitd/key.pem"
 //	tokens_file = "/etc/idkitd/tokens"  # bearer tokens, one a line
+//	metrics_tokens_file = "/etc/idkitd/metrics-tokens"  # scrape tokens for /metrics
+//	cors_origins = ["https://app.example.com"]  # browser pages that may call it
+//	compress_responses = false          # gzip answers for clients that accept it
 //	shutdown_delay = "5s"
 //	drain_timeout = "10s"
 //	allow_unmask = false                # true: Decode takes masked IDs apart
@@ -98,6 +101,9 @@ type fileConfig struct {
 	TLSCert       string            `toml:"tls_cert"`
 	TLSKey        string            `toml:"tls_key"`
 	TokensFile    string            `toml:"tokens_file"`
+	MetricsTokens string            `toml:"metrics_tokens_file"`
+	CORSOrigins   []string          `toml:"cors_origins"`
+	Compress      bool              `toml:"compress_responses"`
 	ShutdownDelay string            `toml:"shutdown_delay"`
 	DrainTimeout  string            `toml:"drain_timeout"`
 	WriteTimeout  string            `toml:"write_timeout"`
@@ -107,7 +113,7 @@ type fileConfig struct {
 }
 
 // fileKeys are the config file's keys, for the error that names an unknown one.
-const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, tls_cert, tls_key, tokens_file, shutdown_delay, drain_timeout, write_timeout, log_format, allow_unmask, [generators]"
+const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, log_format, allow_unmask, [generators]"
 
 // genFlags collects repeated --gen NAME=SPEC.
 type genFlags []server.Generator
@@ -120,6 +126,20 @@ func (g *genFlags) Set(v string) error {
 		return err
 	}
 	*g = append(*g, gen)
+	return nil
+}
+
+// originFlags collects repeated --cors-origin ORIGIN, each possibly a comma-separated list.
+type originFlags []string
+
+func (o *originFlags) String() string { return strings.Join(*o, ",") }
+
+func (o *originFlags) Set(v string) error {
+	for part := range strings.SplitSeq(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*o = append(*o, part)
+		}
+	}
 	return nil
 }
 
@@ -171,6 +191,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		tlsCert       = fs.String("tls-cert", "", "TLS certificate `file` (with --tls-key)")
 		tlsKey        = fs.String("tls-key", "", "TLS key `file`")
 		tokens        = fs.String("tokens", "", "`file` of bearer tokens, one a line; requests must carry one")
+		metricsTokens = fs.String("metrics-tokens", "", "`file` of bearer tokens for scraping /metrics, one a line; then /metrics takes these and not --tokens")
+		compress      = fs.Bool("compress-responses", false, "gzip answers for clients that accept it (gzip requests are accepted either way)")
 		shutdownDelay = fs.Duration("shutdown-delay", 0, "how long SIGTERM keeps serving while reporting not ready, for load balancers to move away; 0 turns it off (default 5s)")
 		drain         = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for in-flight requests once it stops accepting (default 10s)")
 		writeTimeout  = fs.Duration("write-timeout", 0, "how long a write to a client that stopped reading may stall before its connection is closed (default 30s)")
@@ -178,6 +200,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		allowUnmask   = fs.Bool("allow-unmask", false, "let Decode take apart the IDs of generators with mask= (it reveals the time, node and counts the mask hides)")
 	)
 	fs.Var(&gens, "gen", "a generator `NAME=SPEC`; repeat for more")
+	var origins originFlags
+	fs.Var(&origins, "cors-origin", "let browser pages from `ORIGIN` (https://app.example.com, https://*.example.com or *) call the service; repeat or separate with commas (default: none)")
 	fs.Usage = func() {} // on a mistake, report prints the (redacted) error and points to --help
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -201,7 +225,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			return server.Config{}, "", usageError{fmt.Errorf("config %s: unknown key %q (known: %s)", *configPath, und[0].String(), fileKeys)}
 		}
 	}
-	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask}
+	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask,
+		CORSOrigins: fc.CORSOrigins, CompressResponses: fc.Compress}
 	names := make([]string, 0, len(fc.Generators))
 	for n := range fc.Generators {
 		names = append(names, n)
@@ -233,7 +258,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		}
 		*d.dst = v
 	}
-	tokensFile, format := fc.TokensFile, fc.LogFormat
+	tokensFile, metricsTokensFile, format := fc.TokensFile, fc.MetricsTokens, fc.LogFormat
 	var badFlag error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -253,6 +278,12 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			cfg.TLSKey = *tlsKey
 		case "tokens":
 			tokensFile = *tokens
+		case "metrics-tokens":
+			metricsTokensFile = *metricsTokens
+		case "compress-responses":
+			cfg.CompressResponses = *compress
+		case "cors-origin":
+			cfg.CORSOrigins = origins // the command line's replace the file's
 		case "shutdown-delay":
 			cfg.ShutdownDelay = *shutdownDelay
 		case "drain-timeout":
@@ -299,6 +330,13 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			return server.Config{}, "", err
 		}
 		cfg.Tokens = t
+	}
+	if metricsTokensFile != "" {
+		t, err := server.ReadTokens(metricsTokensFile)
+		if err != nil {
+			return server.Config{}, "", err
+		}
+		cfg.MetricsTokens = t
 	}
 	return cfg, format, nil
 }

@@ -36,6 +36,7 @@ func TestParseArgs(t *testing.T) {
 	broken := write("broken.toml", "[generators\n")
 	unmask := write("unmask.toml", "allow_unmask = true\n[generators]\na = \"ulid\"\n")
 	tokens := write("tokens", "# comment\n\nsecret-one\n")
+	browser := write("browser.toml", "cors_origins = [\"https://a.example\"]\ncompress_responses = true\nmetrics_tokens_file = \""+tokens+"\"\n[generators]\na = \"ulid\"\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -60,6 +61,10 @@ func TestParseArgs(t *testing.T) {
 		{"negative delay", []string{"--gen", "a=ulid", "--shutdown-delay", "-1s"}, "--shutdown-delay -1s: want 0 (none) or a positive duration"},
 		{"negative delay in the file", []string{"--config", badDelay}, `shutdown_delay = "-2s": want 0 (none)`},
 		{"zero drain", []string{"--gen", "a=ulid", "--drain-timeout", "0s"}, "--drain-timeout 0s: want a positive duration"},
+		{"browsers, compression and scrape tokens from the file", []string{"--config", browser}, "cors=[https://a.example] compress=true metrics=1"},
+		{"browsers from flags", []string{"--config", browser, "--cors-origin", "https://b.example, https://c.example", "--cors-origin", "*", "--compress-responses=false"}, "cors=[https://b.example https://c.example *] compress=false metrics=1"},
+		{"scrape tokens from a flag", []string{"--gen", "a=ulid", "--metrics-tokens", tokens}, "cors=[] compress=false metrics=1"},
+		{"empty scrape tokens", []string{"--gen", "a=ulid", "--metrics-tokens", write("empty2", "#\n")}, "holds no token"},
 		{"negative streams", []string{"--gen", "a=ulid", "--max-streams", "-1"}, "max streams -1"},
 		{"masked IDs stay masked", []string{"--gen", "a=ulid"}, "unmask=false"},
 		{"allow unmask", []string{"--gen", "a=ulid", "--allow-unmask"}, "unmask=true"},
@@ -84,6 +89,7 @@ func TestParseArgs(t *testing.T) {
 					got += " tokens=" + strconv.Itoa(len(cfg.Tokens))
 				}
 				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v unmask=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout, cfg.AllowUnmask)
+				got += fmt.Sprintf(" cors=%v compress=%v metrics=%d", cfg.CORSOrigins, cfg.CompressResponses, len(cfg.MetricsTokens))
 			}
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("got %q, want %q", got, tc.want)

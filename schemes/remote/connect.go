@@ -51,7 +51,7 @@ func dialConnect(c Config) *connectRPC {
 	if c.Token != "" {
 		opts = append(opts, connect.WithInterceptors(bearer.Interceptor(c.Token)))
 	}
-	x.c = idkitv1connect.NewIDServiceClient(hc, scheme+c.Addr, opts...)
+	x.c = idkitv1connect.NewIDServiceClient(refusingClient{next: hc, addr: c.Addr}, scheme+c.Addr, opts...)
 	return x
 }
 

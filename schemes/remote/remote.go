@@ -28,8 +28,14 @@
 //	                      you trust, or a sidecar that adds TLS)
 //	timeout=5s            deadline of one request
 //	retry_for=10s         how long to retry while the service is UNAVAILABLE or out of reach,
-//	                      with exponential backoff (10 ms doubling to 500 ms, with jitter)
+//	                      with exponential backoff (10 ms doubling to 500 ms, with jitter);
+//	                      an answer no retry can change (HTTP 415 or 405, an HTML page other
+//	                      than a proxy's 429/502/503/504) fails at once with ErrRefused
 //	max_count=10000       the largest batch one request asks for (the server's limit)
+//	prefix=NAME, mask=env:NAME|file:PATH
+//	                      the public text of the IDs, as idkit.New gives every scheme: the
+//	                      service's scheme's text form with this prefix and mask, whatever the
+//	                      service's own (the IDs that arrive are its generator's stored IDs)
 //
 // The scheme is a Batcher (NextBatch asks for the whole batch in one request, a chunk of
 // max_count at a time; the server reserves it a tick or a block at a time), a ContextScheme and
@@ -63,6 +69,13 @@ import (
 // ErrUnavailable reports a service that stayed out of reach (or answered UNAVAILABLE) for the
 // whole retry_for period.
 var ErrUnavailable = errors.New("remote: service unavailable")
+
+// ErrRefused reports an answer that no retry can change: the address does not take the
+// protocol or method (HTTP 415 or 405), or answered with an HTML page, as a proxy, load
+// balancer or login portal in front of the service does, with a status other than the ones a
+// proxy sends while the service is away (429, 502, 503, 504, which are retried). The error
+// names the status and the content type; it is returned after the first such answer.
+var ErrRefused = errors.New("remote: the address answered with something no retry can change")
 
 var errClosed = errors.New("remote: scheme closed")
 
@@ -104,6 +117,13 @@ type Config struct {
 	// cannot send requests through an HTTP client, so with protocol grpc setting it selects
 	// connect-go's gRPC over this client instead of grpc-go's.
 	HTTPClient connect.HTTPClient
+	// Prefix and Mask are the public text settings, prefix=NAME and mask=env:NAME|file:PATH
+	// (see idkit.New; Mask names where the key is kept, never the key). The scheme still
+	// issues the service generator's stored IDs; their public text (AppendID, Parse) is the
+	// service's scheme's with this prefix and mask, whatever the service's own are, as
+	// idkit.NewCodec of the service's scheme with them would show it. They need that scheme to
+	// be known in this program (built in, or registered by an import).
+	Prefix, Mask string
 }
 
 func parse(sp *idkit.Settings) (Config, error) {
@@ -161,6 +181,8 @@ func parse(sp *idkit.Settings) (Config, error) {
 	} else if ok {
 		c.RetryFor = d
 	}
+	// The scheme applies prefix= and mask= itself, the way the service's scheme would.
+	c.Prefix, c.Mask = sp.TakeText()
 	return c, sp.Done(keys...)
 }
 
@@ -176,8 +198,9 @@ type Scheme struct {
 }
 
 var (
-	_ idkit.Scheme  = (*Scheme)(nil)
-	_ idkit.Batcher = (*Scheme)(nil)
+	_ idkit.Scheme    = (*Scheme)(nil)
+	_ idkit.Batcher   = (*Scheme)(nil)
+	_ idkit.Formatter = (*Scheme)(nil)
 )
 
 // Dial connects to the service and checks that it serves the generator: it asks for the
@@ -214,6 +237,12 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 	if c.Protocol != "grpc" {
 		s.name += ",protocol=" + c.Protocol
 	}
+	if c.Prefix != "" {
+		s.name += ",prefix=" + c.Prefix
+	}
+	if c.Mask != "" {
+		s.name += ",mask=" + c.Mask
+	}
 	var err error
 	if s.client, err = dialRPC(c); err != nil {
 		return nil, err
@@ -241,8 +270,15 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 		return nil, fmt.Errorf("%w: remote: %s has no generator %q (it has: %s)", idkit.ErrSpec, c.Addr, c.Generator, strings.Join(names, ", "))
 	}
 	s.uuid = strings.HasPrefix(g.Scheme, "uuid")
-	if codec, err := idkit.NewCodec(g.Scheme); err == nil {
-		s.codec = codec
+	// The IDs come in their stored form: read them with the service's scheme without its own
+	// prefix and mask, and show them with this scheme's.
+	spec, err := textSpec(g.Scheme, c.Prefix, c.Mask)
+	if err == nil {
+		s.codec, err = idkit.NewCodec(spec)
+	}
+	if err != nil && (c.Prefix != "" || c.Mask != "") {
+		s.Close()
+		return nil, fmt.Errorf("%w: remote: %s generator %q: prefix and mask apply the text form of its scheme %q, which this program cannot read: %w", idkit.ErrSpec, c.Addr, c.Generator, g.Scheme, err)
 	}
 	if c.Prefetch > 0 {
 		s.pf = newPrefetcher(c.Prefetch, s.fetchAll) // a buffer above max_count fills in chunks
@@ -361,6 +397,12 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 		if ctx.Err() != nil {
 			return fmt.Errorf("remote: %s: %w", s.cfg.Addr, ctx.Err())
 		}
+		if rerr := grpcRefusal(s.cfg.Addr, err); rerr != nil {
+			err = rerr
+		}
+		if refused(err) { // the error names the address
+			return fmt.Errorf("remote: generator %q: %w", s.cfg.Generator, err)
+		}
 		if !transient(err) {
 			return fmt.Errorf("remote: %s generator %q: %w", s.cfg.Addr, s.cfg.Generator, err)
 		}
@@ -379,7 +421,44 @@ func (s *Scheme) retry(ctx context.Context, call func(context.Context) error) er
 	}
 }
 
-// Parse reads an ID's canonical text, with the local codec when there is one.
+// textSpec returns scheme, a service generator's canonical spec, with its prefix and mask
+// settings replaced by prefix and mask (left out when empty).
+func textSpec(scheme, prefix, mask string) (string, error) {
+	sp, err := idkit.ParseSpec(scheme)
+	if err != nil {
+		return "", err
+	}
+	var kv []string
+	for _, k := range sp.Keys() {
+		if k != "prefix" && k != "mask" {
+			v, _ := sp.Lookup(k)
+			kv = append(kv, k+"="+v)
+		}
+	}
+	if prefix != "" {
+		kv = append(kv, "prefix="+prefix)
+	}
+	if mask != "" {
+		kv = append(kv, "mask="+mask)
+	}
+	if len(kv) == 0 {
+		return sp.Scheme(), nil
+	}
+	return sp.Scheme() + ":" + strings.Join(kv, ","), nil
+}
+
+// AppendID appends id's public text (idkit.Formatter): the service's scheme's text with this
+// scheme's prefix and mask, or the canonical text when this program cannot read that scheme.
+// Errors wrap idkit.ErrScheme.
+func (s *Scheme) AppendID(b []byte, id idkit.ID) ([]byte, error) {
+	if s.codec != nil {
+		return idkit.AppendID(s.codec, b, id)
+	}
+	return id.AppendText(b)
+}
+
+// Parse reads an ID's text (its public text, with a prefix or mask), with the local codec when
+// there is one.
 func (s *Scheme) Parse(text string) (idkit.ID, error) {
 	if s.codec != nil {
 		return s.codec.Parse(text)

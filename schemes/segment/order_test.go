@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,4 +186,27 @@ func FuzzBatchIncreasing(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Example_publicText gives a segment scheme a prefix and a mask, as every scheme takes them:
+// the IDs stay 1, 2, 3 in the database, the API shows them masked, and the masked values stay
+// below 2^63 (segment IDs are 63-bit, idkit.Widther).
+func Example_publicText() {
+	os.Setenv("ORDERS_MASK_KEY", "0011223344556677:8899aabbccddeeff") // in a program: a secret store
+	s, err := idkit.New("segment:store=memstore://example-text,key=orders,step=10,mask=env:ORDERS_MASK_KEY")
+	if err != nil {
+		panic(err)
+	}
+	defer s.(io.Closer).Close()
+	for range 3 {
+		id, _ := s.Next()
+		text, _ := idkit.FormatID(s, id)
+		shown, _ := strconv.ParseUint(text, 10, 64)
+		back, _ := s.Parse(text)
+		fmt.Println(id, shown < 1<<63, back == id)
+	}
+	// Output:
+	// 1 true true
+	// 2 true true
+	// 3 true true
 }

@@ -187,6 +187,10 @@ func (c segmentCodec) Parse(text string) (idkit.ID, error) {
 	return id, nil
 }
 
+// IDWidth is 63 (idkit.Widther): segment IDs stay positive as signed 64-bit integers, and so
+// do their masked forms (mask=).
+func (segmentCodec) IDWidth() int { return 63 }
+
 func (c segmentCodec) check(id idkit.ID) error {
 	if id.Bits() != 64 {
 		return fmt.Errorf("%w: %s is a %d-bit %s, segment IDs are 64-bit", idkit.ErrScheme, id, id.Bits(), id.Format())
@@ -210,8 +214,8 @@ func (c segmentCodec) Decode(id idkit.ID) (idkit.Parts, error) {
 	return p, nil
 }
 
-// segmentScheme wraps Segment. It implements idkit.Scheme, Batcher, the context variants
-// and io.Closer.
+// segmentScheme wraps Segment. It implements idkit.Scheme, Batcher, the context variants,
+// Widther and io.Closer.
 type segmentScheme struct {
 	segmentCodec
 	g    *Segment

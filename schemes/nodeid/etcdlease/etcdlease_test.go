@@ -59,6 +59,10 @@ func TestParseURL(t *testing.T) {
 		{in: "etcd://a:1/x?y=1", err: true},
 		{in: "etcd://u:p@a:1/x", err: true},
 		{in: "etcd://a:1,,b:2/x", err: true},
+		// A query is refused whole, whatever it holds.
+		{in: "etcd://a:1/x?prefix=a&prefix=b", err: true},
+		{in: "etcd://a:1/x?y=1;z=2", err: true},
+		{in: "etcd://a:1/x?y=%zz", err: true},
 	} {
 		s, err := etcdlease.ParseURL(tc.in)
 		if (err != nil) != tc.err {

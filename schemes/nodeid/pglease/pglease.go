@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/internal/urlquery"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -90,7 +91,12 @@ type Settings struct {
 // ParseURL reads "postgres://…", "postgresql://…" or "pg://…" into Settings. The query
 // parameters namespace, table and unsafe (true or false) are taken out for
 // Settings.Namespace, Settings.Table and Settings.Unsafe; the rest of the URL goes to pgx
-// unchanged ("pg" becomes "postgres"). Errors never show a password the URL holds.
+// ("pg" becomes "postgres"). The query is read strictly (internal/urlquery): a pair that does
+// not parse (';', %zz), a key given twice and a key that is neither the store's, nor pgx's,
+// nor one of a few session settings (application_name, search_path, options,
+// client_encoding, timezone, statement_timeout, lock_timeout,
+// idle_in_transaction_session_timeout) are refused, naming the parameter. Errors never show a
+// password the URL holds.
 func ParseURL(raw string) (Settings, error) {
 	s, err := parseURL(raw)
 	return s, redact.Error(err)
@@ -114,32 +120,57 @@ func parseURL(raw string) (Settings, error) {
 	if u.Fragment != "" {
 		return Settings{}, errors.New("pglease: store URL: a fragment is not supported")
 	}
-	q, err := url.ParseQuery(u.RawQuery)
+	q, err := urlquery.Parse(u.RawQuery, knownParam, knownHint)
 	if err != nil {
-		return Settings{}, fmt.Errorf("pglease: store URL query: %w", err)
+		return Settings{}, fmt.Errorf("pglease: store URL: %w", err)
 	}
-	s := Settings{Namespace: q.Get("namespace"), Table: q.Get("table")}
-	if q.Has("namespace") && s.Namespace == "" || q.Has("table") && s.Table == "" {
+	ns, hasNS := q["namespace"]
+	table, hasTable := q["table"]
+	s := Settings{Namespace: ns, Table: table}
+	if hasNS && s.Namespace == "" || hasTable && s.Table == "" {
 		return Settings{}, errors.New("pglease: store URL: namespace and table must not be empty")
 	}
 	if s.Table != "" && !validTable(s.Table) {
 		return Settings{}, fmt.Errorf("pglease: table %q: want letters, digits and '_', optionally schema.table", s.Table)
 	}
-	if q.Has("unsafe") {
-		if s.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
-			return Settings{}, fmt.Errorf("pglease: store URL: unsafe=%.20q: want true or false", q.Get("unsafe"))
+	if v, ok := q["unsafe"]; ok {
+		if s.Unsafe, err = strconv.ParseBool(v); err != nil {
+			return Settings{}, fmt.Errorf("pglease: store URL: unsafe=%.20q: want true or false", v)
 		}
 	}
-	q.Del("namespace")
-	q.Del("table")
-	q.Del("unsafe")
-	u.RawQuery = q.Encode()
+	delete(q, "namespace")
+	delete(q, "table")
+	delete(q, "unsafe")
+	u.RawQuery = urlquery.Encode(q)
 	s.DSN = u.String()
 	if p := u.Scheme + "://"; !strings.HasPrefix(s.DSN, p) {
 		s.DSN = p + strings.TrimPrefix(s.DSN, u.Scheme+":") // url drops "//" before an empty host
 	}
 	return s, nil
 }
+
+// knownParam reports whether a store URL may hold the query parameter key: the store's own,
+// pgx's connection parameters, and the session settings a connection string commonly sets.
+// pgx would send any other key to the server as a setting, so a misspelt one (tabel=) would
+// only fail when the server refused it, or not at all.
+var knownParam = urlquery.Known(
+	"namespace", "table", "unsafe",
+	// pgconn: parameters of the connection, not sent to the server.
+	"host", "port", "database", "user", "password", "passfile", "connect_timeout",
+	"sslmode", "sslkey", "sslcert", "sslcertmode", "sslrootcert", "sslnegotiation", "sslpassword",
+	"sslsni", "krbspn", "krbsrvname", "target_session_attrs", "service", "servicefile",
+	"min_protocol_version", "max_protocol_version", "channel_binding", "require_auth",
+	// pgx
+	"statement_cache_capacity", "description_cache_capacity", "default_query_exec_mode",
+	// session settings
+	"application_name", "search_path", "options", "client_encoding", "timezone",
+	"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout",
+)
+
+const knownHint = "the store takes namespace, table, unsafe, pgx's connection parameters " +
+	"(sslmode, connect_timeout, …) and the settings application_name, search_path, options, " +
+	"client_encoding, timezone, statement_timeout, lock_timeout and " +
+	"idle_in_transaction_session_timeout"
 
 func validTable(t string) bool {
 	parts := strings.Split(t, ".")

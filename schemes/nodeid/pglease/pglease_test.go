@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/idkit/idkit/schemes/nodeid/internal/proctest"
@@ -83,14 +84,64 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
+// strictURLs are lease store URLs whose query does not parse whole, gives a key twice or names
+// an unknown key, each with the part the error must name. The password must not show.
+var strictURLs = []struct{ in, names string }{
+	{"pg://u:hunter2@h/app?namespace=a;table=b", `"namespace=a;table=b": ';' is not a separator`},
+	{"pg://u:hunter2@h/app?namespace=a&sslmode=disable;", `"sslmode=disable;"`},
+	{"pg://u:hunter2@h/app?namespace=%zz", `invalid URL escape "%zz"`},
+	{"pg://u:hunter2@h/app?namespace=a&namespace=b", `"namespace" given twice`},
+	{"pg://u:hunter2@h/app?table=a&table=b", `"table" given twice`},
+	{"pg://u:hunter2@h/app?sslmode=disable&sslmode=require", `"sslmode" given twice`},
+	{"pg://u:hunter2@h/app?namspace=a", `unknown parameter "namspace"`},
+	{"pg://u:hunter2@h/app?pool_max_conns=4", `unknown parameter "pool_max_conns"`},
+	{"pg://u@h/app?password=hunter2;x", `password=xxxxx`},
+	{"pg://u@h/app?password=hunter2&password=hunter3", `"password" given twice`},
+	{"pg://u@h/app?namespace=a&", "empty parameter"},
+}
+
+func TestParseURLStrict(t *testing.T) {
+	for _, tc := range strictURLs {
+		_, err := pglease.ParseURL(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.names) {
+			t.Errorf("ParseURL(%q) = %v, want an error naming %s", tc.in, err, tc.names)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter") {
+			t.Errorf("ParseURL(%q): the error shows the password: %v", tc.in, err)
+		}
+	}
+	// What the store takes besides its own keys reaches pgx.
+	s, err := pglease.ParseURL("pg://h/app?namespace=x&application_name=idkit&search_path=s&connect_timeout=3&sslmode=disable")
+	if err != nil || s.DSN != "postgres://h/app?application_name=idkit&connect_timeout=3&search_path=s&sslmode=disable" {
+		t.Errorf("ParseURL with pgx parameters = %+v, %v", s, err)
+	}
+}
+
 func FuzzParseURL(f *testing.F) {
 	for _, s := range []string{"postgres://u@127.0.0.1:5432/app", "pg://u@h/app?sslmode=disable&namespace=orders", "postgresql://h/app?table=ids.slots", "pg://h/app?table=a;drop", "pg://h/app?unsafe=true"} {
 		f.Add(s)
 	}
+	for _, tc := range strictURLs {
+		f.Add(tc.in)
+	}
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := pglease.ParseURL(in)
 		if err != nil {
+			if strings.Contains(err.Error(), "hunter2") && !strings.Contains(redact.String(in), "hunter2") {
+				t.Fatalf("ParseURL(%q): the error shows the password: %v", in, err)
+			}
 			return
+		}
+		if _, rawQuery, ok := strings.Cut(in, "?"); ok {
+			q, err := url.ParseQuery(rawQuery)
+			if err != nil {
+				t.Fatalf("ParseURL(%q) accepted a query net/url cannot read whole: %v", in, err)
+			}
+			for k, vs := range q {
+				if len(vs) > 1 {
+					t.Fatalf("ParseURL(%q) accepted %q given %d times", in, k, len(vs))
+				}
+			}
 		}
 		if !strings.HasPrefix(s.DSN, "postgres://") && !strings.HasPrefix(s.DSN, "postgresql://") {
 			t.Fatalf("ParseURL(%q).DSN = %q", in, s.DSN)

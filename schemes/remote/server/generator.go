@@ -51,6 +51,9 @@ func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
 		drift:    m.drift.WithLabelValues(name),
 		generate: m.generate.WithLabelValues(name),
 	}
+	for _, c := range errorCodes {
+		g.errs.WithLabelValues(c.String()) // present at 0 from the start
+	}
 	if _, ok := s.(idkit.Layouter); ok {
 		g.bits.Store(64)
 	}

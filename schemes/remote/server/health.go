@@ -14,8 +14,8 @@ import (
 // Kubernetes gRPC probes work on the same port: served by grpc-go to gRPC clients and through
 // Connect to the rest. The overall service ("") and idkit.v1.IDService are SERVING while the
 // server is ready (see /readyz) and NOT_SERVING otherwise, with the reason /readyz gives in the
-// response header idkit-not-ready of Check (the health message has no field for it); Watch
-// (watch.go) streams the changes.
+// response header idkit-not-ready of Check (the health message has no field for it); List
+// gives both at once, and Watch (watch.go) streams the changes.
 const healthPath = "/grpc.health.v1.Health/"
 
 // notReadyHeader carries the reason of a NOT_SERVING health answer.
@@ -50,7 +50,23 @@ func (s *Server) health(req *healthpb.HealthCheckRequest) (*healthpb.HealthCheck
 	return &healthpb.HealthCheckResponse{Status: st}, nil
 }
 
-func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Handler) {
+// healthServices are the service names the health service knows, as List reports them.
+var healthServices = []string{"", "idkit.v1.IDService"}
+
+// healthList answers List: every known service's status, a snapshot.
+func (s *Server) healthList() *healthpb.HealthListResponse {
+	out := &healthpb.HealthListResponse{Statuses: make(map[string]*healthpb.HealthCheckResponse, len(healthServices))}
+	for _, name := range healthServices {
+		res, err := s.health(&healthpb.HealthCheckRequest{Service: name})
+		if err == nil {
+			out.Statuses[name] = res
+		}
+	}
+	return out
+}
+
+// newHealthHandlers returns the health service's Connect handlers by path.
+func newHealthHandlers(s *Server, opts ...connect.HandlerOption) map[string]http.Handler {
 	check := connect.NewUnaryHandler(healthPath+"Check", func(_ context.Context, req *connect.Request[healthpb.HealthCheckRequest]) (*connect.Response[healthpb.HealthCheckResponse], error) {
 		msg, err := s.health(req.Msg)
 		if err != nil {
@@ -65,8 +81,8 @@ func newHealthHandler(s *Server, opts ...connect.HandlerOption) (string, http.Ha
 	watch := connect.NewServerStreamHandlerSimple(healthPath+"Watch", func(ctx context.Context, req *healthpb.HealthCheckRequest, st *connect.ServerStream[healthpb.HealthCheckResponse]) error {
 		return s.watchHealth(ctx, req, st.Send)
 	}, opts...)
-	mux := http.NewServeMux()
-	mux.Handle(healthPath+"Check", check)
-	mux.Handle(healthPath+"Watch", watch)
-	return healthPath, mux
+	list := connect.NewUnaryHandler(healthPath+"List", func(context.Context, *connect.Request[healthpb.HealthListRequest]) (*connect.Response[healthpb.HealthListResponse], error) {
+		return connect.NewResponse(s.healthList()), nil
+	}, opts...)
+	return map[string]http.Handler{healthPath + "Check": check, healthPath + "List": list, healthPath + "Watch": watch}
 }

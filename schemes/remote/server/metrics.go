@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // metrics are the server's Prometheus collectors, in its own registry:
@@ -24,6 +25,9 @@ import (
 //	idkit_lease_held{generator}                    1 while a lease-backed node is held, 0 while
 //	                                               fenced (only for generators that can be fenced)
 //	idkit_ready                                    1 while /readyz answers 200
+//
+// besides the Go runtime's (go_*), the process's (process_*) and go_build_info. The two
+// histograms share latencyBuckets.
 type metrics struct {
 	issued   *prometheus.CounterVec
 	errors   *prometheus.CounterVec
@@ -48,16 +52,37 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "idkit_request_duration_seconds",
 			Help:    "Time spent in the handler, per RPC and status code.",
-			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 250e-3, 1},
+			Buckets: latencyBuckets,
 		}, []string{"rpc", "code"}),
 	}
 	m.generate = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "idkit_generate_seconds",
 		Help:    "Time inside the generator per request, waits for the next tick included.",
-		Buckets: []float64{1e-6, 10e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 100e-3, 1},
+		Buckets: latencyBuckets,
 	}, []string{"generator"})
-	reg.MustRegister(m.issued, m.errors, m.drift, m.duration, m.generate)
+	reg.MustRegister(m.issued, m.errors, m.drift, m.duration, m.generate,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewBuildInfoCollector(),
+	)
 	return m
+}
+
+// latencyBuckets are the upper bounds, in seconds, of the latency histograms: fine from 1 µs to
+// 25 µs, where almost every single-ID Next lands (in the handler and in the generator), then
+// coarser up to a second, where waits for the next tick, lease stores and drain show.
+var latencyBuckets = []float64{
+	1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 8e-6, 10e-6, 12.5e-6, 15e-6, 20e-6, 25e-6,
+	35e-6, 50e-6, 75e-6, 100e-6, 250e-6, 500e-6,
+	1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1,
+}
+
+// errorCodes are the codes a generator's failure is counted under (see codeOf); each
+// generator's idkit_errors_total series start at 0 for every one of them, so that rate() and
+// alerts see an error's first occurrence.
+var errorCodes = []connect.Code{
+	connect.CodeCanceled, connect.CodeDeadlineExceeded, connect.CodeUnavailable,
+	connect.CodeFailedPrecondition, connect.CodeInternal,
 }
 
 // watch adds the gauges that read the server's state when scraped.

@@ -2,8 +2,8 @@
 // accepts) served over gRPC, gRPC-Web and the Connect protocol (binary or JSON, from
 // connectrpc.com/connect), plain HTTP for shells (GET /v1/next/{generator}?n=N answers text
 // lines, GET /v1/decode/{generator}/{id} and GET /v1/bounds/{generator}?from=…&to=… the Decode
-// and Bounds RPCs as JSON), the gRPC health service, /healthz, /readyz and Prometheus metrics
-// at /metrics.
+// and Bounds RPCs as JSON), the gRPC health and reflection services, /healthz, /readyz and
+// Prometheus metrics at /metrics; CORS for browsers when Config.CORSOrigins allows them.
 //
 // A generator whose spec sets prefix= or mask= answers its IDs' text in the public form
 // (idkit.FormatID: "user_01h455vb4pex5vsknk084sn02q", masked), and Decode reads that form;
@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,6 +119,10 @@ type Config struct {
 	// Authorization header. /healthz, /readyz and the gRPC health service stay open for
 	// probes.
 	Tokens []string
+	// MetricsTokens, when not empty, are the bearer tokens a scrape of /metrics must carry
+	// instead of one of Tokens, so that a scraper's credential cannot issue IDs; otherwise
+	// /metrics takes Tokens like every other path.
+	MetricsTokens []string
 	// ReadHeaderTimeout bounds reading a request's headers (and the TLS handshake),
 	// IdleTimeout an idle connection, and WriteTimeout a write to a connection that makes no
 	// progress (a client that stopped reading), after which the connection is closed.
@@ -128,6 +133,14 @@ type Config struct {
 	ShutdownDelay time.Duration
 	// DrainTimeout bounds the wait for in-flight requests once it stops accepting.
 	DrainTimeout time.Duration
+	// CORSOrigins are the origins (https://app.example.com, https://*.example.com, or "*")
+	// whose pages may call the service from a browser with gRPC-Web, Connect or fetch(); the
+	// server answers their CORS preflights. Empty, the default, allows none.
+	CORSOrigins []string
+	// CompressResponses compresses answers with gzip for clients that accept it (gRPC's
+	// grpc-accept-encoding, Connect's Accept-Encoding). Off, answers go uncompressed whatever
+	// the client advertises; compressed requests are accepted either way.
+	CompressResponses bool
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -291,6 +304,16 @@ func (c *Config) fill() error {
 	for i, t := range c.Tokens {
 		if strings.TrimSpace(t) == "" {
 			return fmt.Errorf("%w: token %d is empty", ErrConfig, i+1)
+		}
+	}
+	for _, o := range c.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			return err
+		}
+	}
+	for i, t := range c.MetricsTokens {
+		if strings.TrimSpace(t) == "" {
+			return fmt.Errorf("%w: metrics token %d is empty", ErrConfig, i+1)
 		}
 	}
 	if c.Logger == nil {
@@ -575,17 +598,32 @@ func (s *Server) notifyReady() {
 // routes builds the handler: the Connect service, gRPC health, the plain endpoints.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	opts := []connect.HandlerOption{
-		// No gzip: compressing a batch of IDs costs more CPU than the bytes it saves on the
-		// networks a service like this runs on (it tripled the cost of a batch of 1,000).
-		connect.WithCompression("gzip", nil, nil),
-		connect.WithReadMaxBytes(s.cfg.MaxRequestBytes),
-		connect.WithInterceptors(s.m.interceptor()), // times each RPC and redacts its error
+	// Requests may come gzipped (Connect's default compressors); answers go uncompressed unless
+	// Config.CompressResponses says otherwise, since compressing a batch of IDs costs more CPU
+	// than the bytes it saves on the networks a service like this runs on (it tripled the cost
+	// of a batch of 1,000), and most clients advertise gzip on every call.
+	common := append(codecOptions(), connect.WithReadMaxBytes(s.cfg.MaxRequestBytes))
+	if !s.cfg.CompressResponses {
+		common = append(common, connect.WithCompressMinBytes(math.MaxInt))
 	}
-	path, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
-	mux.Handle(path, h)
-	hpath, hh := newHealthHandler(s, connect.WithReadMaxBytes(s.cfg.MaxRequestBytes))
-	mux.Handle(hpath, hh)
+	opts := append(slices.Clip(common),
+		connect.WithInterceptors(s.m.interceptor()), // times each RPC and redacts its error
+	)
+	// Each RPC at its own path, so that an unknown method falls through to notFound.
+	_, h := idkitv1connect.NewIDServiceHandler(&service{s: s}, opts...)
+	for _, p := range idServiceProcedures() {
+		mux.Handle(p, h)
+	}
+	for path, h := range newHealthHandlers(s, common...) {
+		mux.Handle(path, h)
+	}
+	for path, h := range newReflectHandlers(common...) {
+		mux.Handle(path, h)
+	}
+	mux.HandleFunc("/", s.notFound)
+	for _, p := range []string{"/v1/next/{generator}", "/v1/decode/{generator}/{id}", "/v1/bounds/{generator}", "/healthz", "/readyz", "/metrics"} {
+		mux.HandleFunc(p, getOnly) // any other method: 405, not notFound's 404
+	}
 	mux.HandleFunc("GET /v1/next/{generator}", s.httpNext)
 	mux.HandleFunc("GET /v1/decode/{generator}/{id}", s.httpDecode)
 	mux.HandleFunc("GET /v1/bounds/{generator}", s.httpBounds)
@@ -598,9 +636,9 @@ func (s *Server) routes() http.Handler {
 		textReply(w, http.StatusOK, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, hpath + "Check": true, hpath + "Watch": true},
+	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, healthPath + "Check": true, healthPath + "Watch": true, healthPath + "List": true},
 		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
 		// request does below here grows the handler goroutine's stack, and growing it costs.
 		w, r, h, ok := a.admit(w, r)
@@ -611,7 +649,7 @@ func (s *Server) routes() http.Handler {
 			defer h.release() // the answer has been written (or the stream is gone)
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // admission is what the handler checks before a request reaches the mux.
@@ -652,10 +690,26 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 			w = &tooLargeWriter{ResponseWriter: w, body: body}
 		}
 	}
-	if len(a.s.cfg.Tokens) > 0 && !a.open[r.URL.Path] && !a.s.authorized(r) {
+	toks := a.s.cfg.Tokens
+	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
+		toks = a.s.cfg.MetricsTokens
+	}
+	if len(toks) > 0 && !a.open[r.URL.Path] && !tokenOK(r.Header.Get("Authorization"), toks) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
 		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
 		return w, r, nil, false
+	}
+	if isRPCPath(r.URL.Path) {
+		ct := r.Header.Get("Content-Type")
+		if r.Method == http.MethodPost && !rpcContentType(ct) {
+			badContentType(w, ct)
+			return w, r, nil, false
+		}
+		// The usual calls (gRPC, Connect unary) keep w; the rest get reasons with Connect's
+		// empty refusals.
+		if r.Method != http.MethodPost || r.ProtoMajor < 2 || ct != "application/grpc" && ct != "application/proto" && ct != "application/json" {
+			w = &reasonWriter{ResponseWriter: w, r: r}
+		}
 	}
 	var h *held
 	if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
@@ -730,18 +784,16 @@ func isGRPC(ct string) bool {
 	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }
 
-// authorized reports whether r carries one of the configured bearer tokens.
-func (s *Server) authorized(r *http.Request) bool { return s.tokenOK(r.Header.Get("Authorization")) }
-
-// tokenOK reports whether an Authorization header value is "Bearer " and one of the configured
-// tokens, comparing in constant time.
-func (s *Server) tokenOK(auth string) bool {
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
+// tokenOK reports whether an Authorization header value is "Bearer " (the scheme in any case,
+// as RFC 7235 has it) and one of toks, comparing in constant time.
+func tokenOK(auth string, toks []string) bool {
+	const scheme = "bearer "
+	if len(auth) <= len(scheme) || !strings.EqualFold(auth[:len(scheme)], scheme) {
 		return false
 	}
+	tok := strings.TrimLeft(auth[len(scheme):], " ")
 	good := 0
-	for _, t := range s.cfg.Tokens {
+	for _, t := range toks {
 		good |= subtle.ConstantTimeCompare([]byte(tok), []byte(t))
 	}
 	return good == 1

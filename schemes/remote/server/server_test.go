@@ -238,8 +238,9 @@ func TestConnectBadInput(t *testing.T) {
 	}{
 		{"malformed JSON", "application/json", `{"generator":`, 400, "invalid_argument"},
 		{"wrong JSON type", "application/json", `{"generator":5}`, 400, "invalid_argument"},
-		// Unknown fields are skipped, as protobuf does, so that old servers take new clients.
-		{"unknown JSON field", "application/json", `{"generator":"orders","count":1,"bogus":1}`, 200, "ids64"},
+		// An unknown field is refused by name: a misspelt "cuont" would otherwise be served
+		// with the default.
+		{"unknown JSON field", "application/json", `{"generator":"orders","count":1,"bogus":1}`, 400, `unknown field \"bogus\"`},
 		{"negative count", "application/json", `{"generator":"orders","count":-1}`, 400, "invalid_argument"},
 		{"malformed protobuf", "application/proto", "\xff\xff\xff", 400, "invalid_argument"},
 		{"wrong content type", "text/plain", `{"generator":"orders","count":1}`, 415, ""},

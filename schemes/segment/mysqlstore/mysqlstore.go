@@ -46,6 +46,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/internal/urlquery"
 	"github.com/idkit/idkit/schemes/segment"
 )
 
@@ -93,9 +95,17 @@ type Settings struct {
 
 // ParseURL reads mysql://user:password@host:port/database?table=T&socket=/path/mysqld.sock
 // (also mariadb://) into Settings. socket= connects over a unix socket instead of TCP;
-// unsafe=true sets Settings.Unsafe; every other query parameter is passed to the driver as a
-// DSN parameter.
+// unsafe=true sets Settings.Unsafe; every other query parameter must be one of
+// go-sql-driver/mysql's DSN parameters (tls, timeout, …) and is passed to the driver. The
+// query is read strictly (internal/urlquery): a pair that does not parse (';', %zz), a key
+// given twice and an unknown key are errors naming the parameter. Errors never show the
+// password.
 func ParseURL(raw string) (Settings, error) {
+	s, err := parseURL(raw)
+	return s, redact.Error(err)
+}
+
+func parseURL(raw string) (Settings, error) {
 	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
 		raw = strings.ToLower(scheme) + "://" + rest
 	}
@@ -106,27 +116,27 @@ func ParseURL(raw string) (Settings, error) {
 	if u.Scheme != "mysql" && u.Scheme != "mariadb" || u.Opaque != "" {
 		return Settings{}, fmt.Errorf("mysqlstore: store URL: want mysql://user:password@host:port/database")
 	}
-	q, err := url.ParseQuery(u.RawQuery)
+	q, err := urlquery.Parse(u.RawQuery, knownParam, knownHint)
 	if err != nil {
-		return Settings{}, fmt.Errorf("mysqlstore: store URL query: %w", err)
+		return Settings{}, fmt.Errorf("mysqlstore: store URL: %w", err)
 	}
 	set := Settings{Table: DefaultTable}
-	if q.Has("table") {
-		set.Table = q.Get("table")
+	if v, ok := q["table"]; ok {
+		set.Table = v
 		if !validTable(set.Table) {
 			return Settings{}, fmt.Errorf("mysqlstore: table %q: want letters, digits and '_', optionally db.table", set.Table)
 		}
 	}
-	if q.Has("unsafe") {
-		if set.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
-			return Settings{}, fmt.Errorf("mysqlstore: store URL: unsafe=%s: want true or false", q.Get("unsafe"))
+	if v, ok := q["unsafe"]; ok {
+		if set.Unsafe, err = strconv.ParseBool(v); err != nil {
+			return Settings{}, fmt.Errorf("mysqlstore: store URL: unsafe=%.20s: want true or false", v)
 		}
 	}
 	cfg := mysql.NewConfig()
 	cfg.User = u.User.Username()
 	cfg.Passwd, _ = u.User.Password()
 	cfg.DBName = strings.TrimPrefix(u.Path, "/")
-	switch sock := q.Get("socket"); {
+	switch sock := q["socket"]; {
 	case sock != "":
 		cfg.Net, cfg.Addr = "unix", sock
 	case u.Host != "":
@@ -137,22 +147,36 @@ func ParseURL(raw string) (Settings, error) {
 	default:
 		return Settings{}, errors.New("mysqlstore: store URL: no host and no socket=")
 	}
-	q.Del("table")
-	q.Del("socket")
-	q.Del("unsafe")
+	delete(q, "table")
+	delete(q, "socket")
+	delete(q, "unsafe")
 	set.DSN = cfg.FormatDSN()
 	if len(q) > 0 {
 		sep := "?"
 		if strings.Contains(set.DSN, "?") {
 			sep = "&"
 		}
-		set.DSN += sep + q.Encode()
+		set.DSN += sep + urlquery.Encode(q)
 	}
 	if _, err := mysql.ParseDSN(set.DSN); err != nil {
 		return Settings{}, fmt.Errorf("mysqlstore: store URL parameters: %w", err)
 	}
 	return set, nil
 }
+
+// knownParam reports whether a store URL may hold the query parameter key: the store's own
+// and go-sql-driver/mysql's. The driver would send any other key to the server as a session
+// variable, so a misspelt one (tabel=) would fail only when the server refused it.
+var knownParam = urlquery.Known(
+	"table", "socket", "unsafe",
+	"allowAllFiles", "allowCleartextPasswords", "allowFallbackToPlaintext", "allowNativePasswords",
+	"allowOldPasswords", "checkConnLiveness", "clientFoundRows", "charset", "collation",
+	"columnsWithAlias", "compress", "interpolateParams", "loc", "multiStatements", "parseTime",
+	"timeTruncate", "readTimeout", "rejectReadOnly", "serverPubKey", "strict", "timeout", "tls",
+	"writeTimeout", "maxAllowedPacket", "connectionAttributes",
+)
+
+const knownHint = "the store takes table, socket, unsafe and go-sql-driver/mysql's parameters (tls, timeout, charset, …)"
 
 func validTable(t string) bool {
 	parts := strings.Split(t, ".")

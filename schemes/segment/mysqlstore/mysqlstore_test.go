@@ -84,6 +84,10 @@ var urlCases = []segtest.URLCase{
 	{In: "mysql://u@h/db?table=a-b", Err: "table"},
 	{In: "mysql://u@/db", Err: "no host"},
 	{In: "mysql://u@h/db?timeout=soon", Err: "parameters"},
+	{In: "mysql://u:hunter2@h/db?tabel=a", Err: `unknown parameter "tabel"`},
+	{In: "mysql://u:hunter2@h/db?table=a&table=b", Err: `"table" given twice`},
+	{In: "mysql://u:hunter2@h/db?time_zone=UTC", Err: `unknown parameter "time_zone"`},
+	{In: "mysql://u:hunter2@h:x/db", Err: "mysqlstore"},
 }
 
 func parseURL(in string) (string, error) {
@@ -91,9 +95,14 @@ func parseURL(in string) (string, error) {
 	return fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe), err
 }
 
-func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
+func TestParseURL(t *testing.T) {
+	segtest.ParseURLs(t, parseURL, urlCases)
+	segtest.ParseURLs(t, parseURL, segtest.StrictCases("mysql://u:hunter2@h/db"))
+}
 
-func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
+func FuzzParseURL(f *testing.F) {
+	segtest.FuzzURLs(f, parseURL, append(urlCases, segtest.StrictCases("mysql://u:hunter2@h/db")...))
+}
 
 func TestSpec(t *testing.T) {
 	dsn, _ := database(t)

@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -98,23 +97,14 @@ type Settings struct {
 
 // ParseURL reads "pg://…", "postgres://…" or "postgresql://…" into Settings: the query
 // parameters table (DefaultTable without it) and unsafe=true are taken out, and the rest is
-// the pgx connection string. Errors never show a password the URL holds.
+// the pgx connection string. The query is read as pglease.ParseURL reads it: strictly, so a
+// pair that does not parse (';', %zz), a key given twice or an unknown key is an error naming
+// the parameter. Errors never show a password the URL holds.
 func ParseURL(raw string) (Settings, error) {
 	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
 		raw = strings.ToLower(scheme) + "://" + rest
 	}
-	var set Settings
-	// unsafe is this store's, not a server setting for pgx to send: take it out first.
-	if u, err := url.Parse(raw); err == nil && u.Query().Has("unsafe") {
-		q := u.Query()
-		v := q.Get("unsafe")
-		if set.Unsafe, err = strconv.ParseBool(v); err != nil {
-			return Settings{}, fmt.Errorf("pgstore: store URL: unsafe=%s: want true or false", redact.String(v))
-		}
-		q.Del("unsafe")
-		u.RawQuery = q.Encode()
-		raw = u.String()
-	}
+	// The lease store's reader takes table= and unsafe= out and reads the query strictly.
 	s, err := pglease.ParseURL(raw)
 	if err != nil {
 		return Settings{}, fmt.Errorf("pgstore: %w", err)
@@ -122,7 +112,7 @@ func ParseURL(raw string) (Settings, error) {
 	if s.Namespace != "" {
 		return Settings{}, errors.New("pgstore: store URL: namespace is a lease store setting; a segment store takes table=")
 	}
-	set.DSN, set.Table = s.DSN, s.Table
+	set := Settings{DSN: s.DSN, Table: s.Table, Unsafe: s.Unsafe}
 	if set.Table == "" {
 		set.Table = DefaultTable
 	}

@@ -88,11 +88,16 @@ var urlCases = []segtest.URLCase{
 	{In: "PostgreSQL://h/db?table=s.t&sslmode=disable", Want: "postgresql://h/db?sslmode=disable | s.t | unsafe false"},
 	{In: "pg://u:p@h/db?unsafe=true&sslmode=disable", Want: "postgres://u:p@h/db?sslmode=disable | idkit_segments | unsafe true"},
 	{In: "pg:///db?host=/tmp&unsafe=0", Want: "postgres:///db?host=%2Ftmp | idkit_segments | unsafe false"},
-	{In: "pg://h/db?unsafe=maybe", Err: "unsafe=maybe"},
+	{In: "pg://h/db?unsafe=maybe", Err: `unsafe="maybe"`},
 	{In: "pg://u:secret@h/db?unsafe=secret", Err: "want true or false"},
 	{In: "pg://h/db?table=bad-drop", Err: "table"},
 	{In: "pg://h/db?namespace=x", Err: "namespace"},
 	{In: "pg:h", Err: "want postgres://"},
+	{In: "pg://u:hunter2@h/db?tabel=a", Err: `unknown parameter "tabel"`},
+	{In: "pg://u:hunter2@h/db?table=a&table=b", Err: `"table" given twice`},
+	{In: "pg://u:hunter2@h/db?table=a;unsafe=true", Err: `"table=a;unsafe=true": ';' is not a separator`},
+	{In: "pg://u:hunter2@h/db?unsafe=true&unsafe=false", Err: `"unsafe" given twice`},
+	{In: "pg://h/db?application_name=x&connect_timeout=3", Want: "postgres://h/db?application_name=x&connect_timeout=3 | idkit_segments | unsafe false"},
 }
 
 func parseURL(in string) (string, error) {
@@ -100,9 +105,14 @@ func parseURL(in string) (string, error) {
 	return fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe), err
 }
 
-func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
+func TestParseURL(t *testing.T) {
+	segtest.ParseURLs(t, parseURL, urlCases)
+	segtest.ParseURLs(t, parseURL, segtest.StrictCases("pg://u:hunter2@h/db"))
+}
 
-func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
+func FuzzParseURL(f *testing.F) {
+	segtest.FuzzURLs(f, parseURL, append(urlCases, segtest.StrictCases("pg://u:hunter2@h/db")...))
+}
 
 // TestSpec builds the scheme from a spec, as a program that imports pgstore does.
 func TestSpec(t *testing.T) { segtest.Spec(t, storeURL(t, pgtest.Schema(t))) }

@@ -34,6 +34,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/internal/urlquery"
 	"github.com/idkit/idkit/schemes/segment"
 )
 
@@ -79,8 +81,16 @@ type Settings struct {
 
 // ParseURL reads redis://[user:password@]host:port/db, rediss://… (TLS) or
 // redis+unix:///path/redis.sock?db=N, with the query parameters prefix= (empty: DefaultPrefix)
-// and unsafe=true taken out; every other parameter goes to go-redis's ParseURL.
+// and unsafe=true taken out; every other parameter goes to go-redis's ParseURL, which refuses
+// one it does not know. The query is read strictly (internal/urlquery): a pair that does not
+// parse (';', %zz) and a key given twice are errors naming the parameter. Errors never show
+// the password.
 func ParseURL(raw string) (Settings, error) {
+	s, err := parseURL(raw)
+	return s, redact.Error(err)
+}
+
+func parseURL(raw string) (Settings, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return Settings{}, errors.New("redisstore: store URL: want redis://host:port/db")
@@ -93,22 +103,23 @@ func ParseURL(raw string) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
 	}
-	q, err := url.ParseQuery(u.RawQuery)
+	// Unknown keys are left to go-redis, which refuses them by name ("unexpected option").
+	q, err := urlquery.Parse(u.RawQuery, nil, "")
 	if err != nil {
-		return Settings{}, fmt.Errorf("redisstore: store URL query: %w", err)
+		return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
 	}
 	s := Settings{Prefix: DefaultPrefix}
-	if p := q.Get("prefix"); p != "" {
+	if p := q["prefix"]; p != "" {
 		s.Prefix = p
 	}
-	if q.Has("unsafe") {
-		if s.Unsafe, err = strconv.ParseBool(q.Get("unsafe")); err != nil {
-			return Settings{}, fmt.Errorf("redisstore: store URL: unsafe=%s: want true or false", q.Get("unsafe"))
+	if v, ok := q["unsafe"]; ok {
+		if s.Unsafe, err = strconv.ParseBool(v); err != nil {
+			return Settings{}, fmt.Errorf("redisstore: store URL: unsafe=%.20s: want true or false", v)
 		}
 	}
-	q.Del("prefix")
-	q.Del("unsafe")
-	u.RawQuery = q.Encode()
+	delete(q, "prefix")
+	delete(q, "unsafe")
+	u.RawQuery = urlquery.Encode(q)
 	if s.Options, err = redis.ParseURL(u.String()); err != nil {
 		return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
 	}

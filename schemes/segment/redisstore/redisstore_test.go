@@ -227,6 +227,9 @@ var urlCases = []segtest.URLCase{
 	{In: "redis://h/0?unsafe=maybe", Err: "unsafe=maybe"},
 	{In: "redis://h/0?bogus=1", Err: "bogus"},
 	{In: "redis:h", Err: "want redis://"},
+	{In: "redis://u:hunter2@h/0?prefix=a&prefix=b", Err: `"prefix" given twice`},
+	{In: "redis://u:hunter2@h/0?db=1&db=2", Err: `"db" given twice`},
+	{In: "redis://u:hunter2@h/0?prefix=a;unsafe=true", Err: `';' is not a separator`},
 }
 
 func parseURL(in string) (string, error) {
@@ -237,9 +240,14 @@ func parseURL(in string) (string, error) {
 	return fmt.Sprintf("%s %s db %d prefix %s unsafe %v", s.Options.Network, s.Options.Addr, s.Options.DB, s.Prefix, s.Unsafe), nil
 }
 
-func TestParseURL(t *testing.T) { segtest.ParseURLs(t, parseURL, urlCases) }
+func TestParseURL(t *testing.T) {
+	segtest.ParseURLs(t, parseURL, urlCases)
+	segtest.ParseURLs(t, parseURL, segtest.StrictCases("redis://u:hunter2@h/0"))
+}
 
-func FuzzParseURL(f *testing.F) { segtest.FuzzURLs(f, parseURL, urlCases) }
+func FuzzParseURL(f *testing.F) {
+	segtest.FuzzURLs(f, parseURL, append(urlCases, segtest.StrictCases("redis://u:hunter2@h/0")...))
+}
 
 func TestSpec(t *testing.T) {
 	s := startRedis(t, durable...)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -282,11 +283,41 @@ func TakeErrors(t *testing.T, st segment.Store, setMax func(int64)) {
 // (joined with " | "), or a part of its error.
 type URLCase struct{ In, Want, Err string }
 
-// ParseURLs runs parse over cases.
+// Password is the password the URL cases write (in the user info or as ?password=): no
+// error may show it.
+const Password = "hunter2"
+
+// BadQueries are store URL queries every store's parser refuses, each with the part its
+// message must name: they do not parse whole, or give a key twice. StrictCases turns them
+// into cases for a store's base URL.
+var BadQueries = []struct{ Query, Names string }{
+	{"table=a;unsafe=true", `"table=a;unsafe=true": ';' is not a separator`},
+	{"unsafe=true&table=x;", `"table=x;"`},
+	{"table=%zz", `invalid URL escape "%zz"`},
+	{"unsafe=true&unsafe=false", `"unsafe" given twice`},
+	{"unsafe=true&", "empty parameter"},
+	{"unsafe", `"unsafe" has no '='`},
+	{"password=" + Password + ";x", `password=xxxxx`},
+	{"password=" + Password + "%zz", `password=xxxxx`},
+}
+
+// StrictCases returns a case per BadQueries entry for base, a store URL without a query.
+func StrictCases(base string) []URLCase {
+	var cs []URLCase
+	for _, q := range BadQueries {
+		cs = append(cs, URLCase{In: base + "?" + q.Query, Err: q.Names})
+	}
+	return cs
+}
+
+// ParseURLs runs parse over cases, and checks that no error shows Password.
 func ParseURLs(t *testing.T, parse func(string) (string, error), cases []URLCase) {
 	t.Helper()
 	for _, tc := range cases {
 		got, err := parse(tc.In)
+		if err != nil && strings.Contains(err.Error(), Password) {
+			t.Errorf("parse(%q): the error shows the password: %v", tc.In, err)
+		}
 		switch {
 		case tc.Err != "" && (err == nil || !strings.Contains(err.Error(), tc.Err)):
 			t.Errorf("parse(%q) err = %v, want %q", tc.In, err, tc.Err)
@@ -297,7 +328,8 @@ func ParseURLs(t *testing.T, parse func(string) (string, error), cases []URLCase
 }
 
 // FuzzURLs fuzzes a store's URL parser seeded with cases: it may refuse any input but must
-// not panic, and what it accepts it must accept again alike.
+// not panic, its errors never show Password, what it accepts it must accept again alike, and
+// it accepts no query that net/url cannot read whole or that gives a key twice.
 func FuzzURLs(f *testing.F, parse func(string) (string, error), cases []URLCase) {
 	for _, tc := range cases {
 		f.Add(tc.In)
@@ -305,7 +337,24 @@ func FuzzURLs(f *testing.F, parse func(string) (string, error), cases []URLCase)
 	f.Fuzz(func(t *testing.T, in string) {
 		a, err := parse(in)
 		if err != nil {
+			// A password given once, in the user info or as ?password=, never shows.
+			if strings.Count(in, Password) == 1 && (strings.Contains(in, "://u:"+Password+"@") || strings.Contains(in, "password="+Password)) &&
+				strings.Contains(err.Error(), Password) {
+				t.Fatalf("parse(%q): the error shows the password: %v", in, err)
+			}
 			return
+		}
+		if _, rawQuery, ok := strings.Cut(in, "?"); ok {
+			rawQuery, _, _ = strings.Cut(rawQuery, "#")
+			q, err := url.ParseQuery(rawQuery)
+			if err != nil {
+				t.Fatalf("parse(%q) accepted a query net/url cannot read whole: %v", in, err)
+			}
+			for k, vs := range q {
+				if len(vs) > 1 {
+					t.Fatalf("parse(%q) accepted key %q given %d times", in, k, len(vs))
+				}
+			}
 		}
 		if b, err := parse(in); err != nil || a != b {
 			t.Fatalf("parse(%q) gave %q, then %q, %v", in, a, b, err)
