@@ -104,6 +104,17 @@ func InnoDBSchemes() []string {
 		"typeid", RowTypeIDText}
 }
 
+// AppSchemes returns the rows WorkloadApp compares by default: the database's own sequence
+// (bigserial, or auto-increment on MariaDB/MySQL), snowflake, ulid and uuidv7 as 16 bytes,
+// and uuidv4.
+func AppSchemes(innodb bool) []string {
+	first := RowBigserial
+	if innodb {
+		first = RowAutoIncrement
+	}
+	return []string{first, "snowflake", "ulid", "uuidv7", "uuidv4"}
+}
+
 // Config describes one benchmark run. Zero fields take the defaults noted;
 // DefaultConfig returns the configuration of the default idbench run.
 type Config struct {
@@ -211,6 +222,26 @@ type Config struct {
 	// started, …).
 	Log io.Writer
 
+	// Workload is WorkloadTable (default) or WorkloadApp.
+	Workload string
+
+	// Children is the number of child rows per business operation of WorkloadApp. Zero
+	// means 4.
+	Children int
+
+	// CreatedAtIndex is CreatedAtNeeded (default) or CreatedAtAll (WorkloadApp).
+	CreatedAtIndex string
+
+	// Window is the length of the time window WorkloadApp's time query asks for. Zero means
+	// 100 milliseconds.
+	Window time.Duration
+
+	// Keep leaves the benchmark schema (PostgreSQL) or database (MariaDB/MySQL) with the
+	// last run's tables in place, and with pg-local or mariadb-local the stopped server's
+	// directory; Settings.Kept and Settings.Reopen say what and how to open it. WorkloadApp
+	// only.
+	Keep bool
+
 	// Command is recorded in the report's settings, so the report says how
 	// it was produced, with any password hidden (idkit.Redact). Optional.
 	Command string
@@ -248,6 +279,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Mode == "" {
 		c.Mode = ModeCopy
+		if c.Workload == WorkloadApp {
+			c.Mode = ModeTx
+		}
 	}
 	if c.Clients == 0 {
 		c.Clients = 1
@@ -304,8 +338,43 @@ func (c Config) withDefaults() (Config, error) {
 	case c.RangeN < 1:
 		return c, fmt.Errorf("dbbench: range size must be at least 1, got %d", c.RangeN)
 	}
+	switch c.Workload {
+	case "", WorkloadTable:
+		c.Workload = WorkloadTable
+	case WorkloadApp:
+		if c.Children == 0 {
+			c.Children = 4
+		}
+		if c.CreatedAtIndex == "" {
+			c.CreatedAtIndex = CreatedAtNeeded
+		}
+		if c.Window == 0 {
+			c.Window = 100 * time.Millisecond
+		}
+		switch {
+		case c.Children < 0 || c.Children > 1000:
+			return c, fmt.Errorf("dbbench: children must be between 0 and 1000, got %d", c.Children)
+		case c.Window < 0:
+			return c, fmt.Errorf("dbbench: window must be positive, got %v", c.Window)
+		case c.CreatedAtIndex != CreatedAtNeeded && c.CreatedAtIndex != CreatedAtAll:
+			return c, fmt.Errorf("dbbench: unknown created_at index policy %q (want %s or %s)", c.CreatedAtIndex, CreatedAtNeeded, CreatedAtAll)
+		case c.Mode != ModeTx && c.Mode != ModeCopy:
+			return c, fmt.Errorf("dbbench: the app workload takes mode %s or %s, got %q", ModeTx, ModeCopy, c.Mode)
+		case c.Nodes > 1:
+			return c, fmt.Errorf("dbbench: the app workload runs one generator per scheme; --nodes is for the table workload")
+		}
+	default:
+		return c, fmt.Errorf("dbbench: unknown workload %q (want %s or %s)", c.Workload, WorkloadTable, WorkloadApp)
+	}
+	if c.Keep && c.Workload != WorkloadApp {
+		return c, fmt.Errorf("dbbench: keep is for the app workload")
+	}
 	switch c.Mode {
 	case ModeCopy, ModeBatch, ModeSingle:
+	case ModeTx:
+		if c.Workload != WorkloadApp {
+			return c, fmt.Errorf("dbbench: mode %s is for the app workload", ModeTx)
+		}
 	default:
 		return c, fmt.Errorf("dbbench: unknown insert mode %q (want %s, %s or %s)", c.Mode, ModeCopy, ModeBatch, ModeSingle)
 	}

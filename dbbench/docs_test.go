@@ -25,6 +25,9 @@ var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache
 	"docs/report-server-side/report.json", "docs/report-nodes/report.json",
 	"docs/report-innodb/report.json", "docs/report-innodb-small-pool/report.json"}
 
+// appBlocks are the generated blocks of the guide that quote a committed app-workload report.
+var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-all/report.json", "docs/report-app-innodb/report.json"}
+
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
 var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
 
@@ -50,6 +53,15 @@ func TestChoosingAnIDFigures(t *testing.T) {
 				return err
 			}
 			return dbbench.WriteSummary(w, &rep)
+		}})
+	}
+	for _, report := range appBlocks {
+		blocks = append(blocks, figuresBlock{report, func(js []byte, w io.Writer) error {
+			var rep dbbench.Report
+			if err := json.Unmarshal(js, &rep); err != nil {
+				return err
+			}
+			return dbbench.WriteAppSummary(w, &rep)
 		}})
 	}
 	for _, report := range scaleBlocks {

@@ -11,6 +11,9 @@ import (
 // WriteTable writes the report as an aligned text table, with the settings
 // above it and the notes below it.
 func WriteTable(w io.Writer, rep *Report) error {
+	if rep.Workload == WorkloadApp {
+		return writeAppTable(w, rep)
+	}
 	if isInnoDBEngine(rep.Settings.Engine) {
 		return writeInnoDBTable(w, rep)
 	}
@@ -80,6 +83,9 @@ func WriteJSON(w io.Writer, rep *Report) error {
 //
 //	benchstat -col /scheme report.txt
 func WriteBenchstat(w io.Writer, rep *Report) error {
+	if rep.Workload == WorkloadApp {
+		return writeAppBenchstat(w, rep)
+	}
 	s := rep.Settings
 	var b strings.Builder
 	fmt.Fprintf(&b, "goos: %s\ngoarch: %s\npkg: github.com/idkit/idkit/dbbench\n", s.GOOS, s.GOARCH)

@@ -38,7 +38,18 @@ func openMariaDBLocal(ctx context.Context, cfg Config) (engine, func() error, er
 	if err != nil {
 		return nil, nil, errors.Join(err, srv.Close())
 	}
-	return e, func() error { return errors.Join(e.close(), srv.Close()) }, nil
+	return e, func() error {
+		if !e.keep {
+			return errors.Join(e.close(), srv.Close())
+		}
+		err := e.close()
+		start, kerr := srv.Keep()
+		if kerr != nil {
+			return errors.Join(err, kerr, srv.Close())
+		}
+		e.reopen, e.keptDir = start+" && "+e.reopen, srv.Dir()
+		return err
+	}, nil
 }
 
 // usable drops the rows the server cannot store: the UUID-type rows on a

@@ -23,9 +23,12 @@ func WriteReport(dir string, rep *Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dbbench: create report directory: %w", err)
 	}
-	cs, err := charts(rep)
-	if err != nil {
-		return err
+	var cs []chart
+	if rep.Workload != WorkloadApp {
+		var err error
+		if cs, err = charts(rep); err != nil {
+			return err
+		}
 	}
 	for _, c := range cs {
 		if err := os.WriteFile(filepath.Join(dir, c.file), c.svg, 0o644); err != nil {
@@ -36,7 +39,12 @@ func WriteReport(dir string, rep *Report) error {
 		name  string
 		write func(io.Writer, *Report) error
 	}{
-		{ReportMarkdown, func(w io.Writer, r *Report) error { return writeMarkdown(w, r, cs) }},
+		{ReportMarkdown, func(w io.Writer, r *Report) error {
+			if r.Workload == WorkloadApp {
+				return writeAppMarkdown(w, r)
+			}
+			return writeMarkdown(w, r, cs)
+		}},
 		{ReportJSON, WriteJSON},
 		{ReportBenchstat, WriteBenchstat},
 	}
@@ -54,6 +62,9 @@ func WriteReport(dir string, rep *Report) error {
 
 // WriteMarkdown writes the report as Markdown without charts.
 func WriteMarkdown(w io.Writer, rep *Report) error {
+	if rep.Workload == WorkloadApp {
+		return writeAppMarkdown(w, rep)
+	}
 	return writeMarkdown(w, rep, nil)
 }
 

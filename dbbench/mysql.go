@@ -54,6 +54,9 @@ type mysqlEngine struct {
 	// badLeafStats lists loads whose n_leaf_pages cannot hold their rows.
 	badLeafStats []string
 	set          Settings
+	reopen       string // the command that opens the database Config.Keep leaves
+	keep         bool   // close leaves the database: a successful run with Config.Keep
+	keptDir      string // the stopped mariadb-local server's directory, kept with it
 }
 
 // InnoDB page counters the run reads from information_schema.INNODB_METRICS.
@@ -239,6 +242,7 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 		return nil, fmt.Errorf("dbbench: random database name: %w", err)
 	}
 	e.dbName = "idbench_" + hex.EncodeToString(b[:])
+	e.reopen = mysqlReopen(c.Addr, c.Net, c.User, c.Passwd != "", e.dbName)
 	if _, err := e.admin.ExecContext(ctx, "CREATE DATABASE "+e.dbName); err != nil {
 		e.admin.Close()
 		e.db.Close()
@@ -1171,7 +1175,7 @@ func (e *mysqlEngine) close() error {
 		_, err := e.db.ExecContext(ctx, q)
 		return err
 	}
-	if e.dbName != "" {
+	if e.dbName != "" && !e.keep {
 		if err := exec("DROP DATABASE IF EXISTS " + e.dbName); err != nil {
 			errs = append(errs, fmt.Errorf("dbbench: drop database %s: %s", e.dbName, oneLine(err.Error())))
 		}

@@ -36,6 +36,9 @@ type pgEngine struct {
 	ckptQuery     string // "" when unknown
 	set           Settings
 	serverDefault string // the id column's DEFAULT for server-made rows (serverside.go)
+	reopen        string // the command that opens the schema Config.Keep leaves
+	keep          bool   // close leaves the schema: a successful run with Config.Keep
+	keptDir       string // the stopped pg-local cluster's directory, kept with it
 }
 
 // appName marks idbench's sessions in pg_stat_activity.
@@ -74,6 +77,7 @@ func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error
 		return nil, fmt.Errorf("dbbench: random schema name: %w", err)
 	}
 	e.schema = "idbench_" + hex.EncodeToString(b[:])
+	e.reopen = pgReopen(dsn, e.schema)
 	if _, err := e.admin.Exec(ctx, "CREATE SCHEMA "+e.schema); err != nil {
 		e.admin.Close(context.Background())
 		return nil, fail(ctx, "create schema "+e.schema+" (the user needs CREATE on the database)", err)
@@ -674,6 +678,13 @@ func (e *pgEngine) close() error {
 		c.Close(ctx)
 	}
 	e.loaders = nil
+	if e.keep {
+		if e.admin != nil {
+			e.admin.Close(ctx)
+			e.admin = nil
+		}
+		return nil
+	}
 	drop := "DROP SCHEMA IF EXISTS " + e.schema + " CASCADE"
 	if e.admin != nil {
 		_, err := e.admin.Exec(ctx, drop)

@@ -8,6 +8,11 @@ type Report struct {
 	Settings Settings  `json:"settings"`
 	Results  []Result  `json:"results"`
 	Baseline *Baseline `json:"baseline,omitempty"`
+	// Workload is WorkloadApp for a run of the app workload, whose figures are in App and
+	// AppBaseline instead of Results and Baseline; empty for the one-table workload.
+	Workload    string       `json:"workload,omitempty"`
+	App         []AppResult  `json:"app,omitempty"`
+	AppBaseline *AppBaseline `json:"app_baseline,omitempty"`
 	// Notes explain figures a reader could misread (unavailable statistics,
 	// checkpoints inside a steady run, generator caps, …).
 	Notes []string `json:"notes,omitempty"`
@@ -84,6 +89,16 @@ type Settings struct {
 	GOARCH     string `json:"goarch"`
 	NumCPU     int    `json:"num_cpu"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
+
+	// App workload settings: children per operation, the created_at index policy, the time
+	// window of the time query, the largest resident set of the process at the end of the
+	// run, and what --keep left (Kept) with the command that opens it again (Reopen).
+	Children       int      `json:"children,omitempty"`
+	CreatedAtIndex string   `json:"created_at_index,omitempty"`
+	Window         Duration `json:"window,omitempty"`
+	MaxRSSBytes    int64    `json:"max_rss_bytes,omitempty"`
+	Kept           string   `json:"kept,omitempty"`
+	Reopen         string   `json:"reopen,omitempty"`
 
 	Started  time.Time `json:"started"`
 	Duration Duration  `json:"duration"`

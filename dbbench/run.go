@@ -59,7 +59,10 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, errAllLocal
 	}
 	innodb := isInnoDB(cfg.DB)
-	if innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())) {
+	switch {
+	case cfg.Workload == WorkloadApp && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes()) || slices.Equal(cfg.Schemes, InnoDBSchemes())):
+		cfg.Schemes = AppSchemes(innodb)
+	case innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())):
 		cfg.Schemes = InnoDBSchemes()
 	}
 	cfg, err = cfg.withDefaults()
@@ -123,7 +126,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, err
 	}
 	defer func() {
-		if cerr := cleanup(); cerr != nil {
+		cerr := cleanup()
+		if k, ok := eng.(keeper); ok && cerr == nil && rep != nil && rep.Settings.Kept != "" {
+			rep.Settings.Kept, rep.Settings.Reopen = k.kept() // a throwaway server's command to start it again
+		}
+		if cerr != nil {
 			err = errors.Join(err, cerr)
 			if rep != nil && err != nil {
 				rep = nil
@@ -162,6 +169,29 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if len(rows) == 0 {
 			return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
 		}
+	}
+
+	if cfg.Workload == WorkloadApp {
+		rep.Workload = WorkloadApp
+		rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
+		rep.Settings.WarmupRows = 0
+		if err := runApp(ctx, cfg, eng, rows, rep); err != nil {
+			return nil, err
+		}
+		eng.settings(&rep.Settings)
+		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
+		if cfg.Mode == ModeCopy {
+			rep.Settings.Batch = cfg.Batch
+			if rep.Settings.Batch == 0 {
+				rep.Settings.Batch = 1000
+			}
+		}
+		if k, ok := eng.(keeper); ok && cfg.Keep {
+			rep.Settings.Kept, rep.Settings.Reopen = k.kept()
+		}
+		appMaxRSS(rep)
+		rep.Settings.Duration = Duration(time.Since(start))
+		return rep, nil
 	}
 
 	// Every load, in order: rounds of all schemes, so that slow drifts of a
@@ -357,7 +387,18 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 		if err != nil {
 			return nil, nil, errors.Join(err, cl.Close())
 		}
-		return e, func() error { return errors.Join(e.close(), cl.Close()) }, nil
+		return e, func() error {
+			if !e.keep {
+				return errors.Join(e.close(), cl.Close())
+			}
+			err := e.close()
+			start, kerr := cl.Keep(context.Background())
+			if kerr != nil {
+				return errors.Join(err, kerr, cl.Close())
+			}
+			e.reopen, e.keptDir = start+" && "+e.reopen, cl.Dir()
+			return err
+		}, nil
 	case EngineMariaDBLocal:
 		return openMariaDBLocal(ctx, cfg)
 	case EnginePGEnv:

@@ -36,6 +36,9 @@ type sqliteEngine struct {
 
 	walMu      sync.Mutex
 	walCounted int64 // bytes of the current WAL file already counted
+
+	loaders []*sql.Conn // the app workload's connections, one per client
+	keep    bool        // close leaves the file: a successful app run with Config.Keep
 }
 
 func openSQLite(ctx context.Context, cfg Config) (*sqliteEngine, error) {
@@ -48,7 +51,7 @@ func openSQLite(ctx context.Context, cfg Config) (*sqliteEngine, error) {
 	// the bytes each load writes to the WAL before the WAL is reset.
 	dsn := "file:" + e.path + "?_pragma=page_size(" + strconv.Itoa(sqlitePageSize) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(30000)" +
-		"&_pragma=cache_size(" + sqliteCacheSize + ")&_pragma=wal_autocheckpoint(0)"
+		"&_pragma=cache_size(" + sqliteCacheSize + ")&_pragma=wal_autocheckpoint(0)&_pragma=foreign_keys(1)"
 	e.db, err = sql.Open("sqlite", dsn)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -392,11 +395,18 @@ func (e *sqliteEngine) queries(ctx context.Context, tbl string, n int) (point, r
 // close closes the database and removes its directory.
 func (e *sqliteEngine) close() error {
 	var errs []error
+	for _, c := range e.loaders {
+		c.Close()
+	}
+	e.loaders = nil
 	if e.db != nil {
 		if err := e.db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("dbbench: sqlite: close: %w", err))
 		}
 		e.db = nil
+	}
+	if e.keep {
+		return errors.Join(errs...)
 	}
 	if err := os.RemoveAll(e.dir); err != nil {
 		errs = append(errs, fmt.Errorf("dbbench: sqlite: remove %s: %w", e.dir, err))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/dbbench"
@@ -65,7 +66,8 @@ Flags:
   --mode MODE        copy (the bulk path, default: binary COPY on PostgreSQL, LOAD DATA LOCAL
                      INFILE from an io.Reader on MariaDB/MySQL), batch (multi-row INSERT,
                      prepared on MariaDB/MySQL), single (one-row INSERTs, autocommitted, from
-                     --clients connections)
+                     --clients connections); tx (app workload only, its default: one
+                     transaction per operation)
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
   --clients N        concurrent loading connections (default 1)
@@ -90,6 +92,31 @@ Flags:
   --lookups N        point lookups and range scans after loading (default %d; -1: none)
   --range N          rows per range scan (default 100)
   --baseline         also time a bare pgx CopyFrom of ascending int64 keys (default true)
+  --workload W       table (default): one table (id PRIMARY KEY, payload) per scheme;
+                     app: per scheme, tables <label>_parent(id PK, created_at, customer,
+                     payload) and <label>_child(id PK, parent_id REFERENCES parent(id),
+                     payload) with an index on child(parent_id); each business operation is 1
+                     parent and --children children in one transaction (--mode tx, default) or
+                     in bulk (--mode copy), from --clients connections. Reports operations/s,
+                     bytes per operation by table and index, WAL/redo bytes per operation, "the
+                     rows of a --window" through the key's bounds (time-ordered schemes) or the
+                     created_at index (the others) with the index EXPLAIN names, and "a parent
+                     with its children" through the foreign key; checks that both ways of
+                     answering the time query return the same rows on tick-aligned windows;
+                     and a bare driver loop with ascending bigint keys as the baseline.
+                     Default schemes: bigserial (auto-increment), snowflake, ulid, uuidv7,
+                     uuidv4. PostgreSQL, MariaDB/MySQL and SQLite (created_at in Unix µs)
+  --children K       app: child rows per operation (default 4)
+  --created-at-index P
+                     app: needed (default): index parent(created_at) for the schemes whose key
+                     cannot answer time ranges (uuidv4, bigserial/auto-increment); all: for
+                     every scheme, which also times the time query through created_at
+  --window D         app: the time window of the time query (default 100ms). Key bounds are exact
+                     on the scheme's ticks; a created_at query can differ by at most one tick
+                     at each edge of a window that is not on tick boundaries
+  --keep             app: leave the schema (PostgreSQL) or database (MariaDB/MySQL) with the
+                     last run's tables and print its name and the command that opens it; with
+                     pg-local or mariadb-local the stopped server's directory is kept too
   --json             print JSON instead of the table
   --benchstat        print the Go benchmark format instead of the table
   --out DIR          also write DIR/report.md with SVG charts, report.json, benchstat.txt
@@ -107,6 +134,8 @@ Examples:
   idbench db --profile checkpoints --pg-setting shared_buffers=64MB
   idbench db --db mariadb-local --secondary-index --mariadb-setting innodb_buffer_pool_size=16M
   idbench db --db "mysql://bench:secret@db.internal:3306/app" --schemes snowflake,uuidv7,uuidv4
+  idbench db --workload app --rows 100000 --clients 4 --keep
+  idbench db --workload app --db mariadb-local --created-at-index all --mode copy
 `
 
 // runDB is "idbench db".
@@ -134,6 +163,11 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	out := fs.String("out", "", "")
 	verbose := fs.Bool("v", false, "")
 	secondary := fs.Bool("secondary-index", false, "")
+	workload := fs.String("workload", dbbench.WorkloadTable, "")
+	children := fs.Int("children", 4, "")
+	createdAt := fs.String("created-at-index", dbbench.CreatedAtNeeded, "")
+	window := fs.Duration("window", 100*time.Millisecond, "")
+	keep := fs.Bool("keep", false, "")
 	mariadbSettings := settingFlag(fs, "mariadb-setting")
 	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
@@ -172,6 +206,26 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		cfg.MariaDBSettings = mariadbSettings
 	}
 	cfg.SecondaryIndex = *secondary
+	cfg.Workload = *workload
+	modeSet := false
+	fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
+	if cfg.Workload == dbbench.WorkloadApp {
+		cfg.Children, cfg.CreatedAtIndex, cfg.Window, cfg.Keep = *children, *createdAt, *window, *keep
+		if !modeSet {
+			cfg.Mode = dbbench.ModeTx
+		}
+	} else {
+		var appOnly []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "children", "created-at-index", "window", "keep":
+				appOnly = append(appOnly, "--"+f.Name)
+			}
+		})
+		if len(appOnly) > 0 {
+			return usagef("db", "db: %s: for --workload app", strings.Join(appOnly, ", "))
+		}
+	}
 	if *schemes != "" {
 		if cfg.Schemes, err = splitSchemes(*schemes); err != nil {
 			return usagef("db", "db: --schemes: %w", err)
@@ -206,6 +260,9 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("db: writing: %w", err)
+	}
+	if rep.Settings.Kept != "" {
+		fmt.Fprintf(stderr, "idbench: kept %s; open it with: %s\n", rep.Settings.Kept, rep.Settings.Reopen)
 	}
 	if *out != "" {
 		if err := dbbench.WriteReport(*out, rep); err != nil {
@@ -253,10 +310,28 @@ func checkDBFlags(c dbbench.Config) error {
 	case c.RangeN < 1:
 		return fmt.Errorf("--range %d: want at least 1", c.RangeN)
 	}
-	switch c.Mode {
-	case dbbench.ModeCopy, dbbench.ModeBatch, dbbench.ModeSingle:
+	switch {
+	case c.Workload == dbbench.WorkloadApp:
+		switch {
+		case c.DB == dbbench.EngineAllLocal:
+			return fmt.Errorf("--workload app runs on one engine at a time, not on --db %s", c.DB)
+		case c.Mode != dbbench.ModeTx && c.Mode != dbbench.ModeCopy:
+			return fmt.Errorf("--mode %q: the app workload takes tx or copy", c.Mode)
+		case c.Children < 0 || c.Children > 1000:
+			return fmt.Errorf("--children %d: want 0 to 1000", c.Children)
+		case c.CreatedAtIndex != dbbench.CreatedAtNeeded && c.CreatedAtIndex != dbbench.CreatedAtAll:
+			return fmt.Errorf("--created-at-index %q: want needed or all", c.CreatedAtIndex)
+		case c.Window <= 0:
+			return fmt.Errorf("--window %v: want a positive duration", c.Window)
+		}
+	case c.Workload != dbbench.WorkloadTable:
+		return fmt.Errorf("--workload %q: want table or app", c.Workload)
 	default:
-		return fmt.Errorf("--mode %q: want copy, batch or single", c.Mode)
+		switch c.Mode {
+		case dbbench.ModeCopy, dbbench.ModeBatch, dbbench.ModeSingle:
+		default:
+			return fmt.Errorf("--mode %q: want copy, batch or single", c.Mode)
+		}
 	}
 	switch c.Profile {
 	case dbbench.ProfileSteady, dbbench.ProfileCheckpoints:
@@ -295,7 +370,7 @@ type firstLines struct{ w io.Writer }
 // Write passes p on unless it is a per-load line.
 func (f *firstLines) Write(p []byte) (int, error) {
 	s := string(p)
-	if strings.Contains(s, " rows/s") {
+	if strings.Contains(s, " rows/s") || strings.Contains(s, " ops/s") {
 		return len(p), nil
 	}
 	return f.w.Write(p)

@@ -27,6 +27,14 @@ func TestDBUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"db", "--mode", "bulk"}, `--mode "bulk"`},
+		{[]string{"db", "--workload", "shop"}, `--workload "shop"`},
+		{[]string{"db", "--workload", "app", "--mode", "batch"}, `--mode "batch": the app workload takes tx or copy`},
+		{[]string{"db", "--workload", "app", "--created-at-index", "some"}, `--created-at-index "some"`},
+		{[]string{"db", "--workload", "app", "--children", "-1"}, `--children -1`},
+		{[]string{"db", "--workload", "app", "--window", "0s"}, `--window 0s`},
+		{[]string{"db", "--workload", "app", "--db", "all-local"}, `not on --db all-local`},
+		{[]string{"db", "--keep"}, `--keep: for --workload app`},
+		{[]string{"db", "--mode", "tx"}, `--mode "tx"`},
 		{[]string{"db", "--profile", "x"}, `--profile "x"`},
 		{[]string{"db", "--rows", "0"}, "--rows 0"},
 		{[]string{"db", "--repeat", "0"}, "--repeat 0"},

@@ -405,3 +405,23 @@ func (s *Server) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Keep stops the server and keeps its directory, so that Close afterwards does nothing, and
+// returns the shell command that starts the server again on the same socket (DSN still
+// connects to it then). The caller owns the directory from then on.
+func (s *Server) Keep() (string, error) {
+	if s == nil || s.closed {
+		return "", errors.New("mariadblocal: server already closed")
+	}
+	s.closed = true
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(60 * time.Second):
+			return "", errors.New("mariadblocal: server did not stop within 60 seconds")
+		}
+	}
+	cnf := filepath.Join(s.dir, "my.cnf")
+	return fmt.Sprintf("(%s --defaults-file=%s &) && sleep 5", s.bins.Server, cnf), nil
+}

@@ -1,0 +1,683 @@
+package dbbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idkit/idkit"
+)
+
+// ErrTimeMismatch is returned (wrapped) by Run under WorkloadApp when the two ways of
+// answering a time query (the key bounds and the created_at column) disagree on a row that
+// no window edge explains.
+var ErrTimeMismatch = errors.New("dbbench: the key bounds and created_at answer a time window with different rows")
+
+// appSchema is one row's two tables in the app workload, named after its label.
+type appSchema struct {
+	label     string
+	r         row
+	createdAt bool // an index on parent(created_at)
+	children  int
+}
+
+func (s appSchema) parent() string       { return s.label + "_parent" }
+func (s appSchema) child() string        { return s.label + "_child" }
+func (s appSchema) fkIndex() string      { return s.label + "_child_parent_id" }
+func (s appSchema) fk() string           { return s.label + "_child_parent_fk" }
+func (s appSchema) createdIndex() string { return s.label + "_parent_created_at" }
+
+// appOp is one business operation: a parent and its children, with the moment the
+// application made the parent's ID.
+type appOp struct {
+	parent   value
+	created  time.Time
+	customer int64
+	payload  int64
+	children []value
+	// parentArg is the parent's key as the driver takes it, filled after the insert for rows
+	// whose keys the database makes.
+	parentArg any
+}
+
+// keyRow is a row of a time query's check: its key in the form the dialect read it (int64,
+// [16]byte or string) and its created_at in Unix microseconds.
+type keyRow struct {
+	key     any
+	created int64
+}
+
+// dialect is what the app workload asks of an engine: its DDL, its writing paths (one
+// transaction per operation, the bulk path, and the bare baseline loop), the size of a named
+// structure, its WAL/redo counter, its query plans. The workload itself (tables, operations,
+// queries, checks) lives in this file, once for every engine.
+type dialect interface {
+	// keyType is the SQL type of a row's key columns.
+	keyType(r row) string
+	createApp(ctx context.Context, s appSchema) error
+	dropApp(ctx context.Context, s appSchema) error
+	// appConns returns one writer per client.
+	appConns(ctx context.Context) ([]appWriter, error)
+	// logMark returns a function that reports the WAL/redo bytes written since the call.
+	logMark(ctx context.Context) (func(context.Context) (int64, error), error)
+	// settle makes the load's figures readable: checkpoint state, statistics for the
+	// planner and the size counters.
+	settle(ctx context.Context, s appSchema) error
+	// beforeLoad prepares a measured load (a checkpoint on PostgreSQL).
+	beforeLoad(ctx context.Context) error
+	// structures returns the size of every table and index of s, by name.
+	structures(ctx context.Context, s appSchema) ([]Structure, error)
+	// keyArg is a key as the driver takes it in a query.
+	keyArg(r row, v *value) any
+	timeArg(t time.Time) any
+	// sql rewrites a query written with $1, $2 … placeholders for the dialect.
+	sql(q string) string
+	// count runs q and returns the number of rows it returned.
+	count(ctx context.Context, q string, args ...any) (int64, error)
+	// keyRows runs q, whose columns are a key and created_at in Unix microseconds.
+	keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error)
+	// epochMicros is the SQL expression of a timestamp column in Unix microseconds.
+	epochMicros(col string) string
+	// plan returns the index EXPLAIN says q uses on table, or "sequential scan".
+	plan(ctx context.Context, q string, args ...any) (string, error)
+	// qualify names a table inside the benchmark schema or database.
+	qualify(name string) string
+}
+
+// appWriter writes business operations over one connection.
+type appWriter interface {
+	// tx writes op in one transaction.
+	tx(ctx context.Context, s appSchema, op *appOp) error
+	// bulk writes ops by the engine's bulk path: parents, then children.
+	bulk(ctx context.Context, s appSchema, ops []appOp) error
+	// bare writes operations first..first+count-1 of the baseline: ascending bigint keys
+	// from the operation number, straight through the driver, in mode.
+	bare(ctx context.Context, s appSchema, mode string, first, count int64) error
+}
+
+// appRun is what one load of the app workload measured.
+type appRun struct {
+	ops      int64
+	seconds  float64
+	wal      int64
+	start    time.Time
+	end      time.Time
+	sample   []any         // parent keys spread over the load, as query arguments
+	times    []time.Time   // the created_at of each sampled parent
+	maxLag   time.Duration // largest created_at minus decoded ID time
+	structs  []Structure
+	bytesAll int64
+}
+
+// appScheme is a row with what the workload needs to answer time queries through its key.
+type appScheme struct {
+	appSchema
+	codec idkit.Codec // nil for rows without time order
+	tick  time.Duration
+	epoch time.Time
+}
+
+// runApp is Run for WorkloadApp, after the rows are resolved and the engine is open.
+func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report) error {
+	d, ok := eng.(dialect)
+	if !ok {
+		return fmt.Errorf("dbbench: the app workload does not run on %s", rep.Settings.Engine)
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.label
+	}
+	labels := tableLabels(names, "baseline")
+	schemes := make([]appScheme, len(rows))
+	for i, r := range rows {
+		switch {
+		case r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0:
+			return fmt.Errorf("dbbench: scheme %q: the app workload takes schemes whose keys the application or an identity column makes", r.label)
+		case r.col == colUint64 || r.col == colUUIDNative || r.unsigned:
+			return fmt.Errorf("dbbench: scheme %q: the app workload does not take this key column (%s) yet", r.label, d.keyType(r))
+		case r.col == colIdentity && cfg.Mode == ModeCopy && !canReserve(d):
+			return fmt.Errorf("dbbench: scheme %q: LOAD DATA cannot return the keys the database makes, which the children need; use --mode tx for it on MariaDB/MySQL", r.label)
+		}
+		sc := appScheme{appSchema: appSchema{label: labels[i], r: r, children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
+		if r.spec != "" {
+			c, err := idkit.NewCodec(r.spec)
+			if err != nil {
+				return fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+			}
+			if _, ok := c.(idkit.TimeRanger); ok {
+				sc.codec = c
+			}
+			if l, ok := c.(idkit.Layouter); ok {
+				sc.tick, sc.epoch = l.Layout().Unit, l.Layout().Epoch
+			}
+		}
+		sc.createdAt = sc.codec == nil || cfg.CreatedAtIndex == CreatedAtAll
+		schemes[i] = sc
+	}
+	bi := baselineRow(rows)
+	base := appSchema{label: "baseline", r: row{label: "baseline", col: colBigint}, children: cfg.Children}
+	if bi >= 0 {
+		base.createdAt = schemes[bi].createdAt
+	}
+	withBase := cfg.Baseline && bi >= 0
+
+	runs := make([][]appRun, len(schemes))
+	var baseRuns []appRun
+	for round := 0; round < cfg.Repeat; round++ {
+		last := round == cfg.Repeat-1
+		if withBase {
+			run, err := appLoad(ctx, cfg, d, appScheme{appSchema: base}, true, last && cfg.Keep)
+			if err != nil {
+				return fmt.Errorf("%w (baseline)", err)
+			}
+			baseRuns = append(baseRuns, run)
+			logf(cfg, "dbbench: %-22s %10.0f ops/s", "baseline", float64(run.ops)/run.seconds)
+		}
+		for i, sc := range schemes {
+			run, err := appLoad(ctx, cfg, d, sc, false, last)
+			if err != nil {
+				return fmt.Errorf("%w (scheme %s)", err, sc.r.label)
+			}
+			if last {
+				res, err := appQueries(ctx, cfg, d, sc, run)
+				if err != nil {
+					return fmt.Errorf("%w (scheme %s)", err, sc.r.label)
+				}
+				rep.App = append(rep.App, res)
+				if !cfg.Keep {
+					if err := d.dropApp(ctx, sc.appSchema); err != nil {
+						return err
+					}
+				}
+			}
+			runs[i] = append(runs[i], run)
+			logf(cfg, "dbbench: %-22s %10.0f ops/s", sc.r.label, float64(run.ops)/run.seconds)
+		}
+	}
+	for i := range rep.App {
+		summarizeApp(&rep.App[i], runs[i])
+	}
+	if withBase {
+		b := &AppBaseline{Label: base.label}
+		var rates, wal []float64
+		for _, r := range baseRuns {
+			rate := float64(r.ops) / r.seconds
+			b.RunsOpsPerSec = append(b.RunsOpsPerSec, rate)
+			rates = append(rates, rate)
+			wal = append(wal, perRow(r.wal, r.ops))
+		}
+		b.OpsPerSec, b.WALBytesPerOp = median(rates), median(wal)
+		b.Scheme = rows[bi].label
+		b.Ratio = ratio(rep.App[bi].OpsPerSec, b.OpsPerSec)
+		rep.AppBaseline = b
+	}
+	rep.Notes = append(rep.Notes, appNotes(rep)...)
+	for _, a := range rep.App {
+		if a.Check != nil && a.Check.Mismatches > 0 {
+			return fmt.Errorf("%w: scheme %s, %d row(s) in %d windows", ErrTimeMismatch, a.Scheme, a.Check.Mismatches, a.Check.Windows)
+		}
+	}
+	return nil
+}
+
+// appLoad creates a row's tables, writes cfg.Rows operations and measures them. It drops the
+// tables afterwards unless keep is set (the caller's queries read them), and on error.
+func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, keep bool) (run appRun, err error) {
+	if err := d.dropApp(ctx, sc.appSchema); err != nil {
+		return run, err
+	}
+	if err := d.createApp(ctx, sc.appSchema); err != nil {
+		return run, err
+	}
+	defer func() {
+		if err != nil || !keep {
+			if derr := d.dropApp(context.WithoutCancel(ctx), sc.appSchema); err == nil {
+				err = derr
+			}
+		}
+	}()
+	writers, err := d.appConns(ctx)
+	if err != nil {
+		return run, err
+	}
+	if err := d.beforeLoad(ctx); err != nil {
+		return run, err
+	}
+	walSince, err := d.logMark(ctx)
+	if err != nil {
+		return run, err
+	}
+	n := int64(cfg.Rows)
+	batch := int64(1)
+	if cfg.Mode == ModeCopy {
+		batch = int64(cfg.Batch)
+		if batch == 0 {
+			batch = 1000
+		}
+	}
+	cl := &claimer{total: n, batch: batch}
+	want := max(cfg.Lookups, 1)
+	step := max(n/int64(want), 1)
+	var (
+		mu     sync.Mutex
+		sample []any
+		times  []time.Time
+		maxLag atomic.Int64
+	)
+	var src *source
+	if !bare {
+		if src, err = newSource(sc.r, 1); err != nil {
+			return run, err
+		}
+		defer src.close()
+	}
+	run.start = time.Now()
+	err = workers(ctx, len(writers), func(ctx context.Context, w int) error {
+		wr := writers[w]
+		ops := make([]appOp, batch)
+		for i := range ops {
+			ops[i].children = make([]value, sc.children)
+		}
+		for {
+			start, count, ok := cl.claim()
+			if !ok {
+				return nil
+			}
+			if bare {
+				if err := wr.bare(ctx, sc.appSchema, cfg.Mode, start, count); err != nil {
+					return err
+				}
+				continue
+			}
+			for i := range ops[:count] {
+				op := &ops[i]
+				if err := src.nextContext(ctx, &op.parent); err != nil {
+					return err
+				}
+				op.created = time.Now()
+				if sc.codec != nil {
+					lag, err := sc.lag(op)
+					if err != nil {
+						return err
+					}
+					for {
+						m := maxLag.Load()
+						if int64(lag) <= m || maxLag.CompareAndSwap(m, int64(lag)) {
+							break
+						}
+					}
+				}
+				op.customer = rand.Int64N(10000)
+				op.payload = start + int64(i)
+				for j := range op.children {
+					if err := src.nextContext(ctx, &op.children[j]); err != nil {
+						return err
+					}
+				}
+				op.parentArg = nil
+				if sc.r.col != colIdentity {
+					op.parentArg = d.keyArg(sc.r, &op.parent)
+				}
+			}
+			var err error
+			if cfg.Mode == ModeCopy {
+				err = wr.bulk(ctx, sc.appSchema, ops[:count])
+			} else {
+				err = wr.tx(ctx, sc.appSchema, &ops[0])
+			}
+			if err != nil {
+				return err
+			}
+			for i := range ops[:count] {
+				if (start+int64(i))%step == 0 {
+					mu.Lock()
+					sample = append(sample, ops[i].parentArg)
+					times = append(times, ops[i].created)
+					mu.Unlock()
+				}
+			}
+		}
+	})
+	run.end = time.Now()
+	if err != nil {
+		return run, fail(ctx, "write operations", err)
+	}
+	run.seconds = run.end.Sub(run.start).Seconds()
+	run.ops, run.sample, run.times, run.maxLag = n, sample, times, time.Duration(maxLag.Load())
+	if run.wal, err = walSince(ctx); err != nil {
+		return run, err
+	}
+	if err := d.settle(ctx, sc.appSchema); err != nil {
+		return run, err
+	}
+	if run.structs, err = d.structures(ctx, sc.appSchema); err != nil {
+		return run, err
+	}
+	var got int64
+	if got, err = d.count(ctx, "SELECT 1 FROM "+d.qualify(sc.parent())); err != nil {
+		return run, err
+	}
+	if got != n {
+		return run, fmt.Errorf("dbbench: wrote %d operations, %s holds %d rows", n, sc.parent(), got)
+	}
+	for i := range run.structs {
+		run.structs[i].BytesPerOp = perRow(run.structs[i].Bytes, n)
+		run.bytesAll += run.structs[i].Bytes
+	}
+	return run, nil
+}
+
+// lag is how far op's created_at lies after the decoded time of its parent's ID.
+func (sc appScheme) lag(op *appOp) (time.Duration, error) {
+	id, err := sc.idOf(op.parent)
+	if err != nil {
+		return 0, err
+	}
+	p, err := sc.codec.Decode(id)
+	if err != nil {
+		return 0, fmt.Errorf("dbbench: decode %s: %w", sc.r.label, err)
+	}
+	return max(op.created.Sub(p.Time), 0), nil
+}
+
+// idOf turns a key back into an idkit.ID of the row's scheme.
+func (sc appScheme) idOf(v value) (idkit.ID, error) {
+	switch sc.r.col {
+	case colBigint:
+		return idkit.FromUint64(uint64(v.i64)), nil
+	case colUUID:
+		if strings.HasPrefix(sc.r.canon, "ulid") {
+			return idkit.FromULID(v.b16), nil
+		}
+		return idkit.FromUUID(v.b16), nil
+	}
+	return sc.codec.Parse(v.str)
+}
+
+// valueOf is the key value of an ID in the row's column form: text columns hold the scheme's
+// text (idkit.FormatID), as the source writes them.
+func (sc appScheme) valueOf(id idkit.ID) (value, error) {
+	switch sc.r.col {
+	case colBigint:
+		return value{i64: int64(id.Uint64()), u64: id.Uint64()}, nil
+	case colUUID:
+		return value{b16: id.Bytes16()}, nil
+	}
+	text, err := idkit.FormatID(sc.codec, id)
+	if err != nil {
+		return value{}, fmt.Errorf("dbbench: text of the bounds of %s: %w", sc.r.label, err)
+	}
+	return value{str: text}, nil
+}
+
+// boundArgs returns the key bounds of the window w as query arguments.
+func (sc appScheme) boundArgs(d dialect, w [2]time.Time) ([]any, error) {
+	lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.r.label, err)
+	}
+	l, err := sc.valueOf(lo)
+	if err != nil {
+		return nil, err
+	}
+	h, err := sc.valueOf(hi)
+	if err != nil {
+		return nil, err
+	}
+	return []any{d.keyArg(sc.r, &l), d.keyArg(sc.r, &h)}, nil
+}
+
+// keyOf turns a key read back by the dialect into a value.
+func keyOf(k any) value {
+	switch k := k.(type) {
+	case int64:
+		return value{i64: k, u64: uint64(k)}
+	case [16]byte:
+		return value{b16: k}
+	case string:
+		return value{str: k}
+	}
+	return value{}
+}
+
+// align returns the start of the tick of sc that holds t.
+func (sc appScheme) align(t time.Time) time.Time {
+	return sc.epoch.Add(t.Sub(sc.epoch) / sc.tick * sc.tick)
+}
+
+// windows returns n tick-aligned windows of length w spread at random over the load: each
+// holds the created_at of a parent sampled at random, so that every window holds rows even
+// when the bulk path made the rows of a batch within a few ticks.
+func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
+	out := make([][2]time.Time, 0, n)
+	for range n {
+		t := run.start
+		if len(run.times) > 0 {
+			t = run.times[rand.IntN(len(run.times))].Add(-time.Duration(rand.Int64N(int64(w))))
+		}
+		from := sc.align(t)
+		out = append(out, [2]time.Time{from, sc.align(from.Add(w))})
+	}
+	return out
+}
+
+// appQueries times the queries after the last load and checks both ways of answering the
+// time query.
+func appQueries(ctx context.Context, cfg Config, d dialect, sc appScheme, run appRun) (AppResult, error) {
+	res := AppResult{Scheme: sc.r.label, Label: sc.label, Spec: sc.r.canon, KeyType: d.keyType(sc.r),
+		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.createdAt, Structures: run.structs}
+	if cfg.Lookups == 0 {
+		return res, nil
+	}
+	cols := "id, created_at, customer, payload"
+	byKey := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE id >= $1 AND id <= $2")
+	byTime := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
+	wins := sc.windows(run, cfg.Window, cfg.Lookups)
+	timeArgs := func(w [2]time.Time) []any { return []any{d.timeArg(w[0]), d.timeArg(w[1])} }
+	keyArgs := func(w [2]time.Time) ([]any, error) { return sc.boundArgs(d, w) }
+	timed := func(via, q string, args func([2]time.Time) ([]any, error)) (*TimeQuery, error) {
+		tq := &TimeQuery{Via: via, SQL: q}
+		a, err := args(wins[0])
+		if err != nil {
+			return nil, err
+		}
+		if tq.Plan, err = d.plan(ctx, q, a...); err != nil {
+			return nil, err
+		}
+		var ds []time.Duration
+		var counts []float64
+		for _, w := range wins {
+			a, err := args(w)
+			if err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			n, err := d.count(ctx, q, a...)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, time.Since(t0))
+			counts = append(counts, float64(n))
+		}
+		tq.Latency, tq.RowsP50 = latencies(ds), median(counts)
+		return tq, nil
+	}
+	byTimeArgs := func(w [2]time.Time) ([]any, error) { return timeArgs(w), nil }
+	var err error
+	if sc.codec != nil {
+		if res.TimeQuery, err = timed("key bounds", byKey, keyArgs); err != nil {
+			return res, err
+		}
+		if sc.createdAt {
+			if res.TimeQueryCreatedAt, err = timed("created_at index", byTime, byTimeArgs); err != nil {
+				return res, err
+			}
+		}
+		if res.Check, err = checkTime(ctx, d, sc, wins[:min(len(wins), 20)], run.maxLag); err != nil {
+			return res, err
+		}
+	} else if res.TimeQuery, err = timed("created_at index", byTime, byTimeArgs); err != nil {
+		return res, err
+	}
+
+	join := d.sql("SELECT p.payload, c.id, c.payload FROM " + d.qualify(sc.parent()) + " p JOIN " + d.qualify(sc.child()) +
+		" c ON c.parent_id = p.id WHERE p.id = $1")
+	var ds []time.Duration
+	for _, k := range run.sample {
+		t0 := time.Now()
+		n, err := d.count(ctx, join, k)
+		if err != nil {
+			return res, err
+		}
+		ds = append(ds, time.Since(t0))
+		if n != int64(sc.children) {
+			return res, fmt.Errorf("dbbench: %s: a parent has %d children, want %d", sc.r.label, n, sc.children)
+		}
+	}
+	res.ParentWithChildren = latencies(ds)
+	return res, nil
+}
+
+// checkTime answers each window both ways, through the key bounds and through created_at,
+// and compares the rows: a row only one way returns must have its created_at and its ID's
+// decoded time on either side of an edge, at most one tick plus maxLag apart.
+func checkTime(ctx context.Context, d dialect, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
+	tol := sc.tick + maxLag
+	c := &TimeCheck{Windows: len(wins), Tolerance: Duration(tol), Tick: Duration(sc.tick)}
+	micros := d.epochMicros("created_at")
+	byKey := d.sql("SELECT id, " + micros + " FROM " + d.qualify(sc.parent()) + " WHERE id >= $1 AND id <= $2")
+	byTime := d.sql("SELECT id, " + micros + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
+	for _, w := range wins {
+		a, err := sc.boundArgs(d, w)
+		if err != nil {
+			return nil, err
+		}
+		k, err := d.keyRows(ctx, sc.r, byKey, a...)
+		if err != nil {
+			return nil, err
+		}
+		t, err := d.keyRows(ctx, sc.r, byTime, d.timeArg(w[0]), d.timeArg(w[1]))
+		if err != nil {
+			return nil, err
+		}
+		n, edge, bad, err := compareWindow(sc, w, k, t, tol)
+		if err != nil {
+			return nil, err
+		}
+		c.Rows += n
+		c.EdgeRows += edge
+		c.Mismatches += bad
+	}
+	return c, nil
+}
+
+// compareWindow compares the rows of one window by key (byKey) and by created_at (byTime):
+// rows is the number of distinct rows, edge those one way alone returned within tol of an
+// edge, bad the others, and the rows byKey returned whose decoded time is outside the window.
+func compareWindow(sc appScheme, w [2]time.Time, byKey, byTime []keyRow, tol time.Duration) (rows, edge, bad int64, err error) {
+	type seen struct {
+		row      keyRow
+		key, tim bool
+	}
+	m := map[any]*seen{}
+	for _, r := range byKey {
+		m[r.key] = &seen{row: r, key: true}
+	}
+	for _, r := range byTime {
+		if s, ok := m[r.key]; ok {
+			s.tim = true
+		} else {
+			m[r.key] = &seen{row: r, tim: true}
+		}
+	}
+	for _, s := range m {
+		rows++
+		id, err := sc.idOf(keyOf(s.row.key))
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		p, err := sc.codec.Decode(id)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("dbbench: decode %s: %w", sc.r.label, err)
+		}
+		inWindow := !p.Time.Before(w[0]) && p.Time.Before(w[1])
+		if s.key && !inWindow {
+			bad++ // the bounds let in an ID from outside the window
+			continue
+		}
+		if s.key && s.tim {
+			continue
+		}
+		gap := time.UnixMicro(s.row.created).Sub(p.Time)
+		if gap < 0 {
+			gap = -gap
+		}
+		if gap <= tol {
+			edge++
+		} else {
+			bad++
+		}
+	}
+	return rows, edge, bad, nil
+}
+
+// summarizeApp fills a result's throughput, sizes and WAL from its runs: medians of ops/s and
+// WAL; the sizes of the last run, whose tables the queries read.
+func summarizeApp(res *AppResult, runs []appRun) {
+	var rates, wal []float64
+	for _, r := range runs {
+		rate := float64(r.ops) / r.seconds
+		res.RunsOpsPerSec = append(res.RunsOpsPerSec, rate)
+		rates = append(rates, rate)
+		wal = append(wal, perRow(r.wal, r.ops))
+	}
+	last := runs[len(runs)-1]
+	res.Operations = last.ops
+	res.OpsPerSec, res.WALBytesPerOp = median(rates), median(wal)
+	res.Structures = last.structs
+	res.BytesPerOp = perRow(last.bytesAll, last.ops)
+}
+
+// appNotes explains the app workload's figures.
+func appNotes(rep *Report) []string {
+	var out []string
+	s := rep.Settings
+	out = append(out, fmt.Sprintf("Each operation is one parent row and %d child rows (%s mode, %d client(s)). created_at is the time the application read right after making the parent's ID.", s.Children, s.Mode, s.Clients))
+	out = append(out, fmt.Sprintf("The time query asks for the parent rows of a %s window, at %d windows spread over the load (each holds the created_at of a parent sampled at random) and aligned to each scheme's tick; the check answers up to 20 of them both ways (key bounds and created_at) and compares the rows: a row only one way returns must lie within one tick plus the largest created_at-to-ID gap of the load from a window edge, as idkit.Bounds documents for ranges on ticks.", s.Window, s.Lookups))
+	if s.Engine == EnginePGEnv || s.Engine == EngineMySQL {
+		out = append(out, "WAL/redo bytes are server-wide counters: other activity on the server during a load is counted too.")
+	}
+	return out
+}
+
+// appMaxRSS records the process's largest resident set in the report.
+func appMaxRSS(rep *Report) {
+	runtime.GC()
+	rep.Settings.MaxRSSBytes = maxRSS()
+}
+
+// canReserve reports whether the dialect's bulk path knows the keys the database makes, which
+// the children need: PostgreSQL takes them from the identity sequence first (nextval), SQLite
+// inserts row by row.
+func canReserve(d dialect) bool {
+	switch d.(type) {
+	case *pgEngine:
+		return true
+	case *sqliteEngine:
+		return true // its bulk path is prepared INSERTs, which return the rowid
+	}
+	return false
+}
+
+// keeper is implemented by engines that can leave their schema or database in place
+// (Config.Keep): kept marks it to be left when the engine closes, and returns what it is and
+// the command that opens it again, without credentials.
+type keeper interface {
+	kept() (what, reopen string)
+}

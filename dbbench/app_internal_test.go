@@ -1,0 +1,181 @@
+package dbbench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/dbbench/mysqltest"
+	"github.com/idkit/idkit/dbbench/pgtest"
+)
+
+func TestTableLabels(t *testing.T) {
+	long := strings.Repeat("snowflake:layout=discord,node=3", 3)
+	tests := []struct {
+		names    []string
+		reserved []string
+		want     []string
+	}{
+		{[]string{"uuidv4", "ulid-text", "snowflake:layout=discord,node=3"}, nil, []string{"uuidv4", "ulid_text", "snowflake_layout_discord_node_3"}},
+		{[]string{"ULID", "ulid", "ulid!"}, nil, []string{"ulid", "ulid_2", "ulid_3"}},
+		{[]string{"baseline"}, []string{"baseline"}, []string{"baseline_2"}},
+		{[]string{"7", "--", ""}, nil, []string{"t7", "s", "s_2"}},
+		{[]string{"ulid:monotonic=false", "ulid-monotonic-false"}, nil, []string{"ulid_monotonic_false", "ulid_monotonic_false_2"}},
+		{[]string{long, long + "x"}, nil, []string{"snowflake_layout_discord_node_3snowflake", "snowflake_layout_discord_node_3snowfla_2"}},
+	}
+	for _, tt := range tests {
+		got := tableLabels(tt.names, tt.reserved...)
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("tableLabels(%q, %q) = %q, want %q", tt.names, tt.reserved, got, tt.want)
+		}
+		checkLabels(t, tt.names, got, tt.reserved)
+	}
+}
+
+// checkLabels checks what every label list must hold: [a-z0-9_], a letter first, short enough
+// for PostgreSQL's 63 bytes with the longest suffix, no duplicates, no reserved label.
+func checkLabels(t *testing.T, names, labels, reserved []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range reserved {
+		seen[r] = true
+	}
+	for i, l := range labels {
+		if l == "" || len(l+"_parent_created_at") > 63 || l[0] < 'a' || l[0] > 'z' || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			t.Errorf("label %q of %q", l, names[i])
+		}
+		if seen[l] {
+			t.Errorf("label %q of %q collides", l, names[i])
+		}
+		seen[l] = true
+	}
+}
+
+func FuzzTableLabels(f *testing.F) {
+	for _, s := range []string{"uuidv4", "ulid-text", "ULID", "7", "", "snowflake:layout=discord,node=3", strings.Repeat("é_", 40)} {
+		f.Add(s, s+"x", "baseline")
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		names := []string{a, b, c, a}
+		checkLabels(t, names, tableLabels(names, "baseline"), []string{"baseline"})
+	})
+}
+
+// openAppEngine opens a real engine for the app workload: PostgreSQL, or MariaDB/MySQL when
+// innodb is set.
+func openAppEngine(t *testing.T, innodb bool) (dialect, Config) {
+	t.Helper()
+	db := ""
+	if innodb {
+		url, err := mysqltest.URL(mysqltest.DSN(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = url
+	} else {
+		db = pgtest.DSN(t)
+	}
+	cfg, err := Config{DB: db, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, cleanup, err := openEngine(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cleanup(); err != nil {
+			t.Error(err)
+		}
+	})
+	return eng.(dialect), cfg
+}
+
+// TestTimeCheckControl loads a time-ordered scheme, checks that both ways of answering the time
+// query agree, then moves one row's created_at an hour away and checks that the check finds
+// it: the control that the check can fail.
+func TestTimeCheckControl(t *testing.T) {
+	for _, innodb := range []bool{false, true} {
+		for _, scheme := range []string{"snowflake", "uuidv7", "ulid-text"} {
+			t.Run(fmt.Sprintf("innodb=%v/%s", innodb, scheme), func(t *testing.T) {
+				ctx := context.Background()
+				d, cfg := openAppEngine(t, innodb)
+				r, err := resolveRow(ctx, scheme)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc := appScheme{appSchema: appSchema{label: "ctl", r: r, children: 2}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
+				sc.codec = mustCodec(t, r.spec)
+				run, err := appLoad(ctx, cfg, d, sc, false, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				whole := [][2]time.Time{{sc.align(run.start), sc.align(run.end).Add(sc.tick)}}
+				c, err := checkTime(ctx, d, sc, whole, run.maxLag)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Rows != 300 || c.Mismatches != 0 {
+					t.Fatalf("control: %+v, want 300 rows and no mismatch", *c)
+				}
+				move := "UPDATE " + d.qualify(sc.parent()) + " SET created_at = created_at + interval '1 hour' WHERE payload = 150"
+				if innodb {
+					move = "UPDATE " + d.qualify(sc.parent()) + " SET created_at = created_at + INTERVAL 1 HOUR WHERE payload = 150"
+				}
+				if _, err := d.count(ctx, "SELECT 1 FROM "+d.qualify(sc.parent())+" WHERE payload = 150"); err != nil {
+					t.Fatal(err)
+				}
+				if err := execSQL(ctx, d, move); err != nil {
+					t.Fatal(err)
+				}
+				c, err = checkTime(ctx, d, sc, whole, run.maxLag)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Mismatches != 1 {
+					t.Fatalf("after moving one row's created_at by an hour: %+v, want 1 mismatch", *c)
+				}
+			})
+		}
+	}
+}
+
+func mustCodec(t *testing.T, spec string) idkit.Codec {
+	t.Helper()
+	c, err := idkit.NewCodec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// execSQL runs a statement on the engine's admin connection.
+func execSQL(ctx context.Context, d dialect, q string) error {
+	switch e := d.(type) {
+	case *pgEngine:
+		_, err := e.admin.Exec(ctx, q)
+		return err
+	case *mysqlEngine:
+		_, err := e.admin.ExecContext(ctx, q)
+		return err
+	}
+	return fmt.Errorf("no engine")
+}
+
+func TestReopenHidesPasswords(t *testing.T) {
+	for _, got := range []string{
+		pgReopen("postgres://app:hunter2@db.internal:5432/bench", "idbench_1"),
+		pgReopen("host=db.internal user=app password=hunter2 dbname=bench", "idbench_1"),
+		mysqlReopen("db.internal:3306", "tcp", "app", true, "idbench_1"),
+	} {
+		if strings.Contains(got, "hunter2") || !strings.Contains(got, "idbench_1") {
+			t.Errorf("reopen command %q", got)
+		}
+	}
+	if got, want := mysqlReopen("/tmp/my sock", "unix", "root", false, "idbench_1"), "mysql --socket='/tmp/my sock' -u root idbench_1"; got != want {
+		t.Errorf("mysqlReopen = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,514 @@
+package dbbench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var _ dialect = (*mysqlEngine)(nil)
+
+func (e *mysqlEngine) keyType(r row) string { return e.columnTypeOf(r) }
+
+func (e *mysqlEngine) qualify(name string) string { return "`" + e.dbName + "`.`" + name + "`" }
+
+func (e *mysqlEngine) createApp(ctx context.Context, s appSchema) error {
+	id, fk := e.columnTypeOf(s.r)+" NOT NULL", e.columnTypeOf(s.r)+" NOT NULL"
+	if s.r.col == colIdentity {
+		id, fk = "BIGINT NOT NULL AUTO_INCREMENT", "BIGINT NOT NULL"
+	}
+	created := ""
+	if s.createdAt {
+		created = ", KEY `" + s.createdIndex() + "` (created_at)"
+	}
+	// Persistent statistics, recalculated only by settle's ANALYZE TABLE, so that
+	// innodb_index_stats holds the figures of the finished load.
+	const opts = " ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"
+	ddl := []string{
+		fmt.Sprintf("CREATE TABLE %s (id %s, created_at DATETIME(6) NOT NULL, customer BIGINT NOT NULL, payload BIGINT NOT NULL, PRIMARY KEY (id)%s)%s",
+			e.qualify(s.parent()), id, created, opts),
+		fmt.Sprintf("CREATE TABLE %s (id %s, parent_id %s, payload BIGINT NOT NULL, PRIMARY KEY (id), KEY `%s` (parent_id), CONSTRAINT `%s` FOREIGN KEY (parent_id) REFERENCES %s (id))%s",
+			e.qualify(s.child()), id, fk, s.fkIndex(), s.fk(), e.qualify(s.parent()), opts),
+	}
+	for _, d := range ddl {
+		if _, err := e.admin.ExecContext(ctx, d); err != nil {
+			return fail(ctx, "create tables of "+s.label, err)
+		}
+	}
+	return nil
+}
+
+func (e *mysqlEngine) dropApp(ctx context.Context, s appSchema) error {
+	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+e.qualify(s.child())+", "+e.qualify(s.parent())); err != nil {
+		return fail(ctx, "drop tables of "+s.label, err)
+	}
+	return nil
+}
+
+func (e *mysqlEngine) appConns(ctx context.Context) ([]appWriter, error) {
+	conns, err := e.loaderConns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]appWriter, len(conns))
+	for i, c := range conns {
+		out[i] = &mysqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN", timeArg: e.timeArg, keyArg: e.keyArg}
+	}
+	return out, nil
+}
+
+func (e *mysqlEngine) beforeLoad(ctx context.Context) error {
+	if e.canFlush {
+		return e.flushDirty(ctx)
+	}
+	return nil
+}
+
+func (e *mysqlEngine) logMark(ctx context.Context) (func(context.Context) (int64, error), error) {
+	before, err := e.lsn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (int64, error) {
+		after, err := e.lsn(ctx)
+		return after - before, err
+	}, nil
+}
+
+func (e *mysqlEngine) settle(ctx context.Context, s appSchema) error {
+	if e.mariadb {
+		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
+			return fail(ctx, "set use_stat_tables", err)
+		}
+	}
+	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+e.qualify(s.parent())+", "+e.qualify(s.child()))
+	if err != nil {
+		return fail(ctx, "analyze table", err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	return fail(ctx, "analyze table", rows.Err())
+}
+
+// structures reads each index's allocated pages from mysql.innodb_index_stats (see
+// mysqlEngine.sizes), or, without access to it, the clustered and secondary sizes of each
+// table from information_schema.TABLES.
+func (e *mysqlEngine) structures(ctx context.Context, s appSchema) ([]Structure, error) {
+	if !e.indexStats {
+		var out []Structure
+		for _, t := range []struct{ name, who string }{{s.parent(), "parent"}, {s.child(), "child"}} {
+			var data, index int64
+			if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+				e.dbName, t.name).Scan(&data, &index); err != nil {
+				return nil, fail(ctx, "read table sizes", err)
+			}
+			out = append(out, Structure{Name: t.name + ".PRIMARY", Role: t.who + " clustered index (the table)", Bytes: data},
+				Structure{Name: t.name + ".secondary", Role: t.who + " secondary indexes", Bytes: index})
+		}
+		return out, nil
+	}
+	out := []Structure{{Name: s.parent() + ".PRIMARY", Role: "parent clustered index (the table)"}}
+	if s.createdAt {
+		out = append(out, Structure{Name: s.parent() + "." + s.createdIndex(), Role: "parent created_at index"})
+	}
+	out = append(out,
+		Structure{Name: s.child() + ".PRIMARY", Role: "child clustered index (the table)"},
+		Structure{Name: s.child() + "." + s.fkIndex(), Role: "child foreign-key index"})
+	for i := range out {
+		table, index, _ := strings.Cut(out[i].Name, ".")
+		var pages int64
+		if err := e.admin.QueryRowContext(ctx, `SELECT stat_value FROM mysql.innodb_index_stats
+			WHERE database_name = ? AND table_name = ? AND index_name = ? AND stat_name = 'size'`, e.dbName, table, index).Scan(&pages); err != nil {
+			return nil, fail(ctx, "size of "+out[i].Name, err)
+		}
+		out[i].Bytes = pages * e.pageSize
+	}
+	return out, nil
+}
+
+func (e *mysqlEngine) keyArg(r row, v *value) any {
+	if r.col == colIdentity {
+		return v.i64
+	}
+	return mysqlKey(r.col, r.unsigned, v)
+}
+
+// mysqlTime is the layout of a DATETIME(6) value; the columns hold UTC.
+const mysqlTime = "2006-01-02 15:04:05.000000"
+
+func (e *mysqlEngine) timeArg(t time.Time) any { return t.UTC().Format(mysqlTime) }
+
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
+func (e *mysqlEngine) sql(q string) string { return placeholder.ReplaceAllString(q, "?") }
+
+func (e *mysqlEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
+	rows, err := e.admin.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, fail(ctx, "query", err)
+	}
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		n++
+	}
+	return n, fail(ctx, "query", rows.Err())
+}
+
+func (e *mysqlEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {
+	rows, err := e.admin.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fail(ctx, "query", err)
+	}
+	defer rows.Close()
+	var out []keyRow
+	for rows.Next() {
+		var raw sql.RawBytes
+		var k keyRow
+		if err := rows.Scan(&raw, &k.created); err != nil {
+			return nil, fail(ctx, "read rows", err)
+		}
+		switch r.col {
+		case colIdentity, colBigint:
+			v, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("dbbench: read key %q: %w", raw, err)
+			}
+			k.key = v
+		case colUUID:
+			var v [16]byte
+			if len(raw) != 16 {
+				return nil, fmt.Errorf("dbbench: read key: %d bytes, want 16", len(raw))
+			}
+			copy(v[:], raw)
+			k.key = v
+		default:
+			k.key = string(raw)
+		}
+		out = append(out, k)
+	}
+	return out, fail(ctx, "query", rows.Err())
+}
+
+func (e *mysqlEngine) epochMicros(col string) string {
+	return "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + col + ")"
+}
+
+func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, error) {
+	rows, err := e.admin.QueryContext(ctx, "EXPLAIN "+q, args...)
+	if err != nil {
+		return "", fail(ctx, "explain", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", fail(ctx, "explain", err)
+	}
+	var keys []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", fail(ctx, "explain", err)
+		}
+		for i, c := range cols {
+			if strings.EqualFold(c, "key") {
+				if vals[i].Valid && vals[i].String != "" {
+					keys = append(keys, vals[i].String)
+				} else {
+					keys = append(keys, "sequential scan")
+				}
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fail(ctx, "explain", err)
+	}
+	if len(keys) == 0 {
+		return "unknown", nil
+	}
+	return strings.Join(keys, ", "), nil
+}
+
+// kept marks the database to be left by close, and names it and the mysql command that
+// opens it.
+func (e *mysqlEngine) kept() (string, string) {
+	e.keep = true
+	if e.keptDir != "" {
+		return "database " + e.dbName + " in the stopped mariadb-local server kept at " + e.keptDir, e.reopen
+	}
+	return "database " + e.dbName, e.reopen
+}
+
+// mysqlReopen is the mysql client command that opens database db on the server of c, asking
+// for the password (-p) rather than printing it.
+func mysqlReopen(addr, network, user string, password bool, db string) string {
+	var b strings.Builder
+	b.WriteString("mysql")
+	if network == "unix" {
+		b.WriteString(" --socket=" + shellQuote(addr))
+	} else if host, port, ok := strings.Cut(addr, ":"); ok {
+		b.WriteString(" -h " + shellQuote(host) + " -P " + port)
+	} else if addr != "" {
+		b.WriteString(" -h " + shellQuote(addr))
+	}
+	if user != "" {
+		b.WriteString(" -u " + shellQuote(user))
+	}
+	if password {
+		b.WriteString(" -p")
+	}
+	return b.String() + " " + db
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// mysqlWriter writes business operations over one database/sql connection, with statements
+// prepared once per table pair: MariaDB/MySQL, and SQLite (sqliteWriter) with its own bulk path.
+type mysqlWriter struct {
+	conn    *sql.Conn
+	qualify func(string) string
+	begin   string // the statement that starts a transaction
+	timeArg func(time.Time) any
+	keyArg  func(row, *value) any
+	args    []any
+	stmts   map[string][2]*sql.Stmt // label (+"/identity") → parent INSERT, child INSERT
+}
+
+func (w *mysqlWriter) statements(ctx context.Context, s appSchema, identity bool) (*sql.Stmt, *sql.Stmt, error) {
+	key := s.label
+	if identity {
+		key += "/identity"
+	}
+	if st, ok := w.stmts[key]; ok {
+		return st[0], st[1], nil
+	}
+	one := "(?,?,?)"
+	p := "INSERT INTO " + w.qualify(s.parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
+	c := "INSERT INTO " + w.qualify(s.child()) + " (id, parent_id, payload) VALUES "
+	if identity {
+		one = "(?,?)"
+		p = "INSERT INTO " + w.qualify(s.parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
+		c = "INSERT INTO " + w.qualify(s.child()) + " (parent_id, payload) VALUES "
+	}
+	c += strings.TrimSuffix(strings.Repeat(one+",", max(s.children, 1)), ",")
+	ps, err := w.conn.PrepareContext(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := w.conn.PrepareContext(ctx, c)
+	if err != nil {
+		ps.Close()
+		return nil, nil, err
+	}
+	if w.stmts == nil {
+		w.stmts = map[string][2]*sql.Stmt{}
+	}
+	w.stmts[key] = [2]*sql.Stmt{ps, cs}
+	return ps, cs, nil
+}
+
+// inTx runs fn between BEGIN and COMMIT on the writer's connection, rolling back on error.
+func (w *mysqlWriter) inTx(ctx context.Context, fn func() error) error {
+	if _, err := w.conn.ExecContext(ctx, w.begin); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		_, _ = w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	_, err := w.conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+func (w *mysqlWriter) tx(ctx context.Context, s appSchema, op *appOp) error {
+	return w.inTx(ctx, func() error { return w.insertOp(ctx, s, op) })
+}
+
+// insertOp inserts one operation's parent and children, inside the caller's transaction.
+func (w *mysqlWriter) insertOp(ctx context.Context, s appSchema, op *appOp) error {
+	identity := s.r.col == colIdentity
+	ps, cs, err := w.statements(ctx, s, identity)
+	if err != nil {
+		return err
+	}
+	created := w.timeArg(op.created)
+	if identity {
+		res, err := ps.ExecContext(ctx, created, op.customer, op.payload)
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		op.parentArg = id
+	} else if _, err := ps.ExecContext(ctx, op.parentArg, created, op.customer, op.payload); err != nil {
+		return err
+	}
+	if len(op.children) == 0 {
+		return nil
+	}
+	a := w.args[:0]
+	for j := range op.children {
+		if !identity {
+			a = append(a, w.keyArg(s.r, &op.children[j]))
+		}
+		a = append(a, op.parentArg, op.payload*int64(s.children+1)+int64(j))
+	}
+	w.args = a
+	_, err = cs.ExecContext(ctx, a...)
+	return err
+}
+
+// loadCols is the LOAD DATA column list of a table whose key columns are keys: BINARY(16)
+// keys arrive as hex and are UNHEXed.
+func loadCols(c column, cols ...string) string {
+	if c != colUUID {
+		return "(" + strings.Join(cols, ", ") + ")"
+	}
+	var list, set []string
+	for _, col := range cols {
+		if col == "id" || col == "parent_id" {
+			list = append(list, "@"+col)
+			set = append(set, col+" = UNHEX(@"+col+")")
+		} else {
+			list = append(list, col)
+		}
+	}
+	return "(" + strings.Join(list, ", ") + ") SET " + strings.Join(set, ", ")
+}
+
+func (w *mysqlWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error {
+	c := s.r.col
+	i := 0
+	parents := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+		if i == len(ops) {
+			return dst, false, nil
+		}
+		op := &ops[i]
+		i++
+		dst = appendKeyText(dst, c, s.r.unsigned, &op.parent)
+		dst = append(dst, '\t')
+		dst = op.created.UTC().AppendFormat(dst, mysqlTime)
+		dst = append(dst, '\t')
+		dst = strconv.AppendInt(dst, op.customer, 10)
+		dst = append(dst, '\t')
+		dst = strconv.AppendInt(dst, op.payload, 10)
+		return append(dst, '\n'), true, nil
+	}}
+	if err := loadData(ctx, w.conn, w.qualify(s.parent()), loadCols(c, "id", "created_at", "customer", "payload"), parents); err != nil {
+		return err
+	}
+	if s.children == 0 {
+		return nil
+	}
+	i = 0
+	j := 0
+	children := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+		if j == s.children {
+			i, j = i+1, 0
+		}
+		if i == len(ops) {
+			return dst, false, nil
+		}
+		op := &ops[i]
+		dst = appendKeyText(dst, c, s.r.unsigned, &op.children[j])
+		dst = append(dst, '\t')
+		dst = appendKeyText(dst, c, s.r.unsigned, &op.parent)
+		dst = append(dst, '\t')
+		dst = strconv.AppendInt(dst, op.payload*int64(s.children+1)+int64(j), 10)
+		j++
+		return append(dst, '\n'), true, nil
+	}}
+	return loadData(ctx, w.conn, w.qualify(s.child()), loadCols(c, "id", "parent_id", "payload"), children)
+}
+
+// bare is the baseline loop: plain database/sql calls with BIGINT keys from the operation
+// number (plus bareKeyBase, so that LOAD DATA parses 19 digits a key, as for Snowflake IDs).
+func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first, count int64) error {
+	k := int64(s.children)
+	if mode == ModeCopy {
+		n := int64(0)
+		parents := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+			if n == count {
+				return dst, false, nil
+			}
+			id := first + n + 1
+			n++
+			dst = strconv.AppendInt(dst, bareKeyBase+id, 10)
+			dst = append(dst, '\t')
+			dst = time.Now().UTC().AppendFormat(dst, mysqlTime)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, id%10000, 10)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, id, 10)
+			return append(dst, '\n'), true, nil
+		}}
+		if err := loadData(ctx, w.conn, w.qualify(s.parent()), "(id, created_at, customer, payload)", parents); err != nil {
+			return err
+		}
+		if k == 0 {
+			return nil
+		}
+		n = 0
+		children := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+			if n == count*k {
+				return dst, false, nil
+			}
+			id := first*k + n + 1
+			parent := first + n/k + 1
+			n++
+			dst = strconv.AppendInt(dst, bareKeyBase+id, 10)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, bareKeyBase+parent, 10)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, id, 10)
+			return append(dst, '\n'), true, nil
+		}}
+		return loadData(ctx, w.conn, w.qualify(s.child()), "(id, parent_id, payload)", children)
+	}
+	for op := first; op < first+count; op++ {
+		if err := w.inTx(ctx, func() error { return w.bareOp(ctx, s, op) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bareOp inserts operation op of the baseline, inside the caller's transaction.
+func (w *mysqlWriter) bareOp(ctx context.Context, s appSchema, op int64) error {
+	ps, cs, err := w.statements(ctx, s, false)
+	if err != nil {
+		return err
+	}
+	k := int64(s.children)
+	id := bareKeyBase + op + 1
+	if _, err := ps.ExecContext(ctx, id, w.timeArg(time.Now()), id%10000, op+1); err != nil {
+		return err
+	}
+	if k == 0 {
+		return nil
+	}
+	a := w.args[:0]
+	for j := int64(0); j < k; j++ {
+		a = append(a, bareKeyBase+op*k+j+1, id, op*k+j+1)
+	}
+	w.args = a
+	_, err = cs.ExecContext(ctx, a...)
+	return err
+}
