@@ -154,7 +154,7 @@ func writeTextKeyCost(w io.Writer, reps []*dbbench.Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	for _, k := range ks {
 		st := k.rep.Settings
-		p("%s: `%s` (%s, %s rows, median of %d runs, %s).\n\n", k.engine(), st.Command, st.ServerVersion, thousandsInt(int64(st.Rows)), st.Repeat, st.Started.Format("2006-01-02"))
+		p("%s: `%s` (%s, %s rows, median of %d runs, %s).\n\n", k.engine(), st.Command, st.ServerVersion, dbbench.Thousands(int64(st.Rows)), st.Repeat, st.Started.Format("2006-01-02"))
 	}
 	p("| engine | row | column | key | table + indexes B/row | vs binary | rows/s | vs binary | lookup p50 µs | range scan p50 µs |\n")
 	p("|---|---|---|---|--:|--:|--:|--:|--:|--:|\n")
@@ -166,7 +166,7 @@ func writeTextKeyCost(w io.Writer, reps []*dbbench.Report) error {
 				key, vs = fmt.Sprintf("%d characters", len(sample)), speed
 			}
 			p("| %s | %s | %s | %s | %.1f | %.2f× | %s | %.2f× | %.0f | %.0f |\n", k.engine(), r.Scheme, strings.ReplaceAll(r.ColumnType, "|", `\|`), key,
-				k.bytesPerRow(r), k.bytesPerRow(r)/k.bytesPerRow(k.bin), thousandsInt(int64(r.RowsPerSec+0.5)), vs,
+				k.bytesPerRow(r), k.bytesPerRow(r)/k.bytesPerRow(k.bin), dbbench.Thousands(int64(r.RowsPerSec+0.5)), vs,
 				r.PointLookup.P50Micros, r.RangeScan.P50Micros)
 		}
 	}
@@ -213,17 +213,4 @@ func writeTextKeyCost(w io.Writer, reps []*dbbench.Report) error {
 	p(" So store the ID in binary (`uuid`, `BINARY(16)`) and format it at the edge: the API writes the public text with `idkit.FormatID` when it shows an ID and reads it back with the codec's `Parse`, and the database never sees the prefix ([from a row back to the public text](#ids-at-the-api-boundary-prefixes-and-masks); the [README](../README.md#the-library) shows the same with `idkit.Public`). A column of text keys is worth its bytes only where something other than your code reads the table and needs the prefixed form; then keep it byte-compared (`COLLATE \"C\"`, `VARBINARY`), as these rows are, so that its order stays the IDs' order.\n")
 	_, err = io.WriteString(w, b.String())
 	return err
-}
-
-// thousandsInt formats n (not negative) with commas between groups of three digits.
-func thousandsInt(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -1,0 +1,4 @@
+package dbbench
+
+// Thousands is thousands, for the external tests that write the guide's generated blocks.
+var Thousands = thousands
