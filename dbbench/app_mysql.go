@@ -148,16 +148,26 @@ var placeholder = regexp.MustCompile(`\$[0-9]+`)
 func (e *mysqlEngine) sql(q string) string { return placeholder.ReplaceAllString(q, "?") }
 
 func (e *mysqlEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
-	rows, err := e.admin.QueryContext(ctx, q, args...)
+	return countRows(ctx, e.admin, "query", q, args...)
+}
+
+// querier is what *sql.DB and *sql.Conn share for reading rows.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// countRows runs q on db and counts the rows it returns; what names the operation in errors.
+func countRows(ctx context.Context, db querier, what, q string, args ...any) (int64, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return 0, fail(ctx, "query", err)
+		return 0, fail(ctx, what, err)
 	}
 	defer rows.Close()
 	var n int64
 	for rows.Next() {
 		n++
 	}
-	return n, fail(ctx, "query", rows.Err())
+	return n, fail(ctx, what, rows.Err())
 }
 
 func (e *mysqlEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {

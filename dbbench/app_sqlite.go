@@ -135,16 +135,7 @@ func (e *sqliteEngine) timeArg(t time.Time) any { return t.UnixMicro() }
 func (e *sqliteEngine) sql(q string) string { return placeholder.ReplaceAllString(q, "?") }
 
 func (e *sqliteEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
-	rows, err := e.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return 0, fail(ctx, "sqlite: query", err)
-	}
-	defer rows.Close()
-	var n int64
-	for rows.Next() {
-		n++
-	}
-	return n, fail(ctx, "sqlite: query", rows.Err())
+	return countRows(ctx, e.db, "sqlite: query", q, args...)
 }
 
 func (e *sqliteEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {
