@@ -195,5 +195,16 @@ func TestRefusesNonDurable(t *testing.T) {
 		refused(Settings{DSN: cl.DSN(), Namespace: "settings"}, setting+"=off")
 		exec(`ALTER SYSTEM RESET ` + setting)
 		exec(`SELECT pg_reload_conf()`)
+		// Renew works again once the store's backend has read the reset (a reload reaches it
+		// asynchronously): wait for that, so the next setting's check cannot see this one.
+		for range 100 {
+			if err = st.Renew(ctx, c); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("Renew after %s was reset: %v", setting, err)
+		}
 	}
 }
