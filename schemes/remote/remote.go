@@ -485,7 +485,7 @@ func (s *Scheme) remoteDecode(text string) (idkit.Parts, error) {
 	var d *v1.DecodeResponse
 	err := s.retry(context.Background(), func(ctx context.Context) error {
 		var err error
-		d, err = s.client.decode(ctx, &v1.DecodeRequest{Generator: s.cfg.Generator, Id: text})
+		d, err = s.client.decode(ctx, &v1.DecodeRequest{Generator: s.cfg.Generator, Id: text, Stored: true})
 		return err
 	})
 	if err != nil {

@@ -170,3 +170,27 @@ func TestRemoteDecodeThroughService(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteDecodeThroughServicePrefixed: an origin generator with its own prefix shows public
+// text the remote scheme cannot write without a local codec, so the fallback sends the stored
+// form and says so; the service reads it as stored, not as public text.
+func TestRemoteDecodeThroughServicePrefixed(t *testing.T) {
+	addr, _ := serve(t, "127.0.0.1:0", server.Generator{Name: "o", Spec: "opaque:prefix=ord"})
+	for _, extra := range []string{"", ",protocol=connect", ",protocol=json"} {
+		t.Run(cmp.Or(strings.TrimPrefix(extra, ","), "default"), func(t *testing.T) {
+			s := open(t, "remote:addr="+addr+",generator=o"+extra)
+			id, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := s.Parse(id.String())
+			if err != nil || back != id {
+				t.Fatalf("Parse(%v) = %v, %v", id, back, err)
+			}
+			p, err := s.Decode(id)
+			if err != nil || !p.HasSeq || p.Seq != id.Uint64() {
+				t.Fatalf("Decode(%v) = %+v, %v", id, p, err)
+			}
+		})
+	}
+}

@@ -164,7 +164,11 @@ type DecodeRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Generator string                 `protobuf:"bytes,1,opt,name=generator,proto3" json:"generator,omitempty"`
 	// id is the ID's text as Next writes it: the generator's public text.
-	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// stored says id is the canonical text of the stored ID (its number, or its ULID/UUID text)
+	// instead: what a client that cannot write the generator's prefix or mask sends. Decoding a
+	// masked generator's stored ID needs --allow-unmask all the same.
+	Stored        bool `protobuf:"varint,3,opt,name=stored,proto3" json:"stored,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -211,6 +215,13 @@ func (x *DecodeRequest) GetId() string {
 		return x.Id
 	}
 	return ""
+}
+
+func (x *DecodeRequest) GetStored() bool {
+	if x != nil {
+		return x.Stored
+	}
+	return false
 }
 
 // Field is one named field of an ID's layout.
@@ -871,10 +882,11 @@ const file_idkit_proto_rawDesc = "" +
 	"\fNextResponse\x12\x14\n" +
 	"\x05ids64\x18\x01 \x03(\x06R\x05ids64\x12\x16\n" +
 	"\x06ids128\x18\x02 \x03(\fR\x06ids128\x12\x12\n" +
-	"\x04text\x18\x03 \x03(\tR\x04text\"=\n" +
+	"\x04text\x18\x03 \x03(\tR\x04text\"U\n" +
 	"\rDecodeRequest\x12\x1c\n" +
 	"\tgenerator\x18\x01 \x01(\tR\tgenerator\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"1\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x16\n" +
+	"\x06stored\x18\x03 \x01(\bR\x06stored\"1\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value\"\xf3\x01\n" +

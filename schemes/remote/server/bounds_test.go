@@ -295,6 +295,20 @@ func TestPublicText(t *testing.T) {
 					if d.Text != want || d.Stored != wantStored || d.Time != idkit.FormatTime(p.Time) && !p.Time.IsZero() {
 						t.Fatalf("%s %s: Decode = text %q stored %q time %q; want %q, %q, %q", c.name, g.Name, d.Text, d.Stored, d.Time, want, wantStored, idkit.FormatTime(p.Time))
 					}
+					// The stored form, as a client without the generator's codec sends it, gives
+					// the same answer; a ULID's text for a 64-bit generator (and the reverse) is
+					// refused as Parse refuses it.
+					ds, err := c.decode(&v1.DecodeRequest{Generator: g.Name, Id: id.String(), Stored: true})
+					if err != nil || !proto.Equal(ds, d) {
+						t.Fatalf("%s %s: Decode of the stored %s = %v, %v; want %v", c.name, g.Name, id, ds, err, d)
+					}
+					other := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+					if id.Bits() == 128 {
+						other = "12345"
+					}
+					if _, err := c.decode(&v1.DecodeRequest{Generator: g.Name, Id: other, Stored: true}); connect.CodeOf(err) != connect.CodeInvalidArgument {
+						t.Fatalf("%s %s: Decode of the stored %s: %v; want INVALID_ARGUMENT", c.name, g.Name, other, err)
+					}
 				}
 			}
 		}

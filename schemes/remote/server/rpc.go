@@ -143,7 +143,11 @@ func (s *Server) decode(req *v1.DecodeRequest) (*v1.DecodeResponse, error) {
 	if text == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("no id given (want an ID's text as Next writes it)"))
 	}
-	id, err := g.s.Parse(text)
+	parse := g.s.Parse
+	if req.GetStored() {
+		parse = func(text string) (idkit.ID, error) { return parseStored(g.s, text) }
+	}
+	id, err := parse(text)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
@@ -237,4 +241,19 @@ func (g *generator) describe() *v1.Generator {
 		d.Ready, d.Reason = false, idkit.Redact(err.Error())
 	}
 	return d
+}
+
+// parseStored reads the canonical text of a stored ID of scheme s and has s's own Parse check
+// it, through its public text, so that an ID of another kind or width is refused as Parse
+// refuses it.
+func parseStored(s idkit.Scheme, text string) (idkit.ID, error) {
+	id, err := idkit.Parse(text)
+	if err != nil {
+		return idkit.ID{}, err
+	}
+	public, err := idkit.FormatID(s, id)
+	if err != nil {
+		return idkit.ID{}, err
+	}
+	return s.Parse(public)
 }
