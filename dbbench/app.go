@@ -121,6 +121,17 @@ type appScheme struct {
 	codec idkit.Codec // nil for rows without time order
 	tick  time.Duration
 	epoch time.Time
+	// window is the time query's window for this scheme: Config.Window rounded up to a whole
+	// number of ticks, since a window is aligned to ticks and a shorter one would be empty.
+	window time.Duration
+}
+
+// tickWindow returns w rounded up to a whole number of ticks (at least one).
+func tickWindow(w, tick time.Duration) time.Duration {
+	if tick <= 0 {
+		return w
+	}
+	return max((w+tick-1)/tick, 1) * tick
 }
 
 // runApp is Run for WorkloadApp, after the rows are resolved and the engine is open.
@@ -150,7 +161,7 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 			if err != nil {
 				return fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
 			}
-			if _, ok := c.(idkit.TimeRanger); ok {
+			if _, ok := c.(idkit.TimeRanger); ok && keysOrdered(r) {
 				sc.codec = c
 			}
 			if l, ok := c.(idkit.Layouter); ok {
@@ -158,6 +169,15 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 			}
 		}
 		sc.createdAt = sc.codec == nil || cfg.CreatedAtIndex == CreatedAtAll
+		sc.window = tickWindow(cfg.Window, sc.tick)
+		if sc.codec != nil {
+			// The bounds of a window are asked for only after the loads: ask once now, so
+			// that a scheme that cannot answer one fails before anything is loaded.
+			from := sc.align(time.Now())
+			if _, _, err := idkit.Bounds(sc.codec, from, from.Add(sc.window)); err != nil {
+				return fmt.Errorf("dbbench: scheme %q: the time query's window of %s: %w", r.label, sc.window, err)
+			}
+		}
 		schemes[i] = sc
 	}
 	bi := baselineRow(rows)
@@ -218,6 +238,7 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 		rep.AppBaseline = b
 	}
 	rep.Notes = append(rep.Notes, appNotes(rep)...)
+	rep.Notes = append(rep.Notes, appSchemeNotes(cfg, schemes)...)
 	for _, a := range rep.App {
 		if a.Check != nil && a.Check.Mismatches > 0 {
 			return fmt.Errorf("%w: scheme %s, %d row(s) in %d windows", ErrTimeMismatch, a.Scheme, a.Check.Mismatches, a.Check.Windows)
@@ -386,7 +407,9 @@ func (sc appScheme) lag(op *appOp) (time.Duration, error) {
 	return max(op.created.Sub(p.Time), 0), nil
 }
 
-// idOf turns a key back into an idkit.ID of the row's scheme.
+// idOf turns a key back into an idkit.ID of the row's scheme, reading it in the form the
+// source wrote it: the stored ID's canonical text in a text column (idkit.ID.String, which a
+// masked scheme's Parse would read as masked text), the public text in a public-text column.
 func (sc appScheme) idOf(v value) (idkit.ID, error) {
 	switch sc.r.col {
 	case colBigint:
@@ -396,18 +419,27 @@ func (sc appScheme) idOf(v value) (idkit.ID, error) {
 			return idkit.FromULID(v.b16), nil
 		}
 		return idkit.FromUUID(v.b16), nil
+	case colText, colTextICU, colTextDefault:
+		id, err := idkit.Parse(v.str)
+		if err != nil {
+			return idkit.ID{}, fmt.Errorf("dbbench: key of %s read back: %w", sc.r.label, err)
+		}
+		return id, nil
 	}
 	return sc.codec.Parse(v.str)
 }
 
-// valueOf is the key value of an ID in the row's column form: text columns hold the scheme's
-// text (idkit.FormatID), as the source writes them.
+// valueOf is the key value of an ID in the row's column form, as the source writes it: text
+// columns hold the stored ID's canonical text (idkit.ID.String), public-text columns the
+// scheme's public text (idkit.FormatID).
 func (sc appScheme) valueOf(id idkit.ID) (value, error) {
 	switch sc.r.col {
 	case colBigint:
 		return value{i64: int64(id.Uint64()), u64: id.Uint64()}, nil
 	case colUUID:
 		return value{b16: id.Bytes16()}, nil
+	case colText, colTextICU, colTextDefault:
+		return value{str: id.String()}, nil
 	}
 	text, err := idkit.FormatID(sc.codec, id)
 	if err != nil {
@@ -456,12 +488,14 @@ func (sc appScheme) align(t time.Time) time.Time {
 // when the bulk path made the rows of a batch within a few ticks.
 func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
 	out := make([][2]time.Time, 0, n)
+	ticks := max(int64(w/sc.tick), 1)
 	for range n {
 		t := run.start
 		if len(run.times) > 0 {
-			t = run.times[rand.IntN(len(run.times))].Add(-time.Duration(rand.Int64N(int64(w))))
+			t = run.times[rand.IntN(len(run.times))]
 		}
-		from := sc.align(t)
+		// One of the tick-aligned windows that hold t, at random: t's tick is the k-th of it.
+		from := sc.align(t).Add(-time.Duration(rand.Int64N(ticks)) * sc.tick)
 		out = append(out, [2]time.Time{from, sc.align(from.Add(w))})
 	}
 	return out
@@ -471,14 +505,14 @@ func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
 // time query.
 func appQueries(ctx context.Context, cfg Config, d dialect, sc appScheme, run appRun) (AppResult, error) {
 	res := AppResult{Scheme: sc.r.label, Label: sc.label, Spec: sc.r.canon, KeyType: d.keyType(sc.r),
-		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.createdAt, Structures: run.structs}
+		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.createdAt, Structures: run.structs, Window: Duration(sc.window)}
 	if cfg.Lookups == 0 {
 		return res, nil
 	}
 	cols := "id, created_at, customer, payload"
 	byKey := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE id >= $1 AND id <= $2")
 	byTime := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
-	wins := sc.windows(run, cfg.Window, cfg.Lookups)
+	wins := sc.windows(run, sc.window, cfg.Lookups)
 	timeArgs := func(w [2]time.Time) []any { return []any{d.timeArg(w[0]), d.timeArg(w[1])} }
 	keyArgs := func(w [2]time.Time) ([]any, error) { return sc.boundArgs(d, w) }
 	timed := func(via, q string, args func([2]time.Time) ([]any, error)) (*TimeQuery, error) {
@@ -648,10 +682,37 @@ func summarizeApp(res *AppResult, runs []appRun) {
 func appNotes(rep *Report) []string {
 	var out []string
 	s := rep.Settings
-	out = append(out, fmt.Sprintf("Each operation is one parent row and %d child rows (%s mode, %d client(s)). created_at is the time the application read right after making the parent's ID.", s.Children, s.Mode, s.Clients))
+	out = append(out, fmt.Sprintf("Each operation is one parent row and %s (%s mode, %d client(s)). created_at is the time the application read right after making the parent's ID.", childRows(s.Children), s.Mode, s.Clients))
 	out = append(out, fmt.Sprintf("The time query asks for the parent rows of a %s window, at %d windows spread over the load (each holds the created_at of a parent sampled at random) and aligned to each scheme's tick; the check answers up to 20 of them both ways (key bounds and created_at) and compares the rows: a row only one way returns must lie within one tick plus the largest created_at-to-ID gap of the load from a window edge, as idkit.Bounds documents for ranges on ticks.", s.Window, s.Lookups))
 	if s.Engine == EnginePGEnv || s.Engine == EngineMySQL {
 		out = append(out, "WAL/redo bytes are server-wide counters: other activity on the server during a load is counted too.")
+	}
+	return out
+}
+
+// appSchemeNotes explains what a scheme's keys or ticks change in its figures: a window
+// rounded up to the scheme's tick, and masked keys.
+func appSchemeNotes(cfg Config, schemes []appScheme) []string {
+	var out []string
+	for _, sc := range schemes {
+		if sc.window != cfg.Window {
+			out = append(out, fmt.Sprintf("%s: the time window is %s, not %s: a window is aligned to the scheme's tick of %s, so it is rounded up to a whole number of ticks.",
+				sc.r.label, sc.window, cfg.Window, sc.tick))
+		}
+		masked := false
+		if sp, err := idkit.ParseSpec(sc.r.spec); err == nil && sc.r.spec != "" {
+			masked = sp.Has("mask")
+		}
+		switch {
+		case masked && !keysOrdered(sc.r):
+			out = append(out, fmt.Sprintf("%s stores its masked public text as the key (idkit.FormatID): a keyed permutation of the ID with no time order, so its time query goes through the created_at index.", sc.r.label))
+		case masked && sc.r.col != colPublicText:
+			what := "the stored IDs"
+			if sc.r.col == colText || sc.r.col == colTextICU || sc.r.col == colTextDefault {
+				what = "the stored IDs' canonical text (idkit.ID.String)"
+			}
+			out = append(out, fmt.Sprintf("%s stores %s as its keys, not the masked text: the mask changes only the text an API shows, so the keys keep their time order.", sc.r.label, what))
+		}
 	}
 	return out
 }

@@ -10,8 +10,24 @@ import (
 // appHeader is the settings lines of an app-workload report.
 func appHeader(p func(string, ...any), s Settings) {
 	p("engine %s, %s\n", s.Engine, s.ServerVersion)
-	p("operations %d per scheme (1 parent + %d children each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
-		s.Rows, s.Children, s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
+	p("operations %d per scheme (1 parent + %s each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
+		s.Rows, children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
+}
+
+// children is "1 child" or "n children".
+func children(n int) string {
+	if n == 1 {
+		return "1 child"
+	}
+	return fmt.Sprintf("%d children", n)
+}
+
+// childRows is "1 child row" or "n child rows".
+func childRows(n int) string {
+	if n == 1 {
+		return "1 child row"
+	}
+	return fmt.Sprintf("%d child rows", n)
 }
 
 // timeCell is a time query's p50/p99 and plan, or n/a.
@@ -76,16 +92,32 @@ func writeAppTable(w io.Writer, rep *Report) error {
 // appBaselineWhat says what the baseline loop is on the report's engine.
 func appBaselineWhat(s Settings) string {
 	drv, path := "pgx", "one transaction of 2 INSERTs per operation"
-	if isInnoDBEngine(s.Engine) {
+	switch {
+	case isInnoDBEngine(s.Engine):
 		drv = "database/sql"
-	}
-	if s.Mode == ModeCopy {
-		path = "COPY of parents, then of children"
-		if isInnoDBEngine(s.Engine) {
+		if s.Mode == ModeCopy {
 			path = "LOAD DATA LOCAL INFILE of parents, then of children"
 		}
+	case s.Engine == EngineSQLite:
+		drv = "database/sql (modernc.org/sqlite)"
+		if s.Mode == ModeCopy {
+			path = "one transaction of prepared INSERTs per batch of operations"
+		}
+	case s.Mode == ModeCopy:
+		path = "COPY of parents, then of children"
 	}
 	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", drv, path)
+}
+
+// appBulkUnit names what one batch of the bulk path (ModeCopy) is on an engine.
+func appBulkUnit(engine string) string {
+	switch {
+	case isInnoDBEngine(engine):
+		return "LOAD DATA"
+	case engine == EngineSQLite:
+		return "transaction of prepared INSERTs"
+	}
+	return "COPY"
 }
 
 // writeAppBenchstat is WriteBenchstat for WorkloadApp: one line per measured run.
@@ -120,9 +152,9 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 UTC"), s.Duration)
 	}
-	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %d children, ", s.ServerVersion, thousands(int64(s.Rows)), s.Children)
+	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), children(s.Children))
 	if s.Mode == ModeCopy {
-		p("written in bulk (%d operations per COPY / LOAD DATA)", s.Batch)
+		p("written in bulk (%d operations per %s)", s.Batch, appBulkUnit(s.Engine))
 	} else {
 		p("one transaction")
 	}
@@ -166,6 +198,29 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	p("- **WAL B/op**: WAL (PostgreSQL, `pg_current_wal_insert_lsn`) or redo (InnoDB, the log sequence number) written during the load, per operation.\n")
 	p("- **time query**: `SELECT … FROM parent` for the rows of a %s window, through the key's bounds (`idkit.Bounds`, `WHERE id >= lo AND id <= hi`) for time-ordered schemes, else through `created_at`; **plan** is the index EXPLAIN named. **both ways**: the same windows answered through the key and through created_at return the same rows, save rows within a tick of a window edge.\n", s.Window)
 	p("- **parent + children**: one parent and its children through the foreign-key index, for parents sampled over the load.\n")
+
+	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
+	row := func(k string, v any) {
+		if str := fmt.Sprint(v); str != "" && str != "0" {
+			p("| %s | %s |\n", k, mdEscape(str))
+		}
+	}
+	row("engine", s.Engine)
+	row("server", s.ServerVersion)
+	serverSettings(row, s)
+	row("operations", s.Rows)
+	row("children per operation", s.Children)
+	row("insert mode", s.Mode)
+	if s.Mode == ModeCopy {
+		row("batch (operations)", s.Batch)
+	}
+	row("clients", s.Clients)
+	row("created_at index", s.CreatedAtIndex)
+	row("time window", s.Window)
+	row("lookups", s.Lookups)
+	row("repeat", s.Repeat)
+	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))
+	p("\nMachine-readable: [%s](%s), [%s](%s).\n", ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -40,6 +40,9 @@ type AppResult struct {
 	TimeOrdered bool `json:"time_ordered"`
 	// CreatedAtIndex is true when parent(created_at) had an index.
 	CreatedAtIndex bool `json:"created_at_index"`
+	// Window is the time query's window for this scheme: Settings.Window rounded up to a
+	// whole number of the scheme's ticks (a key range cannot split a tick).
+	Window Duration `json:"window,omitempty"`
 
 	Operations int64   `json:"operations"`
 	OpsPerSec  float64 `json:"ops_per_sec"`

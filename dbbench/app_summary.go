@@ -52,8 +52,8 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 	if s.Command != "" {
 		p("Command: `%s`\n\n", s.Command)
 	}
-	p("%s; %s operations per scheme (1 parent + %d children), %s mode, %d client(s), created_at index %s; median of %d runs; %s.\n\n",
-		s.ServerVersion, thousands(int64(s.Rows)), s.Children, s.Mode, s.Clients, s.CreatedAtIndex, s.Repeat, s.Started.Format("2006-01-02"))
+	p("%s; %s operations per scheme (1 parent + %s), %s mode, %d client(s), created_at index %s; median of %d runs; %s.\n\n",
+		s.ServerVersion, thousands(int64(s.Rows)), children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Repeat, s.Started.Format("2006-01-02"))
 	if len(rep.App) == 0 {
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -100,7 +100,7 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, %s) %.1f B (%.2f×)", r.Scheme, r.KeyType, orderWord(r), fk, fk/refFK))
 	}
-	p("Per operation (%d children), that index takes %.1f B with %s's %s keys; ", s.Children, refFK, ref.Scheme, ref.KeyType)
+	p("Per operation (%s), that index takes %.1f B with %s's %s keys; ", children(s.Children), refFK, ref.Scheme, ref.KeyType)
 	p("%s.", strings.Join(parts, "; "))
 	refAll := ref.BytesPerOp
 	var all []string
@@ -132,8 +132,8 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 		}
 		wr := ratio(r.WALBytesPerOp, o.WALBytesPerOp)
 		tr := ratio(o.OpsPerSec, r.OpsPerSec)
-		p("%s, which needs it, writes %.1f WAL/redo B per operation against %.1f for %s, which answers time ranges from a key of the same width: %.2f× the log volume at %.2f× the time per operation, so for the writes of a whole operation (parent and %d children) the articles' \"a created_at index doubles the write cost\" %s. ",
-			r.Scheme, r.WALBytesPerOp, o.WALBytesPerOp, o.Scheme, wr, tr, s.Children, verdict(max(wr, tr)))
+		p("%s, which needs it, writes %.1f WAL/redo B per operation against %.1f for %s, which answers time ranges from a key of the same width: %.2f× the log volume at %.2f× the time per operation, so for the writes of a whole operation (parent and %s) the articles' \"a created_at index doubles the write cost\" %s. ",
+			r.Scheme, r.WALBytesPerOp, o.WALBytesPerOp, o.Scheme, wr, tr, children(s.Children), verdict(max(wr, tr)))
 		ca, _ := structBytes(r, "parent created_at")
 		if innodb {
 			cl, _ := structBytes(r, "parent clustered")

@@ -352,8 +352,8 @@ func (c Config) withDefaults() (Config, error) {
 			c.Window = 100 * time.Millisecond
 		}
 		switch {
-		case c.Children < 0 || c.Children > 1000:
-			return c, fmt.Errorf("dbbench: children must be between 0 and 1000, got %d", c.Children)
+		case c.Children < 1 || c.Children > 1000:
+			return c, fmt.Errorf("dbbench: children must be between 1 and 1000, got %d", c.Children)
 		case c.Window < 0:
 			return c, fmt.Errorf("dbbench: window must be positive, got %v", c.Window)
 		case c.CreatedAtIndex != CreatedAtNeeded && c.CreatedAtIndex != CreatedAtAll:

@@ -131,12 +131,7 @@ func writeInnoDBMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	}
 	row("engine", s.Engine)
 	row("server", s.ServerVersion)
-	row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
-	row("redo log size", s.InnoDBLogFileSize)
-	row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
-	row("innodb_doublewrite", s.InnoDBDoublewrite)
-	row("innodb_page_size", s.InnoDBPageSize)
-	row("default collation", s.Collation)
+	serverSettings(row, s)
 	row("load path (copy mode)", s.LoadPath)
 	row("statistics", s.Statistics)
 	row("dirty pages flushed before each load", s.CheckpointBeforeRun)

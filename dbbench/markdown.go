@@ -140,15 +140,7 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	}
 	row("engine", s.Engine)
 	row("server", s.ServerVersion)
-	row("shared_buffers", s.SharedBuffers)
-	row("max_wal_size", s.MaxWALSize)
-	row("checkpoint_timeout", s.CheckpointTimeout)
-	row("fsync", s.Fsync)
-	row("synchronous_commit", s.SynchronousCommit)
-	row("full_page_writes", s.FullPageWrites)
-	row("wal_compression", s.WALCompression)
-	row("sqlite page_size", s.SQLitePageSize)
-	row("sqlite cache_size", s.SQLiteCacheSize)
+	serverSettings(row, s)
 	row("statistics", s.Statistics)
 	row("left behind", s.LeftBehind)
 	row("other idbench sessions", s.OtherRuns)
@@ -173,6 +165,29 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 		ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// serverSettings writes the server settings a run pinned or found, those that shape its
+// figures (commit flushing among them), through row: PostgreSQL's, InnoDB's or SQLite's.
+func serverSettings(row func(k string, v any), s Settings) {
+	if isInnoDBEngine(s.Engine) {
+		row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
+		row("redo log size", s.InnoDBLogFileSize)
+		row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
+		row("innodb_doublewrite", s.InnoDBDoublewrite)
+		row("innodb_page_size", s.InnoDBPageSize)
+		row("default collation", s.Collation)
+		return
+	}
+	row("shared_buffers", s.SharedBuffers)
+	row("max_wal_size", s.MaxWALSize)
+	row("checkpoint_timeout", s.CheckpointTimeout)
+	row("fsync", s.Fsync)
+	row("synchronous_commit", s.SynchronousCommit)
+	row("full_page_writes", s.FullPageWrites)
+	row("wal_compression", s.WALCompression)
+	row("sqlite page_size", s.SQLitePageSize)
+	row("sqlite cache_size", s.SQLiteCacheSize)
 }
 
 func engineTitle(engine string) string {
