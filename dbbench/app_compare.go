@@ -131,13 +131,15 @@ func appResult(rep *Report, scheme string) (AppResult, bool) {
 	return AppResult{}, false
 }
 
-// childTable is the bytes per operation of the child rows' table: the heap on PostgreSQL,
-// the clustered index (which is the table) on InnoDB.
-func childTable(r AppResult) (float64, bool) {
+// childKey is the bytes per operation of the child table's primary key, the structure whose
+// fill depends on the order keys arrive in: the clustered index (which is the table) on
+// InnoDB, the primary-key index on PostgreSQL (whose heap fills in arrival order whatever
+// the key).
+func childKey(r AppResult) (float64, bool) {
 	if v, ok := structBytes(r, "child clustered"); ok {
 		return v, true
 	}
-	return structBytes(r, "child table")
+	return structBytes(r, "child primary key")
 }
 
 // runsWord says how a report's figures were taken: "median of N runs" or "1 run".
@@ -270,9 +272,9 @@ func boolInt(b bool) int {
 
 // WriteAppClientsSummary writes, for docs/choosing-an-id.md, what the number of concurrent
 // clients does to each scheme in app-workload runs that differ in --clients only: operations/s,
-// the child table's bytes per operation (the table the most rows go to, and on InnoDB the
-// clustered index, whose fill depends on the order keys arrive in), all bytes and WAL/redo
-// bytes per operation, against the first scheme of the reports.
+// the bytes per operation of the child table's primary key (childKey: the structure most rows
+// go to whose fill depends on the order keys arrive in), all bytes and WAL/redo bytes per
+// operation, against the first scheme of the reports.
 func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 	if err := sameSchemes(reps); err != nil {
 		return err
@@ -292,27 +294,27 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 	}
 	p("All: %s, %s operations per scheme (1 parent + %s), %s mode%s.\n\n", s0.ServerVersion, thousands(int64(s0.Rows)), children(s0.Children), s0.Mode, serverPinned(s0))
 	ref := reps[0].App[0]
-	p("| clients | scheme | key | ops/s | vs %s | child table B/op | vs %s | all B/op | WAL B/op |\n", ref.Scheme, ref.Scheme)
+	p("| clients | scheme | key | ops/s | vs %s | child PK B/op | vs %s | all B/op | WAL B/op |\n", ref.Scheme, ref.Scheme)
 	p("|--:|---|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, rep := range reps {
 		rf := rep.App[0]
-		rc, _ := childTable(rf)
+		rc, _ := childKey(rf)
 		for _, r := range rep.App {
-			c, _ := childTable(r)
+			c, _ := childKey(r)
 			p("| %d | %s | %s | %s | %.2f× | %.1f | %.2f× | %.1f | %.1f |\n", rep.Settings.Clients, mdEscape(r.Scheme), mdEscape(r.KeyType),
 				thousands(int64(r.OpsPerSec+0.5)), ratio(r.OpsPerSec, rf.OpsPerSec), c, ratio(c, rc), r.BytesPerOp, r.WALBytesPerOp)
 		}
 	}
-	p("\nThe child table is the heap on PostgreSQL and the clustered index (the table itself) on InnoDB.")
+	p("\nChild PK: the child table's primary key, the clustered index (the table itself) on InnoDB and the primary-key index on PostgreSQL, whose heap fills in arrival order whatever the key.")
 	for i, r := range reps[0].App[1:] {
 		var cells []string
 		for _, rep := range reps {
-			c, _ := childTable(rep.App[i+1])
-			rc, _ := childTable(rep.App[0])
+			c, _ := childKey(rep.App[i+1])
+			rc, _ := childKey(rep.App[0])
 			cells = append(cells, fmt.Sprintf("%.2f× with %d", ratio(c, rc), rep.Settings.Clients))
 		}
 		if i == 0 {
-			p(" Child table per operation against %s's: ", ref.Scheme)
+			p(" Child PK per operation against %s's: ", ref.Scheme)
 		} else {
 			p("; ")
 		}
@@ -331,12 +333,30 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 		for _, rep := range reps {
 			rr, _ := appResult(rep, r.Scheme)
 			oo, _ := appResult(rep, o.Scheme)
-			rc, _ := childTable(rr)
-			oc, _ := childTable(oo)
+			rc, _ := childKey(rr)
+			oc, _ := childKey(oo)
 			sizes = append(sizes, fmt.Sprintf("%.2f× with %d", ratio(rc, oc), rep.Settings.Clients))
 			speeds = append(speeds, fmt.Sprintf("%.2f× with %d", ratio(rr.OpsPerSec, oo.OpsPerSec), rep.Settings.Clients))
 		}
-		p(" %s against %s, the ordered key of its width: child table %s client(s); operations/s %s client(s).", r.Scheme, o.Scheme, strings.Join(sizes, ", "), strings.Join(speeds, ", "))
+		p(" %s against %s, the ordered key of its width: child PK %s client(s); operations/s %s client(s).", r.Scheme, o.Scheme, strings.Join(sizes, ", "), strings.Join(speeds, ", "))
+	}
+	// The created_at index's time, where a scheme that needs it has an ordered pair of its
+	// width that answers time ranges from the key (the pair differs in nothing else).
+	for _, r := range reps[0].App {
+		if !r.CreatedAtIndex || r.TimeOrdered {
+			continue
+		}
+		o, ok := pairOf(reps[0], r)
+		if !ok || orderWord(o) != orderWord(r) {
+			continue
+		}
+		var times []string
+		for _, rep := range reps {
+			rr, _ := appResult(rep, r.Scheme)
+			oo, _ := appResult(rep, o.Scheme)
+			times = append(times, fmt.Sprintf("%.2f× with %d", ratio(oo.OpsPerSec, rr.OpsPerSec), rep.Settings.Clients))
+		}
+		p(" %s, which needs the created_at index, against %s, which answers time ranges from its key: time per operation %s client(s).", r.Scheme, o.Scheme, strings.Join(times, ", "))
 	}
 	p("\n")
 	_, err := io.WriteString(w, b.String())

@@ -53,7 +53,7 @@ func TestParseSize(t *testing.T) {
 func appRep(clients, rows int, ops, child [3]float64) *Report {
 	mk := func(scheme, key string, ordered bool, ops, child float64) AppResult {
 		r := AppResult{Scheme: scheme, KeyType: key, TimeOrdered: ordered, CreatedAtIndex: !ordered, OpsPerSec: ops,
-			Structures: []Structure{{Name: scheme + "_child", Role: "child table", Bytes: int64(child * float64(rows)), BytesPerOp: child}},
+			Structures: []Structure{{Name: scheme + "_child_pkey", Role: "child primary key", Bytes: int64(child * float64(rows)), BytesPerOp: child}},
 			BytesPerOp: child, WALBytesPerOp: 2 * child,
 			TimeQuery: &TimeQuery{Via: "key bounds", Latency: Latency{P50Micros: 100}, RowsP50: 10}}
 		if !ordered {
@@ -109,11 +109,22 @@ func TestWriteAppClientsSummary(t *testing.T) {
 	for _, want := range []string{
 		"| 4 | ulid | uuid | 2,000 | 1.00× | 450.0 | 1.73× |",
 		"ulid (uuid, ordered) 1.50× with 1, 1.73× with 4 client(s)",
-		"uuidv4 against ulid, the ordered key of its width: child table 1.50× with 1, 1.00× with 4 client(s); operations/s 0.80× with 1, 0.50× with 4 client(s).",
+		"uuidv4 against ulid, the ordered key of its width: child PK 1.50× with 1, 1.00× with 4 client(s); operations/s 0.80× with 1, 0.50× with 4 client(s).",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+	for _, rep := range []*Report{one, four} {
+		r := &rep.App[2]
+		r.Scheme, r.KeyType = "bigserial", "bigint identity"
+	}
+	b.Reset()
+	if err := WriteAppClientsSummary(&b, []*Report{one, four}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "bigserial, which needs the created_at index, against snowflake, which answers time ranges from its key: time per operation 1.25× with 1, 2.00× with 4 client(s)."; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
 	four.Settings.Rows = 2000
 	if err := WriteAppClientsSummary(&b, []*Report{one, four}); !errors.Is(err, ErrAppCompare) {

@@ -36,7 +36,9 @@ var appCacheBlocks = [][]string{
 
 // appClientsBlocks are the generated blocks of the guide that compare app-workload runs that
 // differ in --clients only, with commits that wait for a flush.
-var appClientsBlocks = [][]string{}
+var appClientsBlocks = [][]string{
+	{"docs/report-app-innodb-durable-c1/report.json", "docs/report-app-innodb-durable-c4/report.json", "docs/report-app-innodb-durable-c16/report.json"},
+}
 
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
 var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
