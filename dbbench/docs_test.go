@@ -32,7 +32,7 @@ var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-all/rep
 // tables fit the server's cache with one whose tables outgrow it: {small, large}.
 var appCacheBlocks = [][]string{
 	{"docs/report-app/report.json", "docs/report-app-large/report.json"},
-	{"docs/report-app-innodb/report.json", "docs/report-app-innodb-large/report.json"},
+	{"docs/report-app-innodb/report.json", "docs/report-app-innodb-large-r3/report.json"},
 }
 
 // appClientsBlocks are the generated blocks of the guide that compare app-workload runs that
