@@ -250,6 +250,7 @@ func TestPostgresCancel(t *testing.T) {
 }
 
 func TestSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	tests := []struct {
 		mode    string
 		clients int
@@ -281,6 +282,7 @@ func TestSQLite(t *testing.T) {
 }
 
 func TestSQLiteOrderedVersusRandom(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	cfg := small(dbbench.EngineSQLite, "snowflake", "uuidv4")
 	cfg.Rows = 8000
 	rep, err := dbbench.Run(context.Background(), cfg)
@@ -394,7 +396,8 @@ func TestOutputs(t *testing.T) {
 // TestNodesAnyCase runs --nodes with scheme and row names in other cases: every generator must
 // get its own node, as with lower-case names (before the fix, SNOWFLAKE ran every node as
 // node 0 and failed with a UNIQUE violation).
-func TestNodesAnyCase(t *testing.T) {
+func TestNodesAnyCaseSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	cfg := small(dbbench.EngineSQLite, "SNOWFLAKE", "SonyFlake:start=2024-01-01", "BIGSERIAL", "ULID-Text", "UUIDv7-TEXT")
 	cfg.Nodes = 4
 	cfg.Rows = 20000
@@ -576,5 +579,14 @@ func TestPostgresServerRows(t *testing.T) {
 	}
 	if _, err := dbbench.Run(context.Background(), small(dbbench.EngineSQLite, dbbench.RowSegment)); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
 		t.Errorf("SQLite with the segment row: %v", err)
+	}
+}
+
+// skipSQLiteUnderRace skips a test that loads SQLite when the race detector is on (see
+// raceEnabled); `make test` runs it again without the detector.
+func skipSQLiteUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("loads SQLite, which the race detector slows tenfold: make test runs it without -race (go test -run SQLite ./dbbench/)")
 	}
 }

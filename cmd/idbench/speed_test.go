@@ -273,6 +273,7 @@ func TestRunAllWithoutDB(t *testing.T) {
 }
 
 func TestRunAllSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	if testing.Short() {
 		t.Skip("loads a database")
 	}
@@ -314,5 +315,14 @@ func TestSpeedSegmentLocalStore(t *testing.T) {
 	x := rep.Results[0]
 	if x.Name != "segment:step=500" || !strings.HasPrefix(x.Scheme, "segment:store=pg://") || x.Batch == nil || x.Serial.NsPerID <= 0 {
 		t.Errorf("row %+v", x)
+	}
+}
+
+// skipSQLiteUnderRace skips a test that loads SQLite when the race detector is on (see
+// raceEnabled); `make test` runs it again without the detector.
+func skipSQLiteUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("loads SQLite, which the race detector slows tenfold: make test runs it without -race (go test -run SQLite ./cmd/idbench/)")
 	}
 }
