@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -54,10 +53,7 @@ func (q boundsQuery) ranges(c idkit.Codec) (rs []idkit.Range, loTime, hiTime tim
 		if err != nil {
 			return nil, loTime, hiTime, fmt.Errorf("inspect: %w", err)
 		}
-		first, last, err := decodeSpan(c, all[0])
-		if err != nil {
-			return nil, loTime, hiTime, err
-		}
+		first, last := all[0].LoTime, all[0].HiTime
 		switch {
 		case q.from != nil && from.After(last):
 			return nil, loTime, hiTime, fmt.Errorf("inspect: %w: no ID of %s has a decoded time at or after %s: the last tick of its time field starts at %s",
@@ -71,23 +67,7 @@ func (q boundsQuery) ranges(c idkit.Codec) (rs []idkit.Range, loTime, hiTime tim
 	if err != nil {
 		return nil, loTime, hiTime, fmt.Errorf("inspect: %w", err)
 	}
-	loTime, hiTime, err = decodeSpan(c, rs[0])
-	return rs, loTime, hiTime, err
-}
-
-// decodeSpan returns the decoded times of a range's ends (every shard's are the same). The
-// ends of a sharded layout's range are no IDs of it (their hash fields do not match), so
-// their times come from the layout.
-func decodeSpan(c idkit.Codec, r idkit.Range) (lo, hi time.Time, err error) {
-	if l, ok := c.(idkit.Layouter); ok && l.Layout().ShardBits() > 0 {
-		return l.Layout().Decompose(r.Lo.Uint64()).Time.UTC(), l.Layout().Decompose(r.Hi.Uint64()).Time.UTC(), nil
-	}
-	pl, err1 := c.Decode(r.Lo)
-	ph, err2 := c.Decode(r.Hi)
-	if err := errors.Join(err1, err2); err != nil {
-		return lo, hi, fmt.Errorf("inspect: %w", err)
-	}
-	return pl.Time, ph.Time, nil
+	return rs, rs[0].LoTime, rs[0].HiTime, nil
 }
 
 // sqlLiteral writes id as a SQL literal of its stored form: a 64-bit ID as its unsigned
