@@ -26,8 +26,9 @@ layout's width, or 63 for a reversed layout).
 
 The stored ID is the bit reversal of the layout's value over 63 bits: value bit i becomes
 bit 62-i and bit 63 stays 0, which is what Spanner's `+"`bit_reversed_positive`"+` sequences (and
-`+"`BIT_REVERSE(x, true)`"+`) do to a counter, and CockroachDB's `+"`unordered_unique_rowid()`"+` to its
-`+"`unique_rowid()`"+`. Reversal is a bijection, so IDs stay unique; the value's fastest-changing
+`+"`BIT_REVERSE(x, true)`"+`) do to a counter; CockroachDB's `+"`unordered_unique_rowid()`"+` is a
+bit-reversed `+"`unique_rowid()`"+` in the same spirit (which of its bits it reverses is not
+checked here). Reversal is a bijection, so IDs stay unique; the value's fastest-changing
 bits (the sequence) become the top bits, so consecutive IDs land far apart. Decode undoes it.
 The IDs have no time order left: `+"`idkit.Bounds`"+`, `+"`idbench inspect --from`"+` and the service's
 Bounds refuse them (index a created_at column instead).
