@@ -154,19 +154,8 @@ func runBounds(stdout io.Writer, c idkit.Codec, q boundsQuery, asJSON bool) erro
 func runShardBounds(stdout io.Writer, q boundsQuery, rs []idkit.Range, loTime, hiTime time.Time, asJSON bool) error {
 	where := idkit.Where("id", rs)
 	if asJSON {
-		str := func(s string) *string { return &s }
-		j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: rs[0].Lo.String(), LoTime: formatTime(loTime), Where: where,
-			Hi: str(rs[len(rs)-1].Hi.String()), HiTime: str(formatTime(hiTime))}
-		if q.at {
-			j.At = str(formatTime(*q.from))
-		} else {
-			if q.from != nil {
-				j.From = str(formatTime(*q.from))
-			}
-			if q.to != nil {
-				j.To = str(formatTime(*q.to))
-			}
-		}
+		j := q.jsonHead(rs[0].Lo, loTime, where)
+		j.Hi, j.HiTime = str(rs[len(rs)-1].Hi.String()), str(formatTime(hiTime))
 		for _, r := range rs {
 			j.Shards = append(j.Shards, shardJSON{Shard: r.Shard, Lo: r.Lo.String(), Hi: r.Hi.String()})
 		}
@@ -228,18 +217,30 @@ type boundsJSON struct {
 	Where  string      `json:"where"`
 }
 
-func writeBoundsJSON(w io.Writer, q boundsQuery, lo, hi idkit.ID, loTime, hiTime time.Time) error {
-	str := func(s string) *string { return &s }
-	j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: lo.String(), LoTime: formatTime(loTime), Where: q.where(lo, hi)}
-	if q.at {
+// str returns a pointer to s, for the optional fields of boundsJSON.
+func str(s string) *string { return &s }
+
+// jsonHead fills the fields of q's JSON answer that every form has: the scheme, the times
+// asked for, lo and where.
+func (q boundsQuery) jsonHead(lo idkit.ID, loTime time.Time, where string) boundsJSON {
+	j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: lo.String(), LoTime: formatTime(loTime), Where: where}
+	switch {
+	case q.at:
 		j.At = str(formatTime(*q.from))
-	} else {
+	default:
 		if q.from != nil {
 			j.From = str(formatTime(*q.from))
 		}
 		if q.to != nil {
 			j.To = str(formatTime(*q.to))
 		}
+	}
+	return j
+}
+
+func writeBoundsJSON(w io.Writer, q boundsQuery, lo, hi idkit.ID, loTime, hiTime time.Time) error {
+	j := q.jsonHead(lo, loTime, q.where(lo, hi))
+	if !q.at {
 		j.Hi, j.HiTime = str(hi.String()), str(formatTime(hiTime))
 	}
 	if lo.Format() == idkit.FormatULID {
