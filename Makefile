@@ -4,14 +4,14 @@ GO ?= go
 .PHONY: test fault test-short bench fuzz run generate load-report
 
 # All tests, with the race detector; then, without it, what it slows tenfold and has nothing to
-# find in: the million-ID round trips of the public text forms (under it they run 100,000) and
-# the loads of SQLite (modernc.org/sqlite, C translated to Go), which skip under it.
-# PostgreSQL tests use IDKIT_TEST_PG or start a private cluster from the installed server
-# binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
+# find in: the million-ID round trips of the public text forms and of the reversed and sharded
+# layouts (under it they run 100,000 and 50,000) and the loads of SQLite (modernc.org/sqlite, C
+# translated to Go), which skip under it. PostgreSQL tests use IDKIT_TEST_PG or start a private
+# cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
-	$(GO) test -count=1 -run '^TestPublicTextMillion$$' .
+	$(GO) test -count=1 -run '^(TestPublicTextMillion|TestRangeLayoutsMillion)$$' .
 	$(GO) test -count=1 -run 'SQLite' ./dbbench/ ./cmd/idbench/
 
 # Real-process fault reproductions too heavy for `make test` (about three minutes), each with
