@@ -74,7 +74,8 @@ type Config struct {
 	// FixedTier is the work per write, in units of one node's per-write work, of a tier that
 	// does not grow with N (the three TiDB servers of TiDB's test). Default 0.
 	FixedTier float64 `json:"fixed_tier"`
-	// Window is the time window of the query whose touched ranges are counted. Default 60 s.
+	// Window is the time window of the query whose touched ranges are counted. Default 60 s,
+	// or the whole run if shorter.
 	Window time.Duration `json:"window"`
 	// Seed seeds the clock offsets, arrivals and random key bits. The same seed gives the same
 	// report.
@@ -135,7 +136,7 @@ func (c Config) Defaults() (Config, error) {
 		c.RecordFor = 10 * time.Second
 	}
 	if c.Window == 0 {
-		c.Window = time.Minute
+		c.Window = min(time.Minute, time.Duration(c.Seconds)*time.Second)
 	}
 	bad := func(format string, a ...any) (Config, error) {
 		return c, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
