@@ -237,7 +237,8 @@ type span struct {
 	qps   float64 // writes in the last model second
 	load  float64 // writes since the last rebalance
 	// rate is the range's share of the writes, smoothed over rateTau model seconds so that
-	// the sampling of keys does not read as load imbalance; hits counts this second's samples.
+	// the sampling of keys does not read as load imbalance, and reset when the samples show a
+	// change beyond sampling noise; hits counts this second's samples.
 	rate float64
 	hits int
 	// keys is a reservoir of the keys written, from which a size split takes its middle key.
@@ -508,9 +509,15 @@ func run(c Config, st *keyStream, n int, capa float64) Run {
 		sum := 0.0
 		for _, r := range cl.ranges {
 			f := float64(r.hits) / float64(len(tick))
-			if t == 0 {
+			expect := r.rate * float64(len(tick))
+			switch {
+			case t == 0:
 				r.rate = f
-			} else {
+			case r.hits == 0 && expect >= 5, math.Abs(float64(r.hits)-expect) > 4*math.Sqrt(expect)+4:
+				// The range's load changed (it went cold behind an append-only tail, or
+				// became the tail): a change no sampling noise explains resets the estimate.
+				r.rate = f
+			default:
 				r.rate += alpha * (f - r.rate)
 			}
 			r.hits = 0
