@@ -1,0 +1,58 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// planTargetArgs are the golden command lines of plan --target.
+var planTargetArgs = []struct {
+	args   []string
+	golden string
+	code   int
+}{
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "postgres"}, "plan/target_postgres.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "cockroachdb"}, "plan/target_cockroachdb.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "spanner", "--json"}, "plan/target_spanner_json.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "tidb"}, "plan/target_tidb.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "yugabyte"}, "plan/target_yugabyte.golden", 0},
+	{[]string{"plan", "--rate", "1", "--years", "70", "--target", "oracle"}, "plan/target_bad.golden", 2},
+}
+
+func TestPlanTargetGolden(t *testing.T) {
+	t.Parallel()
+	for _, tt := range planTargetArgs {
+		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
+			t.Parallel()
+			r := idbench(t, "", tt.args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d (err %v)", r.code, tt.code, r.err)
+			}
+			golden(t, tt.golden, r.stdout+r.stderr)
+		})
+	}
+}
+
+// TestPlanTargetAdvice checks that every range-partitioned target is told to spread its
+// writes, and that an adapted spec is offered only when this build's layouts take it.
+func TestPlanTargetAdvice(t *testing.T) {
+	for _, target := range planTargets {
+		for _, have := range []bool{false, true} {
+			a := adviseTarget(target, have, have)
+			text := strings.Join(a.lines, "\n")
+			switch target {
+			case "postgres", "innodb":
+				if !strings.Contains(text, "keep the time order") || a.append != "" {
+					t.Errorf("%s: %q, append %q", target, text, a.append)
+				}
+			default:
+				if !strings.Contains(text, "uuidv4") || !strings.Contains(strings.ToLower(text), "split") {
+					t.Errorf("%s: advice names neither uuidv4 nor a pre-split:\n%s", target, text)
+				}
+				if !have && a.append != "" {
+					t.Errorf("%s: adapted spec %q offered without the layout setting", target, a.append)
+				}
+			}
+		}
+	}
+}
