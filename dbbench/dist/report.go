@@ -202,12 +202,17 @@ func WriteSummary(w io.Writer, rep *Report) error {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "%s; target %s, %d generator nodes, seed %d.\n\n", rep.Label, rep.Config.Target.Name, rep.Config.Generators, rep.Config.Seed)
+	if rep.Command != "" {
+		fmt.Fprintf(&b, "Command: `%s`\n\n", strings.TrimSpace(rep.Command))
+	}
+	fmt.Fprintf(&b, "%s; target %s, %d generator nodes, %d model seconds, seed %d; sustained writes/s per cluster size N.\n\n",
+		rep.Label, rep.Config.Target.Name, rep.Config.Generators, rep.Config.Seconds, rep.Config.Seed)
+	last := rep.Config.Cluster[len(rep.Config.Cluster)-1]
 	b.WriteString("| scheme | C (writes/s per node) |")
 	for _, n := range show {
 		fmt.Fprintf(&b, " N=%d |", n)
 	}
-	b.WriteString(" hottest node at N=64 | ranges a 1-min query reads at N=64 |\n|---|---:|")
+	fmt.Fprintf(&b, " hottest node at N=%d | ranges a %v query reads at N=%d |\n|---|---:|", last, rep.Config.Window, last)
 	for range show {
 		b.WriteString("---:|")
 	}
@@ -221,8 +226,8 @@ func WriteSummary(w io.Writer, rep *Report) error {
 				}
 			}
 		}
-		last := r.Runs[len(r.Runs)-1]
-		fmt.Fprintf(&b, " %.0f%% | %d of %d |\n", 100*last.HotShare, last.WindowRanges, last.Ranges)
+		lr := r.Runs[len(r.Runs)-1]
+		fmt.Fprintf(&b, " %.0f%% | %d of %d |\n", 100*lr.HotShare, lr.WindowRanges, lr.Ranges)
 	}
 	if len(rep.Crossovers) > 0 {
 		b.WriteString("\nCrossover N, where the spreading key first sustains more writes than the time-ordered one:")
