@@ -589,7 +589,10 @@ func (cl *cluster) endSecond(t, recordFor int, tick []sample) {
 			r.find = nil
 		case r.find == nil:
 			r.find = &finder{since: t}
-		case t+1-r.find.since >= recordFor:
+		case t+1-r.find.since >= recordFor && r.find.count >= 2*len(r.find.samples):
+			// A finder with fewer sampled keys than twice its reservoir keeps sampling: the
+			// model draws only Samples keys a second over all ranges, too few to judge a range
+			// that real sampling (every request) would judge in 10 s.
 			if k := r.find.key(); k != nil && cl.split(i, k, tick) {
 				cl.loadSp++
 				i++

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -260,16 +262,31 @@ func group(v float64) string {
 	return string(out)
 }
 
-// Chart draws sustained throughput against N for every scheme, as SVG, titled as a model.
+// Chart draws sustained throughput against N for every scheme, as SVG, titled as a model,
+// with each crossover N marked.
 func Chart(rep *Report) ([]byte, error) {
+	p, err := chartPlot(rep)
+	if err != nil {
+		return nil, err
+	}
+	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("dist: chart: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func chartPlot(rep *Report) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("MODEL: sustained writes/s against cluster size (%s)", rep.Config.Target.Name)
 	p.X.Label.Text = "nodes N"
 	p.Y.Label.Text = "writes per second"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	for i, r := range rep.Results {
@@ -288,11 +305,49 @@ func Chart(rep *Report) ([]byte, error) {
 		p.Add(l, pts)
 		p.Legend.Add(r.Scheme, l, pts)
 	}
-	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
-	p.Draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("dist: chart: %w", err)
+	// Mark each crossover N with a labelled vertical line.
+	marked := map[int]bool{}
+	for _, x := range rep.Crossovers {
+		if x.N == 0 || marked[x.N] {
+			continue
+		}
+		marked[x.N] = true
+		lo, hi := math.Inf(1), 0.0
+		for _, r := range rep.Results {
+			for _, run := range r.Runs {
+				lo, hi = math.Min(lo, run.Throughput), math.Max(hi, run.Throughput)
+			}
+		}
+		line, err := plotter.NewLine(plotter.XYs{{X: float64(x.N), Y: lo}, {X: float64(x.N), Y: hi}})
+		if err != nil {
+			return nil, fmt.Errorf("dist: chart: %w", err)
+		}
+		line.Color = color.Gray{Y: 0x80}
+		line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		lb, err := plotter.NewLabels(plotter.XYLabels{
+			XYs:    []plotter.XY{{X: float64(x.N), Y: math.Sqrt(lo * hi)}},
+			Labels: []string{" crossover N=" + strconv.Itoa(x.N)},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("dist: chart: %w", err)
+		}
+		p.Add(line, lb)
 	}
-	return buf.Bytes(), nil
+	return p, nil
+}
+
+// logTicks labels 1, 2 and 5 times each power of ten on a log axis, with thousands
+// separators.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for p := math.Pow(10, math.Floor(math.Log10(math.Max(lo, 1e-9)))); p <= hi; p *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if v := p * m; v >= lo && v <= hi {
+				out = append(out, plot.Tick{Value: v, Label: group(v)})
+			}
+		}
+	}
+	return out
 }
