@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/idkit/idkit/dbbench"
@@ -55,8 +54,9 @@ report. Calibration: go test ./dbbench/dist -run Calibration -v.
 
 Flags:
   --target T          cockroachdb (default), spanner, tidb, yugabyte (HASH-sharded first column)
-  --schemes LIST      comma-separated rows: sequence or idkit specs (default
-                      sequence,snowflake,ulid,uuidv7,uuidv4)
+  --schemes LIST      rows separated by ',' or ';': sequence or idkit specs, whose own settings
+                      continue them ("snowflake:node=1,reverse=true,uuidv4" is two rows)
+                      (default sequence,snowflake,ulid,uuidv7,uuidv4)
   --cluster LIST      node counts N (default 1,2,3,4,5,6,8,10,12,16,20,24,32,40,48,64)
   --capacity W        writes/s one node sustains, for schemes without a measured figure
                       (default 10000)
@@ -130,16 +130,12 @@ func runDist(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		Window: *window, IndexShare: *indexShare, SetIndexShare: true, ScatterCost: *scatter, FixedTier: *fixed, Seed: *seed,
 	}
 	if *schemesFlag != "" {
-		c.Schemes = splitList(*schemesFlag)
-	}
-	if *clusterFlag != "" {
-		for _, s := range splitList(*clusterFlag) {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return usagef("dist", "dist: --cluster: %q is not a node count", s)
-			}
-			c.Cluster = append(c.Cluster, n)
+		if c.Schemes, err = splitSchemes(*schemesFlag); err != nil {
+			return usagef("dist", "dist: --schemes: %w", err)
 		}
+	}
+	if c.Cluster, err = parseCounts("--cluster", *clusterFlag, 4096); err != nil {
+		return usagef("dist", "dist: %w", err)
 	}
 	for name, v := range map[string]int{"nodes": *nodes, "pre-split": *preSplit, "seconds": *seconds, "samples": *samples} {
 		if set[name] && v <= 0 {
@@ -175,16 +171,6 @@ func runDist(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		fmt.Fprintf(stderr, "idbench: model report written to %s\n", *out)
 	}
 	return nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // loadCapacities fills c.Capacities from an idbench db report: each row's rows/s, the

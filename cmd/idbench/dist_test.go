@@ -91,8 +91,8 @@ func TestDistBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"dist", "--target", "oracle"}, `unknown target "oracle"`},
-		{[]string{"dist", "--cluster", "3,x"}, `"x" is not a node count`},
-		{[]string{"dist", "--cluster", "0"}, "cluster size 0"},
+		{[]string{"dist", "--cluster", "3,x"}, `--cluster: "x"`},
+		{[]string{"dist", "--cluster", "0"}, `--cluster: "0"`},
 		{[]string{"dist", "--capacity", "-5"}, "--capacity -5"},
 		{[]string{"dist", "--capacity-from", "/nonexistent/report.json"}, "--capacity-from"},
 		{[]string{"dist", "--schemes", "bogus", "--cluster", "1", "--seconds", "10"}, "bogus"},
