@@ -4,12 +4,13 @@ GO ?= go
 .PHONY: test fault test-short bench fuzz run generate load-report
 
 # All tests, with the race detector; then the million-ID round trips of the public text forms
-# without it, which it slows tenfold (under it they run 100,000). PostgreSQL tests use IDKIT_TEST_PG or start a private
+# and of the reversed and sharded layouts without it, which it slows tenfold (under it they run
+# 100,000 and 50,000). PostgreSQL tests use IDKIT_TEST_PG or start a private
 # cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
-	$(GO) test -run '^TestPublicTextMillion$$' -count=1 .
+	$(GO) test -run '^(TestPublicTextMillion|TestRangeLayoutsMillion)$$' -count=1 .
 
 # Real-process fault reproductions too heavy for `make test` (about three minutes), each with
 # its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their

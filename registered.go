@@ -160,7 +160,7 @@ func (sp *Settings) wrapText(c Codec) (*publicCodec, error) {
 	if t.maskRef != "" {
 		bits := 64
 		if l, ok := c.(Layouter); ok {
-			bits = int(l.Layout().TotalBits())
+			bits = int(l.Layout().StoredBits())
 		} else if w, ok := c.(Widther); ok {
 			if bits = w.IDWidth(); bits < 1 || bits > 64 {
 				return nil, sp.Errorf("mask=%s: the scheme says its IDs have %d bits; want 1 to 64", t.maskRef, bits)

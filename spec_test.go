@@ -85,6 +85,22 @@ var specErrors = []struct {
 	{"sonyflake:start=soon", idkit.ErrSpec, []string{"start=soon"}},
 	{"sonyflake:worker=1", idkit.ErrSpec, []string{`unknown key "worker"`}},
 	{"snowflake:epoch=1700-01-01,time_bits=46,node_bits=6", idkit.ErrSpec, []string{"epoch 1700-01-01T00:00:00Z", "146"}},
+	// Settings for range-partitioned databases.
+	{"snowflake:shard_bits=16", idkit.ErrSpec, []string{"shard_bits=16", "0 to 15"}},
+	{"snowflake:shard_bits=0", idkit.ErrSpec, []string{"shard_bits=0", "leave it out"}},
+	{"snowflake:shard_bits=four", idkit.ErrSpec, []string{"shard_bits=four"}},
+	{"snowflake:shard_bits=12", idkit.ErrSpec, []string{"shard_bits=12", "12-bit seq field would leave it none"}},
+	{"snowflake:shard_bits=4,shard_from=time", idkit.ErrSpec, []string{"cannot come out of the time field"}},
+	{"snowflake:shard_bits=4,shard_from=region", idkit.ErrSpec, []string{`no field "region"`}},
+	{"snowflake:shard_from=worker", idkit.ErrSpec, []string{"shard_from without shard_bits"}},
+	{"snowflake:reverse=yes", idkit.ErrSpec, []string{"reverse=yes", "true or false"}},
+	{"snowflake:reverse=true,shard_bits=3", idkit.ErrSpec, []string{"reverse=true with shard bits"}},
+	{"snowflake:fields=hash:4/time:41/node:10/seq:8,shard_bits=2", idkit.ErrSpec, []string{"shard_bits and a hash field in fields= both given"}},
+	{"snowflake:fields=time:41/hash:4/node:10/seq:8", idkit.ErrSpec, []string{"must be the top field"}},
+	{"snowflake:fields=hash:4/node:10/time:41/seq:8", idkit.ErrSpec, []string{"directly above the time field"}},
+	{"snowflake:fields=hash:16/time:40/seq:7", idkit.ErrSpec, []string{"at most 15"}},
+	{"snowflake:fields=hash:2/hash:2/time:41/seq:8", idkit.ErrSpec, []string{"directly above the time field"}},
+	{"snowflake:fields=time:41/reverse:4/seq:8", idkit.ErrSpec, []string{`"reverse" cannot name a field`}},
 	// Valid specs whose generator cannot start.
 	{"snowflake:layout=baidu", schemes.ErrTimeOverflow, []string{"baidu", "ran out"}},
 	{"snowflake:epoch=2999-01-01", schemes.ErrTimeOverflow, []string{"before the epoch"}},
@@ -125,6 +141,12 @@ func TestNewNames(t *testing.T) {
 		{"snowflake:drift_wait=0", "snowflake:layout=twitter,datacenter=0,worker=0,drift_wait=off"},
 		{"snowflake:node_bits=0", "snowflake:fields=time:41/seq:12,unit=1ms,epoch=2010-11-04T01:42:54.657Z"},
 		{"snowflake:fields=time:40/region:4/host:8/seq:11,epoch=2024-01-01,unit=10ms,host=9", "snowflake:fields=time:40/region:4/host:8/seq:11,unit=10ms,epoch=2024-01-01T00:00:00Z,region=0,host=9"},
+		{"snowflake:node=3,shard_bits=4", "snowflake:layout=twitter,shard_bits=4,datacenter=0,worker=3"},
+		{"snowflake:layout=discord,reverse=true,worker=1", "snowflake:layout=discord,reverse=true,worker=1,process=0"},
+		{"snowflake:reverse=false", "snowflake:layout=twitter,datacenter=0,worker=0"},
+		{"snowflake:shard_bits=2,shard_from=datacenter", "snowflake:fields=hash:2/time:41/datacenter:3/worker:5/seq:12,unit=1ms,epoch=2010-11-04T01:42:54.657Z,datacenter=0,worker=0"},
+		{"snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01,node=7", "snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01T00:00:00Z,node=7"},
+		{"snowflake:layout=instagram,shard_bits=3,reverse=FALSE", "snowflake:layout=instagram,shard_bits=3,node=0"},
 		{"ulid", "ulid"},
 		{"ULID:monotonic=true", "ulid"},
 		{"ulid:monotonic=false", "ulid:monotonic=false"},
@@ -173,6 +195,10 @@ func FuzzNew(f *testing.F) {
 	}
 	f.Add("snowflake:fields=time:41/node:5/worker:5/seq:12,node=100")
 	f.Add("snowflake:layout=sonyflake,seq_bits=10,unit=1s,epoch=1700000000000")
+	f.Add("snowflake:layout=discord,reverse=true,worker=3")
+	f.Add("snowflake:node=3,shard_bits=4")
+	f.Add("snowflake:shard_bits=2,shard_from=worker,seq_bits=10")
+	f.Add("snowflake:fields=hash:5/time:41/node:10/seq:7,epoch=2024-01-01,node=9")
 	f.Fuzz(func(t *testing.T, spec string) {
 		s, err := idkit.New(spec)
 		if err != nil {

@@ -130,13 +130,15 @@ func (sp *Settings) takeText() *textForm {
 	return sp.text
 }
 
-// textLayout takes the text form for a 64-bit layout: a mask permutes the layout's width.
-func (sp *Settings) textLayout(l interface{ TotalBits() uint }) (*textForm, error) {
+// textLayout takes the text form for a 64-bit layout: a mask permutes the bits its stored IDs
+// use (layouts.Layout.StoredBits: the layout's width, 63 for a reversed layout), so a masked
+// ID unmasks to the stored one, whose hash field or reversal the codec then checks.
+func (sp *Settings) textLayout(l interface{ StoredBits() uint }) (*textForm, error) {
 	t := sp.takeText()
 	if t == nil || t.maskRef == "" {
 		return t, nil
 	}
-	return t, t.bindPerm(sp, int(l.TotalBits()))
+	return t, t.bindPerm(sp, int(l.StoredBits()))
 }
 
 func (t *textForm) bindPerm(sp *Settings, bits int) error {

@@ -131,7 +131,9 @@ type SnowflakeSettings struct {
 // compare-and-swap on a packed (tick, sequence) word, with no lock.
 //
 // Guarantees, per generator: IDs strictly increase in issue order (when the sequence field is
-// the lowest field; otherwise their time then sequence do); no ID repeats, whatever the clock
+// the lowest field; otherwise their time then sequence do; for a sharded or reversed layout
+// it is the layout's value, before the hash field is filled in or the bits reversed, that
+// increases, and within each shard the stored IDs); no ID repeats, whatever the clock
 // does; the time field never wraps (ErrTimeOverflow instead). On start it waits until the
 // clock passes the tick it started in (plus the lookahead), so a generator restarted with the
 // same node within the same tick cannot reissue its predecessor's IDs, provided the wall clock
@@ -163,6 +165,10 @@ type Snowflake struct {
 	tShift   uint
 	sShift   uint
 	nodePart uint64
+	xform    bool // the stored ID is not the layout's value: a hash field or a reversal
+	rev      bool // reversed layout
+	hShift   uint // hash field position and width (hBits 0: none)
+	hBits    uint
 	fence    Fence
 	dl       *Deadline                     // the fence's deadline, when it publishes one
 	dlc      atomic.Pointer[deadlineLimit] // dl converted into ticks
@@ -248,7 +254,7 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	if nodeBits < 64 && s.Node>>nodeBits != 0 {
 		return nil, fmt.Errorf("%w: node %d does not fit the %d node bits of layout %s (0 to %d)", ErrSettings, s.Node, nodeBits, l.Name, uint64(1)<<nodeBits-1)
 	}
-	nodePart, err := l.Compose(0, s.Node, 0)
+	nodePart, err := l.ComposeValue(0, s.Node, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
@@ -267,6 +273,9 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 		own:      -1,
 	}
 	g.seqMask = 1<<g.seqBits - 1
+	g.hShift, g.hBits = l.KindShift(layouts.KindHash)
+	g.rev = l.Reverse
+	g.xform = g.rev || g.hBits > 0
 	g.tShift, _ = l.KindShift(layouts.KindTime)
 	g.sShift, _ = l.KindShift(layouts.KindSeq)
 	g.maxWait, g.maxCont = s.Drift.resolved()
@@ -362,9 +371,22 @@ func (g *Snowflake) tickOf(ns int64) int64 {
 	return int64(g.div.div(uint64(ns)))
 }
 
-// compose turns a packed (tick, seq) word into an ID.
+// compose turns a packed (tick, seq) word into an ID: the layout's value, then for a sharded
+// or reversed layout its stored form (layouts.Layout.Stored).
 func (g *Snowflake) compose(packed uint64) uint64 {
-	return (packed>>g.seqBits)<<g.tShift | g.nodePart | (packed&g.seqMask)<<g.sShift
+	v := (packed>>g.seqBits)<<g.tShift | g.nodePart | (packed&g.seqMask)<<g.sShift
+	if g.xform {
+		return g.stored(v)
+	}
+	return v
+}
+
+// stored is layouts.Layout.Stored without copying the layout.
+func (g *Snowflake) stored(v uint64) uint64 {
+	if g.rev {
+		return layouts.Reverse63(v)
+	}
+	return v | layouts.ShardHash(v, g.hBits)<<g.hShift
 }
 
 // Next returns a new ID. It waits when the sequence of the current tick is used up (or runs
@@ -433,7 +455,7 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 
 // NextN fills dst with new IDs, reserving as many as the current tick has left with one
 // compare-and-swap, so a batch costs about one clock read per tick it spans. The IDs are
-// consecutive in issue order. On error, dst may be partly filled; the error says how many.
+// consecutive in issue order (their layout values, for a sharded or reversed layout). On error, dst may be partly filled; the error says how many.
 // It is NextNContext with context.Background().
 func (g *Snowflake) NextN(dst []uint64) error { return g.NextNContext(context.Background(), dst) }
 
@@ -493,7 +515,13 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 		if !g.state.CompareAndSwap(old, end) {
 			continue
 		}
-		fill(dst[:n], g.compose(first), uint64(1)<<g.sShift)
+		if g.xform {
+			for i := range dst[:n] {
+				dst[i] = g.compose(first + uint64(i))
+			}
+		} else {
+			fill(dst[:n], g.compose(first), uint64(1)<<g.sShift)
+		}
 		dst = dst[n:]
 	}
 	return nil
