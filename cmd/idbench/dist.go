@@ -56,7 +56,8 @@ Flags:
   --target T          cockroachdb (default), spanner, tidb, yugabyte (HASH-sharded first column)
   --schemes LIST      rows separated by ',' or ';': sequence or idkit specs, whose own settings
                       continue them ("snowflake:node=1,reverse=true,uuidv4" is two rows)
-                      (default sequence,snowflake,ulid,uuidv7,uuidv4)
+                      (default sequence,snowflake,ulid,uuidv7,uuidv4,snowflake:reverse=true,
+                      snowflake:shard_bits=5)
   --cluster LIST      node counts N (default 1,2,3,4,5,6,8,10,12,16,20,24,32,40,48,64)
   --capacity W        writes/s one node sustains, for schemes without a measured figure
                       (default 10000)

@@ -183,7 +183,7 @@ func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string)
 	} else {
 		err = writePlanText(stdout, pr.req, fits)
 		if err == nil && pr.target != "" {
-			err = writePlanTarget(stdout, pr.target, planSpec(fits[0].Layout))
+			err = writePlanTarget(stdout, pr.target, pr.req, fits)
 		}
 	}
 	if err != nil {
@@ -463,9 +463,9 @@ func writePlanJSON(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 // writePlanJSONFor is writePlanJSON with each layout's spec adapted to target ("" for none).
 func writePlanJSONFor(w io.Writer, r layouts.Requirement, fits []layouts.Fit, target string) error {
 	var out []planJSON
-	adapt := ""
+	var adv targetAdvice
 	if target != "" {
-		adapt = adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5")).append
+		adv = adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5"))
 	}
 	add := func(l layouts.Layout, spec, preset, spare string, nodes uint64) {
 		j := planJSON{
@@ -490,10 +490,7 @@ func writePlanJSONFor(w io.Writer, r layouts.Requirement, fits []layouts.Fit, ta
 			RequiredMaxBits: maxBitsOf(r),
 		}
 		if target != "" {
-			j.Target, j.TargetSpec = target, spec
-			if adapt != "" {
-				j.TargetSpec += "," + adapt
-			}
+			j.Target, j.TargetSpec = target, adv.adapt(spec, l, r)
 		}
 		if r.IDsPerSecond > 0 {
 			h := l.IDsPerSecond() / r.IDsPerSecond

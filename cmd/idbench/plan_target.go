@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/layouts"
 )
 
 // planTargets are the databases "idbench plan --target" advises for, in --help order.
@@ -25,10 +26,32 @@ func layoutSetting(setting string) bool {
 }
 
 // targetAdvice is what plan recommends for a target: the settings to append to a planned
-// spec ("" for none), and the reasons and statements to print.
+// spec ("" for none), the fallback when the layout's sequence cannot spare shard bits, and the
+// reasons and statements to print.
 type targetAdvice struct {
-	append string
-	lines  []string
+	append   string
+	fallback string
+	lines    []string
+}
+
+// shardBitsAdvised is the shard field plan advises for TiDB: AUTO_RANDOM's default.
+const shardBitsAdvised = 5
+
+// adapt returns spec (of layout l) adapted to the target: with a.append when l still issues
+// r's rate after giving up the shard bits its sequence lends (shard_bits takes them from the
+// sequence), else with a.fallback, else spec unchanged.
+func (a targetAdvice) adapt(spec string, l layouts.Layout, r layouts.Requirement) string {
+	switch {
+	case a.append == "":
+		return spec
+	case !strings.HasPrefix(a.append, "shard_bits="):
+		return spec + "," + a.append
+	case l.SeqBits() >= shardBitsAdvised && l.IDsPerSecond()/(1<<shardBitsAdvised) >= r.IDsPerSecond:
+		return spec + "," + a.append
+	case a.fallback != "":
+		return spec + "," + a.fallback
+	}
+	return spec
 }
 
 // adviseTarget returns the advice for target. reverse and shard say whether the layout
@@ -91,6 +114,9 @@ func adviseTarget(target string, reverse, shard bool) targetAdvice {
 		if shard {
 			a.append = sh
 		}
+		if reverse {
+			a.fallback = rev
+		}
 		return a
 	case "yugabyte":
 		return targetAdvice{lines: []string{
@@ -104,9 +130,10 @@ func adviseTarget(target string, reverse, shard bool) targetAdvice {
 	return targetAdvice{}
 }
 
-// writePlanTarget writes the advice for target after the plan, with the first planned spec
-// adapted to it.
-func writePlanTarget(w io.Writer, target, firstSpec string) error {
+// writePlanTarget writes the advice for target after the plan, with a planned spec adapted
+// to it: for shard bits, the first layout planned for 2^S times the rate, whose sequence can
+// lend them.
+func writePlanTarget(w io.Writer, target string, r layouts.Requirement, fits []layouts.Fit) error {
 	a := adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5"))
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nFor --target %s:\n\n", target)
@@ -114,7 +141,15 @@ func writePlanTarget(w io.Writer, target, firstSpec string) error {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	if a.append != "" {
-		fmt.Fprintf(&b, "\n  The first layout above for %s: %s,%s\n", target, firstSpec, a.append)
+		l := fits[0].Layout
+		if strings.HasPrefix(a.append, "shard_bits=") {
+			wider := r
+			wider.IDsPerSecond *= 1 << shardBitsAdvised
+			if more, err := layouts.Plan(wider); err == nil {
+				l = more[0].Layout
+			}
+		}
+		fmt.Fprintf(&b, "\n  A layout for %s: %s\n", target, a.adapt(planSpec(l), l, r))
 	}
 	b.WriteString("\n  What each key does on such a cluster, as a MODEL: idbench dist --target " + distTargetOf(target) + "\n")
 	_, err := io.WriteString(w, b.String())

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/idkit/idkit"
 )
 
 // planTargetArgs are the golden command lines of plan --target, run by TestPlanGolden.
@@ -42,6 +44,33 @@ func TestPlanTargetAdvice(t *testing.T) {
 					t.Errorf("%s: adapted spec %q offered without the layout setting", target, a.append)
 				}
 			}
+		}
+	}
+}
+
+// TestPlanTargetSpecBuilds starts a generator from the adapted spec plan prints for each
+// range-partitioned target and checks it still issues the planned rate per node.
+func TestPlanTargetSpecBuilds(t *testing.T) {
+	for _, target := range []string{"cockroachdb", "spanner", "tidb"} {
+		r := idbench(t, "", "plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", target)
+		_, spec, ok := strings.Cut(r.stdout, "A layout for "+target+": ")
+		if !ok {
+			if layoutSetting("reverse=true") {
+				t.Errorf("%s: no adapted layout:\n%s", target, r.stdout)
+			}
+			continue
+		}
+		spec, _, _ = strings.Cut(spec, "\n")
+		s, err := idkit.New(spec + ",node=1")
+		if err != nil {
+			t.Fatalf("%s: %s: %v", target, spec, err)
+		}
+		l := s.(idkit.Layouter).Layout()
+		if rate := l.IDsPerSecond(); rate < 100000 || (target == "tidb") != (l.ShardBits() == 5) {
+			t.Errorf("%s: %s (%s) issues %v IDs/s per node (100000 planned), %d shard bits", target, spec, l.Bits(), rate, l.ShardBits())
+		}
+		if c, ok := s.(interface{ Close() error }); ok {
+			_ = c.Close()
 		}
 	}
 }

@@ -21,9 +21,11 @@ import (
 const SchemeSequence = "sequence"
 
 // DefaultSchemes are the rows the model compares by default: the database's counter, the
-// time-ordered idkit schemes (Snowflake on Twitter's layout, ULID, UUIDv7) and UUIDv4.
+// time-ordered idkit schemes (Snowflake on Twitter's layout, ULID, UUIDv7), UUIDv4, and the
+// Twitter layout made for range-partitioned stores: bit-reversed (Spanner's
+// bit_reversed_positive) and with 5 shard bits on top (TiDB's AUTO_RANDOM default).
 func DefaultSchemes() []string {
-	return []string{SchemeSequence, "snowflake", "ulid", "uuidv7", "uuidv4"}
+	return []string{SchemeSequence, "snowflake", "ulid", "uuidv7", "uuidv4", "snowflake:reverse=true", "snowflake:shard_bits=5"}
 }
 
 // errScheme reports a spec the model cannot turn into keys.
