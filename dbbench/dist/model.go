@@ -168,6 +168,8 @@ func (c Config) Defaults() (Config, error) {
 		return bad("pre-split %d: want 1 to 65536 ranges", c.PreSplit)
 	case c.Buckets < 0 || c.Buckets > 65536:
 		return bad("buckets %d: want 0 to 65536", c.Buckets)
+	case c.Buckets > 0 && c.Target.HashKey:
+		return bad("buckets %d: target %s already hashes the key", c.Buckets, c.Target.Name)
 	case c.Rebalance < time.Second:
 		return bad("rebalance delay %v: want at least 1s", c.Rebalance)
 	case c.RecordFor < time.Second:

@@ -86,6 +86,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
 		{Cluster: []int{0}}, {Capacity: -1}, {Seconds: 5}, {Samples: 1}, {PreSplit: -1}, {Buckets: 1 << 20},
 		{IndexShare: 2}, {ScatterCost: -1}, {FixedTier: -1}, {Rebalance: 1}, {Capacities: map[string]float64{"x": 0}},
+		{Target: targets[3], Buckets: 8},
 	} {
 		if _, err := c.Defaults(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: err %v; want ErrConfig", c, err)

@@ -59,7 +59,7 @@ func Model(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Label: Label, Config: c, Assumptions: Assumptions(c)}
+	rep := &Report{Label: Label, Config: c, Assumptions: Assumptions(c), Crossovers: []Crossover{}}
 	for _, scheme := range c.Schemes {
 		st, err := drawKeys(c, scheme)
 		if err != nil {
