@@ -74,6 +74,10 @@ func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
 type Range struct {
 	Shard  uint64 // the shard (the hash field's value) whose IDs the run holds; 0 unsharded
 	Lo, Hi ID
+	// LoTime and HiTime are the decoded times of Lo and Hi: the first and the last tick in
+	// the range, the same for every shard. (A sharded layout's Lo and Hi are no IDs of it,
+	// since their hash fields do not match: Decode refuses them.)
+	LoTime, HiTime time.Time
 }
 
 // ShardRanger is implemented by the schemes whose IDs of a time range form one run per shard:
@@ -110,7 +114,20 @@ func ShardBounds(c Codec, from, to time.Time) ([]Range, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Range{{Lo: lo, Hi: hi}}, nil
+	return oneRange(c, lo, hi)
+}
+
+// oneRange is the Range of a TimeRanger's bounds, with their decoded times.
+func oneRange(c Codec, lo, hi ID) ([]Range, error) {
+	pl, err := c.Decode(lo)
+	if err != nil {
+		return nil, fmt.Errorf("idkit: decoding the bounds: %w", err)
+	}
+	ph, err := c.Decode(hi)
+	if err != nil {
+		return nil, fmt.Errorf("idkit: decoding the bounds: %w", err)
+	}
+	return []Range{{Lo: lo, Hi: hi, LoTime: pl.Time, HiTime: ph.Time}}, nil
 }
 
 // Where returns the SQL condition on column that selects the IDs of ranges: "id >= lo AND
@@ -151,7 +168,7 @@ func (c layoutCodec) ShardBounds(from, to time.Time) ([]Range, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Range{{Lo: lo, Hi: hi}}, nil
+		return oneRange(c, lo, hi)
 	}
 	first, last, err := c.l.TickRange(from, to)
 	if err != nil {
@@ -162,8 +179,9 @@ func (c layoutCodec) ShardBounds(from, to time.Time) ([]Range, error) {
 		return nil, fmt.Errorf("%w: %w", ErrScheme, err)
 	}
 	out := make([]Range, len(runs))
+	lt, ht := c.l.TickTime(first).UTC(), c.l.TickTime(last).UTC()
 	for i, r := range runs {
-		out[i] = Range{Shard: uint64(i), Lo: FromUint64(r[0]), Hi: FromUint64(r[1])}
+		out[i] = Range{Shard: uint64(i), Lo: FromUint64(r[0]), Hi: FromUint64(r[1]), LoTime: lt, HiTime: ht}
 	}
 	return out, nil
 }

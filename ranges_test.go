@@ -214,3 +214,39 @@ func TestRangeLayoutsRefuseOthers(t *testing.T) {
 		}
 	}
 }
+
+// FuzzShardBounds feeds arbitrary ranges to sharded layouts: ShardBounds must not panic, must
+// fail only with ErrTimeRange, and must otherwise give 2^S ascending, disjoint ranges whose
+// decoded times lie in [from, to), each holding only its own shard's hash bits.
+func FuzzShardBounds(f *testing.F) {
+	f.Add(uint8(0), int64(1767225600000), int64(0), int64(1767312000000), int64(0))
+	f.Add(uint8(1), int64(1288834974657), int64(1), int64(1288834974658), int64(0))
+	f.Add(uint8(2), int64(-5), int64(0), int64(1<<48), int64(5))
+	specs := []string{"snowflake:shard_bits=4", "snowflake:layout=discord,shard_bits=5", "snowflake:fields=hash:3/time:40/node:10/seq:10,unit=10ms,epoch=2024-01-01"}
+	f.Fuzz(func(t *testing.T, which uint8, fromMs, fromNs, toMs, toNs int64) {
+		c, err := idkit.NewCodec(specs[int(which)%len(specs)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := time.UnixMilli(fromMs % (1 << 52)).Add(time.Duration(fromNs % 1e9))
+		to := time.UnixMilli(toMs % (1 << 52)).Add(time.Duration(toNs % 1e9))
+		rs, err := idkit.ShardBounds(c, from, to)
+		if err != nil {
+			if !errors.Is(err, idkit.ErrTimeRange) {
+				t.Fatalf("[%v, %v): %v", from, to, err)
+			}
+			return
+		}
+		l := c.(idkit.Layouter).Layout()
+		hs, hb := l.KindShift(layouts.KindHash)
+		if len(rs) != 1<<hb || rs[0].LoTime.Before(from) || !rs[0].HiTime.Before(to) || rs[0].HiTime.Before(rs[0].LoTime) {
+			t.Fatalf("[%v, %v): %d ranges, times %v to %v", from, to, len(rs), rs[0].LoTime, rs[0].HiTime)
+		}
+		for i, r := range rs {
+			lo, hi := r.Lo.Uint64(), r.Hi.Uint64()
+			if lo > hi || lo>>hs != uint64(i) || hi>>hs != uint64(i) || i > 0 && lo <= rs[i-1].Hi.Uint64() {
+				t.Fatalf("[%v, %v): range %d = [%d, %d]", from, to, i, lo, hi)
+			}
+		}
+	})
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -54,10 +53,7 @@ func (q boundsQuery) ranges(c idkit.Codec) (rs []idkit.Range, loTime, hiTime tim
 		if err != nil {
 			return nil, loTime, hiTime, fmt.Errorf("inspect: %w", err)
 		}
-		first, last, err := decodeSpan(c, all[0])
-		if err != nil {
-			return nil, loTime, hiTime, err
-		}
+		first, last := all[0].LoTime, all[0].HiTime
 		switch {
 		case q.from != nil && from.After(last):
 			return nil, loTime, hiTime, fmt.Errorf("inspect: %w: no ID of %s has a decoded time at or after %s: the last tick of its time field starts at %s",
@@ -71,23 +67,7 @@ func (q boundsQuery) ranges(c idkit.Codec) (rs []idkit.Range, loTime, hiTime tim
 	if err != nil {
 		return nil, loTime, hiTime, fmt.Errorf("inspect: %w", err)
 	}
-	loTime, hiTime, err = decodeSpan(c, rs[0])
-	return rs, loTime, hiTime, err
-}
-
-// decodeSpan returns the decoded times of a range's ends (every shard's are the same). The
-// ends of a sharded layout's range are no IDs of it (their hash fields do not match), so
-// their times come from the layout.
-func decodeSpan(c idkit.Codec, r idkit.Range) (lo, hi time.Time, err error) {
-	if l, ok := c.(idkit.Layouter); ok && l.Layout().ShardBits() > 0 {
-		return l.Layout().Decompose(r.Lo.Uint64()).Time.UTC(), l.Layout().Decompose(r.Hi.Uint64()).Time.UTC(), nil
-	}
-	pl, err1 := c.Decode(r.Lo)
-	ph, err2 := c.Decode(r.Hi)
-	if err := errors.Join(err1, err2); err != nil {
-		return lo, hi, fmt.Errorf("inspect: %w", err)
-	}
-	return pl.Time, ph.Time, nil
+	return rs, rs[0].LoTime, rs[0].HiTime, nil
 }
 
 // sqlLiteral writes id as a SQL literal of its stored form: a 64-bit ID as its unsigned
@@ -174,19 +154,8 @@ func runBounds(stdout io.Writer, c idkit.Codec, q boundsQuery, asJSON bool) erro
 func runShardBounds(stdout io.Writer, q boundsQuery, rs []idkit.Range, loTime, hiTime time.Time, asJSON bool) error {
 	where := idkit.Where("id", rs)
 	if asJSON {
-		str := func(s string) *string { return &s }
-		j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: rs[0].Lo.String(), LoTime: formatTime(loTime), Where: where,
-			Hi: str(rs[len(rs)-1].Hi.String()), HiTime: str(formatTime(hiTime))}
-		if q.at {
-			j.At = str(formatTime(*q.from))
-		} else {
-			if q.from != nil {
-				j.From = str(formatTime(*q.from))
-			}
-			if q.to != nil {
-				j.To = str(formatTime(*q.to))
-			}
-		}
+		j := q.jsonHead(rs[0].Lo, loTime, where)
+		j.Hi, j.HiTime = str(rs[len(rs)-1].Hi.String()), str(formatTime(hiTime))
 		for _, r := range rs {
 			j.Shards = append(j.Shards, shardJSON{Shard: r.Shard, Lo: r.Lo.String(), Hi: r.Hi.String()})
 		}
@@ -248,18 +217,30 @@ type boundsJSON struct {
 	Where  string      `json:"where"`
 }
 
-func writeBoundsJSON(w io.Writer, q boundsQuery, lo, hi idkit.ID, loTime, hiTime time.Time) error {
-	str := func(s string) *string { return &s }
-	j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: lo.String(), LoTime: formatTime(loTime), Where: q.where(lo, hi)}
-	if q.at {
+// str returns a pointer to s, for the optional fields of boundsJSON.
+func str(s string) *string { return &s }
+
+// jsonHead fills the fields of q's JSON answer that every form has: the scheme, the times
+// asked for, lo and where.
+func (q boundsQuery) jsonHead(lo idkit.ID, loTime time.Time, where string) boundsJSON {
+	j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: lo.String(), LoTime: formatTime(loTime), Where: where}
+	switch {
+	case q.at:
 		j.At = str(formatTime(*q.from))
-	} else {
+	default:
 		if q.from != nil {
 			j.From = str(formatTime(*q.from))
 		}
 		if q.to != nil {
 			j.To = str(formatTime(*q.to))
 		}
+	}
+	return j
+}
+
+func writeBoundsJSON(w io.Writer, q boundsQuery, lo, hi idkit.ID, loTime, hiTime time.Time) error {
+	j := q.jsonHead(lo, loTime, q.where(lo, hi))
+	if !q.at {
 		j.Hi, j.HiTime = str(hi.String()), str(formatTime(hiTime))
 	}
 	if lo.Format() == idkit.FormatULID {

@@ -17,7 +17,7 @@ import (
 )
 
 const planHelp = `Usage: idbench plan --rate N --years Y [--nodes K | --datacenters D --nodes K]
-                    [--unit D] [--shard-bits S] [--js | --max-bits B | --unsigned]
+                    [--unit D] [--shard-bits S] [--hash-bits H] [--js | --max-bits B | --unsigned]
                     [--epoch DATE] [--target DB] [--json]
 
 Designs 64-bit Snowflake-family layouts for a load: prints every layout that fits as a spec
@@ -34,6 +34,9 @@ Flags:
   --datacenters D   split the node into datacenter and worker fields, as Twitter does
   --unit D          time unit (1ms, 10ms, 1s, ...); default: try 1ms, 10ms and 1s
   --shard-bits S    a shard field of S bits above the node, for IDs that carry their shard
+  --hash-bits H     a hash field of H bits (1 to 15) on top, above the time: TiDB's AUTO_RANDOM
+                    shape (shard_bits= in a spec), which spreads inserts over 2^H shards of a
+                    range-partitioned database (CockroachDB, Spanner, TiDB), each time-ordered
   --max-bits B      total width: 53 keeps IDs exact in JavaScript, 63 (default) in a signed
                     64-bit column (PostgreSQL bigint, Java long), 64 uses every bit
   --js              the same as --max-bits 53
@@ -51,7 +54,8 @@ Examples:
   idbench plan --rate 100000 --nodes 1024 --years 70 --unit 1ms
   idbench plan --rate 100000 --nodes 10 --years 70 --js
   idbench plan --rate 5000 --datacenters 4 --nodes 256 --shard-bits 6 --years 30 --json
-  idbench plan --rate 100000 --nodes 64 --years 50 --shard-bits 5 --target tidb
+  idbench plan --rate 50000 --nodes 64 --years 50 --hash-bits 4
+  idbench plan --rate 100000 --nodes 64 --years 50 --target tidb
 `
 
 // planRequest is the parsed command line of "idbench plan".
@@ -70,6 +74,7 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 	dcs := fs.Uint64("datacenters", 0, "")
 	unit := fs.Duration("unit", 0, "")
 	shard := fs.Uint("shard-bits", 0, "")
+	hash := fs.Uint("hash-bits", 0, "")
 	maxBits := fs.Uint("max-bits", 0, "")
 	js := fs.Bool("js", false, "")
 	unsigned := fs.Bool("unsigned", false, "")
@@ -103,6 +108,8 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 		return planRequest{}, usagef("plan", "plan: --target %q: want one of %s", *target, strings.Join(planTargets, ", "))
 	case *shard > 62:
 		return planRequest{}, usagef("plan", "plan: --shard-bits %d: want 0 to 62", *shard)
+	case *hash > layouts.MaxShardBits:
+		return planRequest{}, usagef("plan", "plan: --hash-bits %d: want 0 to %d (as TiDB's AUTO_RANDOM)", *hash, layouts.MaxShardBits)
 	case set["max-bits"] && (*maxBits < 3 || *maxBits > 64):
 		return planRequest{}, usagef("plan", "plan: --max-bits %d: want 3 to 64 (53 for JavaScript, 63 for signed columns)", *maxBits)
 	}
@@ -138,6 +145,7 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 			Nodes:        *nodes,
 			Datacenters:  *dcs,
 			ShardBits:    *shard,
+			HashBits:     *hash,
 			Years:        *years,
 			Unit:         *unit,
 			Epoch:        start,
@@ -223,6 +231,8 @@ func planNoFit(nf *layouts.NoFitError) error {
 			fmt.Fprintf(&b, " --years %s or fewer", v)
 		case "shard-bits":
 			fmt.Fprintf(&b, " --shard-bits %s or fewer", v)
+		case "hash-bits":
+			fmt.Fprintf(&b, " --hash-bits %s or fewer", v)
 		default:
 			fmt.Fprintf(&b, " %s %s", x.Name, v)
 		}
@@ -248,8 +258,12 @@ func planSpec(l layouts.Layout) string {
 	b.WriteString("snowflake:")
 	nodes := l.NodeFields()
 	if len(nodes) == 1 && nodes[0].Name == "node" || len(nodes) == 0 {
-		// time_bits, node_bits and seq_bits reshape the default layout into time/node/seq.
-		fmt.Fprintf(&b, "time_bits=%d,node_bits=%d,seq_bits=%d", l.TimeBits(), l.NodeBits(), l.SeqBits())
+		// time_bits, node_bits and seq_bits reshape the default layout into time/node/seq;
+		// shard_bits then takes the hash field's bits out of the sequence.
+		fmt.Fprintf(&b, "time_bits=%d,node_bits=%d,seq_bits=%d", l.TimeBits(), l.NodeBits(), l.SeqBits()+l.ShardBits())
+		if hb := l.ShardBits(); hb > 0 {
+			fmt.Fprintf(&b, ",shard_bits=%d", hb)
+		}
 	} else {
 		b.WriteString("fields=" + l.FieldList())
 	}
@@ -326,6 +340,9 @@ func writePlanText(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 	}
 	if r.ShardBits > 0 {
 		nodes += fmt.Sprintf(", %d shard bits", r.ShardBits)
+	}
+	if r.HashBits > 0 {
+		nodes += fmt.Sprintf(", a %d-bit hash field on top (2^%d time-ordered shards)", r.HashBits, r.HashBits)
 	}
 	ew.printf("Requirement: %s IDs/s per node at peak, %s, %s years from %s, %s.\n\n",
 		planRate(r.IDsPerSecond), nodes, formatFloat(r.Years, 2), planEpoch(r.Epoch), planLimit(maxBitsOf(r)))

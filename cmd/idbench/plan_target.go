@@ -42,7 +42,7 @@ const shardBitsAdvised = 5
 // sequence), else with a.fallback, else spec unchanged.
 func (a targetAdvice) adapt(spec string, l layouts.Layout, r layouts.Requirement) string {
 	switch {
-	case a.append == "":
+	case a.append == "" || l.ShardBits() > 0: // nothing to add, or planned with --hash-bits
 		return spec
 	case !strings.HasPrefix(a.append, "shard_bits="):
 		return spec + "," + a.append
@@ -105,7 +105,7 @@ func adviseTarget(target string, reverse, shard bool) targetAdvice {
 			"Regions split by size and load; consecutive keys write one Region on one TiKV. Spread the writes:",
 			"  - " + sh + shNote + ": AUTO_RANDOM's shape (5 shard bits on top by default), time-ordered",
 			"    within each of the 32 shards; the 5 bits come out of the sequence field, so plan with",
-			"    --rate 32 times the peak",
+			"    --hash-bits 5 to keep the rate",
 			"  - " + rev + revNote + ": a bit-reversed Snowflake ID, as pingcap/docs #15263 advises",
 			"  - uuidv4 in BINARY(16) under a clustered primary key",
 			"Pre-split a new table: SPLIT TABLE t BETWEEN (0) AND (9223372036854775807) REGIONS 16;",
@@ -131,8 +131,8 @@ func adviseTarget(target string, reverse, shard bool) targetAdvice {
 }
 
 // writePlanTarget writes the advice for target after the plan, with a planned spec adapted
-// to it: for shard bits, the first layout planned for 2^S times the rate, whose sequence can
-// lend them.
+// to it: for shard bits, the first layout planned with that hash field (--hash-bits), whose
+// sequence keeps the rate.
 func writePlanTarget(w io.Writer, target string, r layouts.Requirement, fits []layouts.Fit) error {
 	a := adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5"))
 	var b strings.Builder
@@ -142,9 +142,9 @@ func writePlanTarget(w io.Writer, target string, r layouts.Requirement, fits []l
 	}
 	if a.append != "" {
 		l := fits[0].Layout
-		if strings.HasPrefix(a.append, "shard_bits=") {
+		if strings.HasPrefix(a.append, "shard_bits=") && l.ShardBits() == 0 {
 			wider := r
-			wider.IDsPerSecond *= 1 << shardBitsAdvised
+			wider.HashBits = shardBitsAdvised
 			if more, err := layouts.Plan(wider); err == nil {
 				l = more[0].Layout
 			}
