@@ -90,12 +90,14 @@ func TestCalibrationTiDBShardIndex(t *testing.T) {
 	within(t, "shard index slowdown at 3 TiKV", 1-sh[0].Throughput/hot[0].Throughput, 1-47.35/49.4, 0.03)
 }
 
-// TestCalibrationTiDBWarmup holds the model to TiDB's account of a new table: "a newly
-// created table has only one Region ... all write requests go to that Region on one TiKV
-// node" until it splits, unless the table is pre-split (TiDB docs, "Best Practices for
-// High-Concurrency Writes" and SPLIT REGION). Random keys (UUIDv4) on 3 nodes: one range and
-// one node at the start; about a third per node once split and rebalanced; with 12 regions
-// pre-split, spread from the first second.
+// TestCalibrationTiDBWarmup holds the model to TiDB's account of a new table: "For each new
+// table created in TiDB, one Region is segmented by default to store the data of this table
+// ... because there is only one Region at the beginning, all write requests occur on the TiKV
+// where the Region is located", which pre-splitting solves (TiDB docs, Split Region,
+// https://docs.pingcap.com/tidb/dev/sql-statement-split-region); "Highly Concurrent Write Best
+// Practices" shows it for randomly generated ids. Random keys (UUIDv4) on 3 nodes: one range
+// and one node at the start; a third per node (±0.05) once split and rebalanced; with 12
+// Regions pre-split, spread from the first second.
 func TestCalibrationTiDBWarmup(t *testing.T) {
 	r := calibrate(t, Config{}, "tidb", "uuidv4", 3)[0]
 	if s := r.Seconds[0]; s.Ranges != 1 || s.HotShare != 1 {
