@@ -28,7 +28,10 @@ var (
 // TimeRanger is implemented by the schemes whose IDs sort by time across all their nodes, and
 // by their codecs (NewCodec): every snowflake layout whose time field is its top field (all
 // the presets), sonyflake, ulid and uuidv7. Schemes without time order (uuidv4, segment) do
-// not implement it; the package function Bounds says so with an error wrapping ErrScheme.
+// not implement it; the package function Bounds says so with an error wrapping ErrScheme. A
+// snowflake layout with shard_bits or reverse=true implements it but refuses every range with
+// an error wrapping ErrScheme: a sharded layout's IDs of a time range are one run per shard
+// (ShardBounds gives them), a reversed layout's are no run at all.
 //
 // It answers "the rows made between two times" from the primary key alone:
 //

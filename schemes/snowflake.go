@@ -374,11 +374,33 @@ func (g *Snowflake) tickOf(ns int64) int64 {
 // compose turns a packed (tick, seq) word into an ID: the layout's value, then for a sharded
 // or reversed layout its stored form (layouts.Layout.Stored).
 func (g *Snowflake) compose(packed uint64) uint64 {
-	v := (packed>>g.seqBits)<<g.tShift | g.nodePart | (packed&g.seqMask)<<g.sShift
+	v := g.value(packed)
 	if g.xform {
 		return g.stored(v)
 	}
 	return v
+}
+
+// value turns a packed (tick, seq) word into the layout's value.
+func (g *Snowflake) value(packed uint64) uint64 {
+	return (packed>>g.seqBits)<<g.tShift | g.nodePart | (packed&g.seqMask)<<g.sShift
+}
+
+// fillStored writes the stored forms of consecutive layout values step apart, starting at v,
+// into out: fill for a sharded or reversed layout, with the transform's loop unswitched.
+func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
+	if g.rev {
+		for i := range out {
+			out[i] = layouts.Reverse63(v)
+			v += step
+		}
+		return
+	}
+	hb, hs := g.hBits, g.hShift
+	for i := range out {
+		out[i] = v | layouts.ShardHash(v, hb)<<hs
+		v += step
+	}
 }
 
 // stored is layouts.Layout.Stored without copying the layout.
@@ -516,9 +538,7 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 			continue
 		}
 		if g.xform {
-			for i := range dst[:n] {
-				dst[i] = g.compose(first + uint64(i))
-			}
+			g.fillStored(dst[:n], g.value(first), uint64(1)<<g.sShift)
 		} else {
 			fill(dst[:n], g.compose(first), uint64(1)<<g.sShift)
 		}
