@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 const planHelp = `Usage: idbench plan --rate N --years Y [--nodes K | --datacenters D --nodes K]
                     [--unit D] [--shard-bits S] [--hash-bits H] [--js | --max-bits B | --unsigned]
-                    [--epoch DATE] [--json]
+                    [--epoch DATE] [--target DB] [--json]
 
 Designs 64-bit Snowflake-family layouts for a load: prints every layout that fits as a spec
 idkit.New accepts (append node=N, or the named node fields, to start a generator), with what
@@ -42,19 +43,26 @@ Flags:
   --unsigned        the same as --max-bits 64
   --epoch DATE      the epoch of the designed layouts and the day the life counts from,
                     as 2026-01-01 or RFC 3339 (default: today, UTC)
-  --json            one JSON array of the layouts that fit, designed ones first, then presets
+  --target DB       the database the IDs key: postgres, innodb (one B-tree: keep the time
+                    order), cockroachdb, spanner, tidb (range-partitioned: spread the writes
+                    with reverse=true, shard_bits=S or uuidv4), yugabyte (hashes the key);
+                    adds advice, the pre-split statement and the adapted spec
+  --json            one JSON array of the layouts that fit, designed ones first, then presets;
+                    with --target each has target_spec, the spec adapted to the target
 
 Examples:
   idbench plan --rate 100000 --nodes 1024 --years 70 --unit 1ms
   idbench plan --rate 100000 --nodes 10 --years 70 --js
   idbench plan --rate 5000 --datacenters 4 --nodes 256 --shard-bits 6 --years 30 --json
   idbench plan --rate 50000 --nodes 64 --years 50 --hash-bits 4
+  idbench plan --rate 100000 --nodes 64 --years 50 --target tidb
 `
 
 // planRequest is the parsed command line of "idbench plan".
 type planRequest struct {
 	req    layouts.Requirement
 	asJSON bool
+	target string // "" or one of planTargets
 }
 
 // parsePlan reads the flags of "idbench plan". It returns flag.ErrHelp after writing the help.
@@ -72,6 +80,7 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 	unsigned := fs.Bool("unsigned", false, "")
 	epoch := fs.String("epoch", "", "")
 	asJSON := fs.Bool("json", false, "")
+	target := fs.String("target", "", "")
 	pos, err := parseFlags(fs, "plan", planHelp, stdout, args)
 	if err != nil {
 		return planRequest{}, err
@@ -95,6 +104,8 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 		return planRequest{}, usagef("plan", "plan: --datacenters %d is more than --nodes %d", *dcs, *nodes)
 	case set["unit"] && (*unit <= 0 || *unit > layouts.MaxUnit):
 		return planRequest{}, usagef("plan", "plan: --unit %v: want a positive duration of at most %v, such as 1ms, 10ms or 1s", *unit, layouts.MaxUnit)
+	case set["target"] && !slices.Contains(planTargets, *target):
+		return planRequest{}, usagef("plan", "plan: --target %q: want one of %s", *target, strings.Join(planTargets, ", "))
 	case *shard > 62:
 		return planRequest{}, usagef("plan", "plan: --shard-bits %d: want 0 to 62", *shard)
 	case *hash > layouts.MaxShardBits:
@@ -141,6 +152,7 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 			MaxBits:      mb,
 		},
 		asJSON: *asJSON,
+		target: *target,
 	}, nil
 }
 
@@ -175,9 +187,12 @@ func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string)
 		return usagef("plan", "plan: %w", err)
 	}
 	if pr.asJSON {
-		err = writePlanJSON(stdout, pr.req, fits)
+		err = writePlanJSONFor(stdout, pr.req, fits, pr.target)
 	} else {
 		err = writePlanText(stdout, pr.req, fits)
+		if err == nil && pr.target != "" {
+			err = writePlanTarget(stdout, pr.target, pr.req, fits)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("plan: writing: %w", err)
@@ -450,6 +465,8 @@ type planJSON struct {
 	LifeYears       float64     `json:"life_years"`
 	Int64Until      string      `json:"int64_until"`
 	AppendToStart   string      `json:"append_to_start"`
+	Target          string      `json:"target,omitempty"`
+	TargetSpec      string      `json:"target_spec,omitempty"`
 	RequiredNodes   uint64      `json:"required_nodes"`
 	RequiredRate    float64     `json:"required_ids_per_sec_per_node"`
 	RequiredYears   float64     `json:"required_years"`
@@ -457,7 +474,16 @@ type planJSON struct {
 }
 
 func writePlanJSON(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error {
+	return writePlanJSONFor(w, r, fits, "")
+}
+
+// writePlanJSONFor is writePlanJSON with each layout's spec adapted to target ("" for none).
+func writePlanJSONFor(w io.Writer, r layouts.Requirement, fits []layouts.Fit, target string) error {
 	var out []planJSON
+	var adv targetAdvice
+	if target != "" {
+		adv = adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5"))
+	}
 	add := func(l layouts.Layout, spec, preset, spare string, nodes uint64) {
 		j := planJSON{
 			Spec:            spec,
@@ -479,6 +505,9 @@ func writePlanJSON(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 			RequiredRate:    r.IDsPerSecond,
 			RequiredYears:   r.Years,
 			RequiredMaxBits: maxBitsOf(r),
+		}
+		if target != "" {
+			j.Target, j.TargetSpec = target, adv.adapt(spec, l, r)
 		}
 		if r.IDsPerSecond > 0 {
 			h := l.IDsPerSecond() / r.IDsPerSecond
