@@ -703,8 +703,8 @@ var ErrUnknown = errors.New("pglease: claim outcome unknown")
 // left alone: a claim committed anyway lapses after its TTL unused. The re-read gets a few
 // seconds of its own when ctx has ended.
 func (s *Store) reread(ctx context.Context, c nodeid.Claim, sendErr error) (nodeid.Claim, bool) {
-	if errors.Is(sendErr, ErrNotDurable) {
-		return c, false // committed, but not durably: possibly claimed, never used
+	if errors.Is(sendErr, ErrNotDurable) || !sent(sendErr) {
+		return c, false // committed but not durably (possibly claimed, never used), or never sent
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
@@ -724,10 +724,17 @@ type sentError struct{ error }
 func (e sentError) Unwrap() error     { return e.error }
 func (e sentError) SafeToRetry() bool { return false }
 
+// sent reports whether err is that of a batch that was sent (sentError).
+func sent(err error) bool {
+	var se sentError
+	return errors.As(err, &se)
+}
+
 // unknown marks the error of a claim that may have been committed although it is not used:
-// ErrNotDurable says so already, anything else wraps ErrUnknown.
+// ErrNotDurable says so already, a batch that was sent wraps ErrUnknown, and one that never
+// left (no connection) is a plain failure.
 func unknown(err error) error {
-	if errors.Is(err, ErrNotDurable) {
+	if errors.Is(err, ErrNotDurable) || !sent(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrUnknown, err)
