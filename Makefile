@@ -15,11 +15,15 @@ test:
 # its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their
 # node lease on a private etcd and PostgreSQL; one connection flooding idkitd with 2,000 unread
 # streams (an RSS bound); rolling restarts of two idkitd processes under a health-checking
-# round-robin client at 5,000 req/s (no failed call, no repeated ID). CI runs it after
+# round-robin client at 5,000 req/s (no failed call, no repeated ID); the segment stores'
+# failover matrix (PostgreSQL primary + standby, Redis primary + replica, MariaDB primary +
+# semi-sync replica: primaries SIGKILLed and standbys promoted five times per row, each
+# protected row with its control; docs/segment.md "Replicated stores"). CI runs it after
 # `make test`.
 fault:
-	$(GO) vet -tags fault ./cmd/idkitd/
+	$(GO) vet -tags fault ./cmd/idkitd/ ./schemes/segment/...
 	$(GO) test -tags fault -count=1 -timeout 10m -run '^TestFault' -v ./cmd/idkitd/
+	$(GO) test -tags fault -count=1 -timeout 10m -run '^TestFaultFailover' -v ./schemes/segment/...
 
 # Without the race detector, quicker while editing.
 test-short:
