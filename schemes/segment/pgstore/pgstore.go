@@ -484,9 +484,6 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	}
 	blk := segment.Block{First: uint64(maxID) - req.Step + 1, Last: uint64(maxID)}
 	if !s.unprotected {
-		if _, cancelled := s.waits.LoadAndDelete(pc); cancelled {
-			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w: the commit's wait for the synchronous standbys was cancelled, so it may be on the primary only", req.Key, s.table, maxID, ErrNotDurable)
-		}
 		fb, err1 := before.Facts()
 		fa, err2 := after.Facts()
 		if err := errors.Join(err1, err2); err != nil {
@@ -495,6 +492,9 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 		sync, err := s.checkReplication(fb, fa)
 		if err != nil {
 			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
+		}
+		if _, cancelled := s.waits.LoadAndDelete(pc); cancelled {
+			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w: the commit's wait for the synchronous standbys was cancelled, so it may be on the primary only", req.Key, s.table, maxID, ErrNotDurable)
 		}
 		blk.Epoch, blk.Synchronous = epoch, sync
 	}
