@@ -288,9 +288,14 @@ const epochSQL = `((SELECT system_identifier FROM pg_control_system())::text || 
 // epoch: the slot is kept from everyone for a TTL (see the package doc).
 const failoverOwner = "(quarantined after a failover)"
 
-func newQueries(t string) queries {
+// newQueries returns the statements on table t. Without fenced they ignore the epoch, as
+// before the failover fence: only the fault test's control uses that.
+func newQueries(t string, fenced bool) queries {
 	const ttl = "make_interval(secs => $4::float8)"
-	const same = `s.pg_epoch IS NOT DISTINCT FROM EXCLUDED.pg_epoch`
+	same, inEpoch := `s.pg_epoch IS NOT DISTINCT FROM EXCLUDED.pg_epoch`, ` AND pg_epoch = `+epochSQL
+	if !fenced {
+		same, inEpoch = "true", ""
+	}
 	return queries{
 		taken: `SELECT slot FROM ` + t + ` WHERE namespace = $1 AND slot < $2 AND owner <> '' AND expires_at > now() ORDER BY slot`,
 		// A free slot last written in this epoch is claimed; a slot last written in another
@@ -306,17 +311,17 @@ func newQueries(t string) queries {
 			WHERE (s.owner = '' OR s.expires_at <= now()) AND ` + same + ` OR NOT ` + same + `
 			RETURNING epoch, owner = $3`,
 		again: `UPDATE ` + t + ` SET owner = $3, expires_at = now() + ` + ttl + `, epoch = epoch + 1, claimed_at = now(), ttl_s = $4::float8
-			WHERE namespace = $1 AND slot = $2 AND epoch = $5 AND (owner = '' OR expires_at <= now()) AND pg_epoch = ` + epochSQL + `
+			WHERE namespace = $1 AND slot = $2 AND epoch = $5 AND (owner = '' OR expires_at <= now())` + inEpoch + `
 			RETURNING epoch`,
 		owner: `SELECT owner, claimed_at, expires_at FROM ` + t + ` WHERE namespace = $1 AND slot = $2`,
 		mine:  `SELECT epoch FROM ` + t + ` WHERE namespace = $1 AND slot = $2 AND owner = $3`,
 		renew: `UPDATE ` + t + ` SET expires_at = now() + ` + ttl + `
-			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $5 AND expires_at > now() AND pg_epoch = ` + epochSQL,
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $5 AND expires_at > now()` + inEpoch,
 		release: `UPDATE ` + t + ` SET owner = '', expires_at = '-infinity'
 			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4`,
 		load: `SELECT mark_ns FROM ` + t + ` WHERE namespace = $1 AND slot = $2`,
 		save: `UPDATE ` + t + ` SET mark_ns = GREATEST(mark_ns, $5)
-			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4 AND expires_at > now() AND pg_epoch = ` + epochSQL,
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4 AND expires_at > now()` + inEpoch,
 		slots: `SELECT slot, owner, owner <> '' AND expires_at > now(), expires_at, epoch, mark_ns FROM ` + t + `
 			WHERE namespace = $1 ORDER BY slot`,
 	}
@@ -349,7 +354,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 		ns = DefaultNamespace
 	}
 	cfg = cfg.Copy() // OnNotice below must not change the caller's Config
-	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table), unsafe: s.Unsafe, async: s.AcceptAsync}
+	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table, true), unsafe: s.Unsafe, async: s.AcceptAsync}
 	onNotice := cfg.OnNotice
 	cfg.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
 		if pgrepl.CancelledWait(n) {
