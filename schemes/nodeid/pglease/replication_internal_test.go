@@ -310,3 +310,36 @@ func TestClaimCommitAnswerLost(t *testing.T) {
 		t.Errorf("claim again: %+v after %+v", c2, c)
 	}
 }
+
+// TestClaimUnknownNotUsed breaks the connection after a claim's batch was sent and before it
+// ran (pgx's default mode prepares the statements in a round trip of their own, whose answer
+// is lost here): the re-read finds no row of the claim's owner, and the claim fails with
+// ErrUnknown, not sent again, and holds nothing.
+func TestClaimUnknownNotUsed(t *testing.T) {
+	var arm atomic.Bool
+	st := testStore(t, pgtest.Schema(t), "unknown", func(c *pgx.ConnConfig) {
+		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &lossyConn{Conn: conn, arm: &arm}, nil
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	arm.Store(true)
+	_, err := st.Claim(ctx, nodeid.ClaimRequest{Nodes: 2, Owner: "A", TTL: 2 * time.Second})
+	if !errors.Is(err, ErrUnknown) {
+		t.Fatalf("claim whose batch broke before it ran: %v, want ErrUnknown", err)
+	}
+	slots, err := st.Slots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sl := range slots {
+		if sl.Held {
+			t.Errorf("slot %d is held by %q after a claim that failed", sl.Node, sl.Owner)
+		}
+	}
+}
