@@ -18,6 +18,13 @@
 // cluster acknowledged. etcd writes its WAL to disk (fsync) before it acknowledges a write;
 // a member started with --unsafe-no-fsync (etcd 3.4.10 and later) gives that up, which the
 // client cannot detect: never run one under a lease store.
+//
+// Elections: etcd does not answer a request whose wait a leader change aborted, and may still
+// commit it; a new leader extends every lease by an election timeout (etcd #4778, #9395). A
+// claim without an answer is therefore re-read (held under the claim's own etcd lease: used;
+// otherwise ErrUnknown, and the lease is revoked), a renewal without an answer counts as
+// failed, and nodeid.Lease counts its deadline from when it sent the grant or keep-alive, which
+// the store's expiry can only follow, never precede.
 package etcdlease
 
 import (
