@@ -99,7 +99,8 @@ func TestClaimReplyLost(t *testing.T) {
 
 // TestClaimUnknownRevokes fails a claim transaction before it reaches etcd and makes its
 // outcome look unknown: the re-read finds the slot free, the claim reports ErrUnknown, and
-// its etcd lease is revoked, so a transaction still in flight could not commit later.
+// its etcd lease is revoked, so a transaction still in flight could not commit later (etcd
+// refuses a put under a revoked lease, which the test checks too).
 func TestClaimUnknownRevokes(t *testing.T) {
 	var granted atomic.Int64
 	fail := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -136,5 +137,16 @@ func TestClaimUnknownRevokes(t *testing.T) {
 	}
 	if ttl.TTL != -1 {
 		t.Errorf("the failed claim's lease %x still lives (TTL %d s); want it revoked", granted.Load(), ttl.TTL)
+	}
+	// A claim transaction still in flight would fail when applied: a put under a revoked lease
+	// is refused.
+	plain, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdtest.Endpoint(t)}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	_, err = plain.Txn(ctx).Then(clientv3.OpPut(fmt.Sprintf("/idkit-test/unknown-probe/%d", time.Now().UnixNano()), "x", clientv3.WithLease(clientv3.LeaseID(granted.Load())))).Commit()
+	if !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		t.Errorf("a transaction putting under the revoked lease: %v, want %v", err, rpctypes.ErrLeaseNotFound)
 	}
 }
