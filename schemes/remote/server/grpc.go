@@ -175,9 +175,9 @@ func register(gs *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 }
 
 // grpcAuth refuses a gRPC request without a valid bearer token before its message is read;
-// the health service stays open for probes, as on the HTTP side.
+// the health and reflection services stay open, as on the HTTP side (openPaths).
 func (s *Server) grpcAuth(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if len(s.cfg.Tokens) == 0 || strings.HasPrefix(info.FullMethodName, healthPath) {
+	if len(s.cfg.Tokens) == 0 || openPaths[info.FullMethodName] {
 		return ctx, nil
 	}
 	var auth string
@@ -268,7 +268,13 @@ type grpcHealth struct {
 func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	msg, err := h.s.health(req)
 	if err == nil && msg.Status != healthpb.HealthCheckResponse_SERVING {
-		if why := h.s.ready(); why != nil {
+		var auth string
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			if v := md.Get("authorization"); len(v) > 0 {
+				auth = v[0]
+			}
+		}
+		if why := h.s.ready(); why != nil && h.s.mayKnow(auth) {
 			_ = grpc.SetHeader(ctx, metadata.Pairs(notReadyHeader, headerText(why)))
 		}
 	}

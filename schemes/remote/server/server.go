@@ -51,6 +51,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	reflectv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 )
 
 // Defaults for the zero fields of Config.
@@ -117,7 +119,9 @@ type Config struct {
 	AllowUnmask bool
 	// Tokens, when not empty, are the bearer tokens a request must carry in its
 	// Authorization header. /healthz, /readyz and the gRPC health service stay open for
-	// probes.
+	// probes (saying why the server is not ready only to a caller with a token), and so does
+	// gRPC reflection, which only describes the public protos, so that grpcurl and ghz can
+	// resolve methods without one.
 	Tokens []string
 	// MetricsTokens, when not empty, are the bearer tokens a scrape of /metrics must carry
 	// instead of one of Tokens, so that a scraper's credential cannot issue IDs; otherwise
@@ -628,15 +632,19 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/decode/{generator}/{id}", s.httpDecode)
 	mux.HandleFunc("GET /v1/bounds/{generator}", s.httpBounds)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { textReply(w, http.StatusOK, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.ready(); err != nil {
+			if !s.mayKnow(r.Header.Get("Authorization")) {
+				textReply(w, http.StatusServiceUnavailable, "not ready (the reason is in the log, and told to callers with a token)")
+				return
+			}
 			textReply(w, http.StatusServiceUnavailable, "not ready: "+idkit.Redact(err.Error()))
 			return
 		}
 		textReply(w, http.StatusOK, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, healthPath + "Check": true, healthPath + "Watch": true, healthPath + "List": true},
+	a := admission{s: s, open: openPaths,
 		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
 	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
@@ -650,6 +658,16 @@ func (s *Server) routes() http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	}))
+}
+
+// openPaths are served without a token on a server with tokens: the probes (/healthz, /readyz,
+// the gRPC health service) and gRPC reflection, which tells only what idkit.proto and the
+// public health and reflection protos say (no generator, no state), and without which grpcurl
+// and ghz cannot resolve even the open health methods (reflect.go).
+var openPaths = map[string]bool{
+	"/healthz": true, "/readyz": true, healthPath + "Check": true, healthPath + "Watch": true, healthPath + "List": true,
+	reflectv1.ServerReflection_ServerReflectionInfo_FullMethodName:      true,
+	reflectv1alpha.ServerReflection_ServerReflectionInfo_FullMethodName: true,
 }
 
 // admission is what the handler checks before a request reaches the mux.
@@ -682,13 +700,13 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 		return w, r, nil, false
 	}
 	if r.Body != nil && r.Body != http.NoBody {
-		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, a.limit)}
-		r.Body = body
-		if r.ContentLength < 0 && !isGRPC(r.Header.Get("Content-Type")) {
-			// A body of unknown length found too large while Connect reads it: Connect answers
-			// 429 (resource_exhausted), which reads as "slow down"; it is 413.
-			w = &tooLargeWriter{ResponseWriter: w, body: body}
-		}
+		r.Body = http.MaxBytesReader(w, r.Body, a.limit)
+	}
+	if isRPCPath(r.URL.Path) && !isGRPC(r.Header.Get("Content-Type")) {
+		// A message found too large while Connect reads it (a body of unknown length, or one
+		// that inflates past the limit: gzip POST, GET with compression=gzip): Connect answers
+		// 429 (resource_exhausted), which clients read as "slow down" and retry; it is 413.
+		w = &tooLargeWriter{ResponseWriter: w}
 	}
 	toks := a.s.cfg.Tokens
 	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
@@ -741,28 +759,15 @@ func redactError(err error) error {
 // noStore is the Cache-Control value of every answer.
 var noStore = []string{"no-store"}
 
-// limitedBody is a request body behind http.MaxBytesReader that remembers when it hit the limit.
-type limitedBody struct {
-	io.ReadCloser
-	over bool
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if _, ok := err.(*http.MaxBytesError); ok { // as http.MaxBytesReader returns it; no errors.As,
-		b.over = true // which allocates on every body's io.EOF
-	}
-	return n, err
-}
-
-// tooLargeWriter turns the 429 that Connect answers for a body over the limit into 413.
+// tooLargeWriter turns the 429 that Connect answers for a message over the limit into 413.
+// The server refuses nothing else with resource_exhausted (a full server answers unavailable,
+// 503), so every 429 here is a message too large.
 type tooLargeWriter struct {
 	http.ResponseWriter
-	body *limitedBody
 }
 
 func (w *tooLargeWriter) WriteHeader(code int) {
-	if code == http.StatusTooManyRequests && w.body.over {
+	if code == http.StatusTooManyRequests {
 		code = http.StatusRequestEntityTooLarge
 	}
 	w.ResponseWriter.WriteHeader(code)
