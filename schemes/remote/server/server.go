@@ -67,7 +67,27 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultShutdownDelay     = 5 * time.Second
 	DefaultDrainTimeout      = 10 * time.Second
+	DefaultMaxTotalStreams   = 4096
+	DefaultMaxTotalBytes     = 64 << 20
+	DefaultMaxOpenStreams    = 512
+	DefaultMaxOpenWatches    = 128
+	DefaultMaxOpenConns      = 64
 )
+
+// DefaultMaxConns is MaxConns's default: half the files this process may open (RLIMIT_NOFILE),
+// the rest left to the generators' stores, the listeners and the log, and at most 1024, enough
+// for a client that opens a connection per parallel request (Node's fetch does) and few enough
+// that idle connections hold little (docs/service.md has the figures).
+func DefaultMaxConns() int { return maxConnsFor(fdLimit()) }
+
+// maxConnsFor is DefaultMaxConns for a limit of fds open files (0: unknown).
+func maxConnsFor(fds uint64) int {
+	const ceiling = 1024
+	if fds == 0 {
+		return ceiling
+	}
+	return int(max(min(fds/2, ceiling), 1))
+}
 
 // ErrConfig reports a Config that New cannot use.
 var ErrConfig = errors.New("server: bad config")
@@ -110,6 +130,21 @@ type Config struct {
 	// MaxConnBytes bounds the bytes of answers one connection may have waiting to be sent;
 	// its further requests wait until the client reads (see conn.go).
 	MaxConnBytes int
+	// MaxConns bounds the connections open at a time on both listeners together; one more is
+	// closed as soon as it is accepted. The default is DefaultMaxConns of the process's limit
+	// on open files.
+	MaxConns int
+	// MaxTotalStreams bounds the requests in flight on all connections together, and
+	// MaxTotalBytes their answers not yet sent (each connection's MaxConnBytes draws on it);
+	// a request over MaxTotalStreams is refused with UNAVAILABLE (HTTP 503), a Next answer
+	// over MaxTotalBytes waits. See limits.go.
+	MaxTotalStreams, MaxTotalBytes int
+	// MaxOpenStreams bounds the requests in flight from callers without a token on a server
+	// with Tokens (the open health, reflection and probe paths, and the refusals), and
+	// MaxOpenWatches those of them that may stay open (health Watch, reflection).
+	// MaxOpenConns bounds the connections on which no token has been shown yet: past it, such
+	// a connection is closed at its first request.
+	MaxOpenStreams, MaxOpenWatches, MaxOpenConns int
 	// TLSCert and TLSKey, both set, make Run and Serve speak TLS (HTTP/2 by ALPN) on both
 	// listeners; otherwise they speak cleartext HTTP/1.1 and HTTP/2 (h2c).
 	TLSCert, TLSKey string
@@ -158,6 +193,7 @@ type Server struct {
 	reg      *prometheus.Registry
 	m        *metrics
 	handler  http.Handler
+	lim      *limits
 	draining atomic.Bool
 	closeMu  sync.Mutex
 	closed   atomic.Bool
@@ -183,6 +219,7 @@ func NewContext(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, gens: map[string]*generator{}, reg: prometheus.NewRegistry(), endWatches: make(chan struct{})}
 	s.m = newMetrics(s.reg)
+	s.lim = newLimits(&cfg, s.reg, cfg.Logger)
 	for _, gc := range cfg.Generators {
 		if !validName(gc.Name) {
 			s.Close()
@@ -265,7 +302,8 @@ func (c *Config) fill() error {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.MaxStreams < 0 || c.MaxConnBytes < 0 ||
+	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.MaxStreams < 0 || c.MaxConnBytes < 0 || c.MaxConns < 0 ||
+		c.MaxTotalStreams < 0 || c.MaxTotalBytes < 0 || c.MaxOpenStreams < 0 || c.MaxOpenWatches < 0 || c.MaxOpenConns < 0 ||
 		c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0 || c.DrainTimeout < 0 {
 		return fmt.Errorf("%w: negative limit or timeout", ErrConfig)
 	}
@@ -283,6 +321,17 @@ func (c *Config) fill() error {
 	}
 	if c.MaxConnBytes == 0 {
 		c.MaxConnBytes = DefaultMaxConnBytes
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{
+		{&c.MaxConns, DefaultMaxConns()}, {&c.MaxTotalStreams, DefaultMaxTotalStreams}, {&c.MaxTotalBytes, DefaultMaxTotalBytes},
+		{&c.MaxOpenStreams, DefaultMaxOpenStreams}, {&c.MaxOpenWatches, DefaultMaxOpenWatches}, {&c.MaxOpenConns, DefaultMaxOpenConns},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
@@ -423,8 +472,11 @@ func (s *Server) Serve(ctx context.Context, ln, grpcLn net.Listener) error {
 		gs = s.grpcServer(tlsCfg)
 	}
 	errc := make(chan error, 2)
+	stopStalls := make(chan struct{})
+	defer close(stopStalls)
+	go s.lim.watchStalls(stopStalls)
 	go func() {
-		l := stallListener{Listener: ln, timeout: s.cfg.WriteTimeout}
+		l := stallListener{Listener: ln, timeout: s.cfg.WriteTimeout, l: s.lim, connBytes: int64(s.cfg.MaxConnBytes)}
 		var err error
 		if tlsCfg != nil {
 			err = hs.ServeTLS(l, "", "")
@@ -437,7 +489,7 @@ func (s *Server) Serve(ctx context.Context, ln, grpcLn net.Listener) error {
 	}()
 	if gs != nil {
 		go func() {
-			if err := gs.Serve(stallListener{Listener: grpcLn, timeout: s.cfg.WriteTimeout}); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			if err := gs.Serve(stallListener{Listener: grpcLn, timeout: s.cfg.WriteTimeout, l: s.lim, connBytes: int64(s.cfg.MaxConnBytes)}); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				errc <- fmt.Errorf("server: gRPC: %w", err)
 			}
 		}()
@@ -488,8 +540,11 @@ func (s *Server) httpServer(tlsCfg *tls.Config) *http.Server {
 			MaxReceiveBufferPerStream:     recvWindow,
 			MaxReceiveBufferPerConnection: recvConnWindow,
 		},
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, budgetKey{}, newConnBudget(int64(s.cfg.MaxConnBytes)))
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if st := stateOf(c); st != nil {
+				return context.WithValue(ctx, stateKey{}, st)
+			}
+			return ctx
 		},
 	}
 	hs.Protocols.SetHTTP1(true)
@@ -649,14 +704,14 @@ func (s *Server) routes() http.Handler {
 	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
 		// request does below here grows the handler goroutine's stack, and growing it costs.
-		w, r, h, ok := a.admit(w, r)
-		if !ok {
+		w, r, f, ok := a.admit(w, r)
+		if f == nil {
 			return
 		}
-		if h != nil {
-			defer h.release() // the answer has been written (or the stream is gone)
+		defer f.finish(r) // the answer has been written (or the stream is gone)
+		if ok {
+			mux.ServeHTTP(w, r)
 		}
-		mux.ServeHTTP(w, r)
 	}))
 }
 
@@ -678,26 +733,68 @@ type admission struct {
 	tooLarge string
 }
 
-// admit answers a request the service refuses (a query string it cannot read whole, a body over
-// the limit, a missing token) and reports false; otherwise it returns the writer and request to
-// serve, and for Next the budget slot that the handler gives back once the answer is written.
+// inFlight is what one net/http request holds until its answer has been written: its slots
+// under the server-wide bounds, its answer's place among the connection's pending ones, and for
+// Next the bytes it reserved.
+type inFlight struct {
+	t  ticket
+	tw trackWriter
+	h  held
+}
+
+// finish hands the rest of the answer to the connection (HTTP/2: a stream the client gives no
+// window waits here, counted, until watchStalls closes its connection) and gives back what the
+// request held.
+func (f *inFlight) finish(r *http.Request) {
+	if f.tw.on && r.ProtoMajor >= 2 {
+		f.tw.Flush()
+	}
+	if f.h.b != nil {
+		f.h.release()
+	}
+	f.t.release()
+}
+
+// admit answers a request the service refuses (the server full, a query string it cannot read
+// whole, a body over the limit, a missing token) and reports false; otherwise it returns the
+// writer and request to serve. Unless the server was full, it also returns what the request
+// holds, which the handler gives back once the answer is written.
 //
 //go:noinline
-func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, *held, bool) {
+func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, *inFlight, bool) {
 	// Nothing the service answers may be stored: a cache in front of it would hand the same
 	// IDs to two callers.
 	w.Header()["Cache-Control"] = noStore
+	toks := a.s.cfg.Tokens
+	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
+		toks = a.s.cfg.MetricsTokens
+	}
+	authed := len(toks) == 0 || tokenOK(r.Header.Get("Authorization"), toks)
+	open := len(a.s.cfg.Tokens) > 0 && !authed // counted apart from the token holders
+	st := httpState(r.Context())
+	if len(a.s.cfg.Tokens) > 0 && !a.s.lim.caller(st, authed) {
+		return w, r, nil, false // its connection is closed
+	}
+	f := &inFlight{t: ticket{l: a.s.lim}}
+	if !a.s.lim.take(&f.t, !open, open && longStream(r.URL.Path)) {
+		a.s.lim.refuse(st, open, w, r)
+		return w, r, nil, false
+	}
+	if st != nil {
+		f.tw = trackWriter{ResponseWriter: w, st: st}
+		w = &f.tw
+	}
 	if r.URL.RawQuery != "" {
 		// url.Query, which net/http and Connect use, silently drops what it cannot read ("n=5;"
 		// and "%zz"): refuse it instead of answering another request.
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 			reject(w, r, connect.CodeInvalidArgument, http.StatusBadRequest, "bad query string: "+cut(err.Error()))
-			return w, r, nil, false
+			return w, r, f, false
 		}
 	}
 	if r.ContentLength > a.limit {
 		reject(w, r, connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge, a.tooLarge)
-		return w, r, nil, false
+		return w, r, f, false
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, a.limit)
@@ -708,20 +805,16 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 		// 429 (resource_exhausted), which clients read as "slow down" and retry; it is 413.
 		w = &tooLargeWriter{ResponseWriter: w}
 	}
-	toks := a.s.cfg.Tokens
-	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
-		toks = a.s.cfg.MetricsTokens
-	}
-	if len(toks) > 0 && !a.open[r.URL.Path] && !tokenOK(r.Header.Get("Authorization"), toks) {
+	if !authed && !a.open[r.URL.Path] {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
 		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
-		return w, r, nil, false
+		return w, r, f, false
 	}
 	if isRPCPath(r.URL.Path) {
 		ct := r.Header.Get("Content-Type")
 		if r.Method == http.MethodPost && !rpcContentType(ct) {
 			badContentType(w, ct)
-			return w, r, nil, false
+			return w, r, f, false
 		}
 		// The usual calls (gRPC, Connect unary) keep w; the rest get reasons with Connect's
 		// empty refusals.
@@ -729,14 +822,13 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 			w = &reasonWriter{ResponseWriter: w, r: r}
 		}
 	}
-	var h *held
 	if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
 		if b := httpBudget(r.Context()); b != nil {
-			h = &held{b: b}
-			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
+			f.h.b = b
+			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, &f.h))
 		}
 	}
-	return w, r, h, true
+	return w, r, f, true
 }
 
 // redactError returns err, or when its message holds a credential a *connect.Error with the
