@@ -248,6 +248,7 @@ type connState struct {
 	pending map[*answer]struct{}
 	closed  bool
 	anon    atomic.Int32 // 0 no request yet, 1 counted under MaxOpenConns, 2 showed a token
+	gone    atomic.Bool  // closed: its remaining requests are dropped at once
 }
 
 // answer is one answer being written: from its first byte until it has all been handed to the
@@ -306,6 +307,7 @@ func (c *connState) stalledSince(t time.Time) bool {
 // closeConn is called once when the connection closes: the answers still pending give back
 // what they hold (grpc-go may never free the buffers of a connection it dropped).
 func (c *connState) closeConn() {
+	c.gone.Store(true)
 	c.mu.Lock()
 	c.closed = true
 	left := make([]*answer, 0, len(c.pending))

@@ -772,6 +772,9 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 	authed := len(toks) == 0 || tokenOK(r.Header.Get("Authorization"), toks)
 	open := len(a.s.cfg.Tokens) > 0 && !authed // counted apart from the token holders
 	st := httpState(r.Context())
+	if st != nil && st.gone.Load() {
+		return w, r, nil, false // closed by a bound while its requests queued
+	}
 	if len(a.s.cfg.Tokens) > 0 && !a.s.lim.caller(st, authed) {
 		return w, r, nil, false // its connection is closed
 	}
