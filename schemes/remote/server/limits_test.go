@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -156,6 +159,38 @@ func TestTotalBytesBounded(t *testing.T) {
 		}
 		if ctl < 2*grew || ctl < 3*budget {
 			t.Errorf("%s: control: without MaxTotalBytes the heap grew only %.1f MB: the test cannot see what it looks for", st.name, float64(ctl)/1e6)
+		}
+	}
+}
+
+// TestKeepAliveNotStalled: an HTTP/1.1 connection that was answered in full and then sits idle
+// longer than Config.WriteTimeout is not taken for a stalled one: its next request is served.
+func TestKeepAliveNotStalled(t *testing.T) {
+	cfg := twoGens()
+	cfg.WriteTimeout = 200 * time.Millisecond
+	r := start(t, cfg)
+	c, err := net.DialTimeout("tcp", stacks(r)[0].addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, "GET /v1/next/orders?n=3 HTTP/1.1\r\nHost: idkitd\r\n\r\n"); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d on a kept-alive connection: %v", i+1, err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("request %d: %s", i+1, res.Status)
 		}
 	}
 }
