@@ -131,7 +131,8 @@ type Field struct {
 //	              letter. Parse then reads only text with this prefix.
 //	mask=KEYREF   hide the time, node and counts in the public text under a 128-bit key:
 //	              env:NAME or file:PATH holding "k0:k1" (two groups of 16 hex digits, as the
-//	              uuidv47 PostgreSQL extension takes it); never the key itself. uuidv7 and
+//	              uuidv47 PostgreSQL extension takes it); never the key itself, which is
+//	              refused unshown, inline or after env: or file: (see mask.IsRef). uuidv7 and
 //	              typeid show the UUIDv47 facade, ulid its time masked the same way, 64-bit
 //	              layouts a keyed permutation of the layout's width (package mask). uuidv4
 //	              refuses it: it has nothing to hide.
