@@ -214,3 +214,22 @@ func ExampleBounds() {
 	// 019b76da-a800-7000-8000-000000000000 019b76da-a800-7fff-bfff-ffffffffffff
 	// true
 }
+
+// As reaches a scheme's optional interfaces, through what New puts around a registered scheme
+// with prefix= or mask= too, where a type assertion sees only the wrapper.
+func ExampleAs() {
+	s, err := idkit.New("snowflake:layout=twitter,datacenter=1,worker=3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if n, ok := idkit.As[idkit.Noder](s); ok {
+		fmt.Println("node", n.Node())
+	}
+	if l, ok := idkit.As[idkit.Layouter](s); ok {
+		fmt.Println("layout", l.Layout().Name)
+	}
+	// Output:
+	// node 35
+	// layout twitter
+}

@@ -35,7 +35,7 @@ func parseBoundsTime(flag, v string) (*time.Time, error) {
 // bounds answers q with codec c: the lowest and highest ID with a decoded time in the range,
 // and their decoded times.
 func (q boundsQuery) bounds(c idkit.Codec) (lo, hi idkit.ID, loTime, hiTime time.Time, err error) {
-	if _, ok := c.(idkit.TimeRanger); !ok {
+	if _, ok := idkit.As[idkit.TimeRanger](c); !ok {
 		_, _, err := idkit.Bounds(c, farPast(), farFuture())
 		return lo, hi, loTime, hiTime, fmt.Errorf("inspect: --scheme %s: %w", idkit.Redact(q.spec), err)
 	}

@@ -54,7 +54,7 @@ func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
 	for _, c := range errorCodes {
 		g.errs.WithLabelValues(c.String()) // present at 0 from the start
 	}
-	if _, ok := s.(idkit.Layouter); ok {
+	if _, ok := idkit.As[idkit.Layouter](s); ok {
 		g.bits.Store(64)
 	}
 	g.maskRef = setting("mask", spec, s.Name())
@@ -80,7 +80,7 @@ func setting(key string, specs ...string) string {
 
 // err is the scheme's Fenced error, nil for schemes that cannot be fenced.
 func (g *generator) err() error {
-	if f, ok := g.s.(idkit.Fenced); ok {
+	if f, ok := idkit.As[idkit.Fenced](g.s); ok {
 		return f.Err()
 	}
 	return nil
