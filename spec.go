@@ -261,17 +261,13 @@ func parseTime(v string) (time.Time, error) {
 // stand-in year of the same leap-ness, so that February 29 is checked as in the real year.
 func parseWideYear(v string) (time.Time, bool) {
 	s, neg := strings.CutPrefix(v, "-")
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
+	n, year := 0, 0
+	for ; n < len(s) && s[n] >= '0' && s[n] <= '9'; n++ {
+		year = year*10 + int(s[n]-'0')
 	}
 	// A year of 4 digits without a sign is time.Parse's; 12 digits hold time.Time's last
 	// year, 292277026596.
 	if n < 4 || n > 12 || n == 4 && !neg || n == len(s) || s[n] != '-' {
-		return time.Time{}, false
-	}
-	year, err := strconv.Atoi(s[:n])
-	if err != nil {
 		return time.Time{}, false
 	}
 	if neg {
@@ -287,13 +283,14 @@ func parseWideYear(v string) (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
+	// The wall clock as written, in the real year, less the offset it was written in.
 	_, off := t.Zone()
-	loc := time.FixedZone("", off)
-	w := time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc)
-	if w.Year() != year || w.Month() != t.Month() || w.Day() != t.Day() {
+	_, mo, d := t.Date()
+	w := time.Date(year, mo, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+	if y, m, wd := w.Date(); y != year || m != mo || wd != d {
 		return time.Time{}, false // beyond time.Time's range: the arithmetic wrapped
 	}
-	return w.UTC(), true
+	return w.Add(-time.Duration(off) * time.Second), true
 }
 
 // sortedKeys returns the keys of m in order, for messages.
