@@ -59,10 +59,11 @@ type TimeRanger interface {
 	Bounds(from, to time.Time) (lo, hi ID, err error)
 }
 
-// Bounds returns c's bounds of the time range [from, to) when c is a TimeRanger (see there),
-// and otherwise an error wrapping ErrScheme that says c's IDs carry no time order.
+// Bounds returns c's bounds of the time range [from, to) when c, or a codec it wraps (see As),
+// is a TimeRanger (see there), and otherwise an error wrapping ErrScheme that says c's IDs
+// carry no time order.
 func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
-	tr, ok := c.(TimeRanger)
+	tr, ok := As[TimeRanger](c)
 	if !ok {
 		name := "this scheme"
 		if n, ok := c.(interface{ Name() string }); ok {

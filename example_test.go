@@ -237,3 +237,22 @@ func ExampleShardBounds() {
 	// 3 7419191929863143424 7419195704736743423
 	// (id >= 501662902222061568 AND id <= 501666677095661567) OR (id >= 2807505911435755520 AND id <= 2807509686309355519) OR …
 }
+
+// As reaches a scheme's optional interfaces, through what New puts around a registered scheme
+// with prefix= or mask= too, where a type assertion sees only the wrapper.
+func ExampleAs() {
+	s, err := idkit.New("snowflake:layout=twitter,datacenter=1,worker=3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if n, ok := idkit.As[idkit.Noder](s); ok {
+		fmt.Println("node", n.Node())
+	}
+	if l, ok := idkit.As[idkit.Layouter](s); ok {
+		fmt.Println("layout", l.Layout().Name)
+	}
+	// Output:
+	// node 35
+	// layout twitter
+}

@@ -3,6 +3,7 @@ package idkit_test
 import (
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -276,6 +277,85 @@ func FuzzParseTime(f *testing.F) {
 		}
 		if back, err := idkit.ParseTime(idkit.FormatTime(got)); err != nil || !back.Equal(got) {
 			t.Fatalf("%q: FormatTime %q reads back as %v, %v", s, idkit.FormatTime(got), back, err)
+		}
+	})
+}
+
+// TestFormatTimeWideYears: the times FormatTime writes past 9999 and before year 1, such as
+// the open ends of the uuidv7, ulid, typeid and mastodon bounds (issue 24, item 14), read back
+// through ParseTime.
+func TestFormatTimeWideYears(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	far := time.Unix(1<<50, 0)
+	for _, spec := range []string{"uuidv7", "ulid", "typeid", "snowflake:layout=mastodon", "snowflake:time_bits=60,node_bits=0,seq_bits=3"} {
+		c, err := idkit.NewCodec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hi, err := idkit.Bounds(c, from, far)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		p, err := c.Decode(hi)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		s := idkit.FormatTime(p.Time)
+		if back, err := idkit.ParseTime(s); err != nil || !back.Equal(p.Time) {
+			t.Errorf("%s: its last time %v is written %q, which reads back as %v, %v", spec, p.Time, s, back, err)
+		}
+	}
+	for _, tt := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"10889-08-02T05:31:50.655Z", time.Date(10889, 8, 2, 5, 31, 50, 655e6, time.UTC)},
+		{"10000-02-29T00:00:00Z", time.Date(10000, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"10400-02-29T23:00:00-02:00", time.Date(10400, 3, 1, 1, 0, 0, 0, time.UTC)},
+		{"292277026596-12-04T15:30:07.999999999Z", time.Unix(math.MaxInt64, 999999999)},
+		{"-0001-12-31T23:59:59Z", time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC)},
+		{"-0004-02-29", time.Date(-4, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"12345-06-07", time.Date(12345, 6, 7, 0, 0, 0, 0, time.UTC)},
+	} {
+		got, err := idkit.ParseTime(tt.in)
+		if err != nil || !got.Equal(tt.want) || got.Location() != time.UTC {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	for _, in := range []string{
+		"10001-02-29T00:00:00Z", // not a leap year
+		"10100-02-29",           // nor this
+		"+10889-08-02T05:31:50Z",
+		"1000000000000-01-01T00:00:00Z", // 13 digits: past time.Time's range
+		"999999999999-01-01T00:00:00Z",  // past time.Time's range: the arithmetic would wrap
+		"10889-8-02T05:31:50Z",
+		"-1-01-01",
+		"12345-06-07T",
+	} {
+		if got, err := idkit.ParseTime(in); !errors.Is(err, idkit.ErrTime) {
+			t.Errorf("ParseTime(%q) = %v, %v; want an error wrapping ErrTime", in, got, err)
+		}
+	}
+}
+
+// FuzzFormatTimeRoundTrip: ParseTime reads back every time FormatTime writes, over the whole
+// range of time.Time (every int64 of Unix seconds, every nanosecond, any zone offset).
+func FuzzFormatTimeRoundTrip(f *testing.F) {
+	f.Add(int64(0), uint32(0), int32(0))
+	f.Add(int64(284012524800), uint32(655e6), int32(0)) // 10970
+	f.Add(int64(math.MaxInt64), uint32(999999999), int32(-3600))
+	f.Add(int64(math.MinInt64), uint32(1), int32(3600))
+	f.Add(int64(-62135596801), uint32(0), int32(0)) // the last second of year 0
+	f.Fuzz(func(t *testing.T, sec int64, nsec uint32, off int32) {
+		in := time.Unix(sec, int64(nsec%1e9)).In(time.FixedZone("", int(off%(18*3600))))
+		s := idkit.FormatTime(in)
+		back, err := idkit.ParseTime(s)
+		if err != nil || !back.Equal(in) {
+			t.Fatalf("FormatTime(%v) = %q reads back as %v, %v", in, s, back, err)
+		}
+		if again := idkit.FormatTime(back); again != s {
+			t.Fatalf("FormatTime(%v) = %q, then %q", in, s, again)
 		}
 	})
 }

@@ -108,10 +108,10 @@ func (sp *Settings) readText() error {
 		t.prefix, t.typeid = p, true
 	}
 	if okM {
-		if !mask.IsRef(ref) {
-			// Not a reference: perhaps a key written inline. Errorf quotes the spec with mask
-			// values that are not references redacted.
-			return sp.Errorf("the mask setting wants env:NAME or file:PATH, naming where the key is kept; a key is never written in a spec, which reaches logs and reports")
+		if err := mask.CheckRef(ref); err != nil {
+			// Not a reference, or one with a key pasted after env: or file:. Neither the
+			// message nor the quoted spec (Errorf redacts such mask values) shows it.
+			return sp.Wrapf(err, "the mask setting wants env:NAME or file:PATH; a key is never written in a spec, which reaches logs and reports")
 		}
 		k, err := mask.Load(ref)
 		if err != nil {

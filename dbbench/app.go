@@ -150,10 +150,10 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 			if err != nil {
 				return fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
 			}
-			if _, ok := c.(idkit.TimeRanger); ok {
+			if _, ok := idkit.As[idkit.TimeRanger](c); ok {
 				sc.codec = c
 			}
-			if l, ok := c.(idkit.Layouter); ok {
+			if l, ok := idkit.As[idkit.Layouter](c); ok {
 				sc.tick, sc.epoch = l.Layout().Unit, l.Layout().Epoch
 			}
 		}

@@ -191,7 +191,7 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
 	}
 	defer closeScheme(s)
-	if lo, ok := s.(idkit.Layouter); ok {
+	if lo, ok := idkit.As[idkit.Layouter](s); ok {
 		l := lo.Layout()
 		if uint64(k) > l.Nodes() {
 			return nil, fmt.Errorf("dbbench: scheme %q holds %d nodes, fewer than --nodes %d", r.label, l.Nodes(), k)

@@ -131,7 +131,7 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 		if setsBit63(s, id) {
 			r.col = colUint64
 		}
-		if l, ok := s.(idkit.Layouter); ok && l.Layout().TotalBits() == 64 {
+		if l, ok := idkit.As[idkit.Layouter](s); ok && l.Layout().TotalBits() == 64 {
 			r.unsigned = true
 		}
 	case id.Bits() == 128 && col < 0:
@@ -166,7 +166,7 @@ func setsBit63(s idkit.Scheme, first idkit.ID) bool {
 	if first.Uint64() > math.MaxInt64 {
 		return true
 	}
-	l, ok := s.(idkit.Layouter)
+	l, ok := idkit.As[idkit.Layouter](s)
 	return ok && l.Layout().TotalBits() == 64 && time.Until(l.Layout().Int64Until()) < 24*time.Hour
 }
 

@@ -35,7 +35,7 @@ func parseBoundsTime(flag, v string) (*time.Time, error) {
 // ranges answers q with codec c: the runs of IDs with a decoded time in the range (one, or
 // one per shard of a sharded layout), and the decoded times of the first and the last tick.
 func (q boundsQuery) ranges(c idkit.Codec) (rs []idkit.Range, loTime, hiTime time.Time, err error) {
-	if _, ok := c.(idkit.TimeRanger); !ok {
+	if _, ok := idkit.As[idkit.TimeRanger](c); !ok {
 		_, _, err := idkit.Bounds(c, farPast(), farFuture())
 		return nil, loTime, hiTime, fmt.Errorf("inspect: --scheme %s: %w", idkit.Redact(q.spec), err)
 	}

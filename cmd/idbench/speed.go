@@ -528,7 +528,7 @@ func schemeSubject(ctx context.Context, name string, s idkit.Scheme) subject {
 		res:   speedResult{Name: idkit.Redact(name), Kind: "scheme", Scheme: idkit.Redact(s.Name()), Library: libraryFor(s.Name())},
 		close: func() { closeScheme(s, "speed", io.Discard) },
 	}
-	if l, ok := s.(idkit.Layouter); ok {
+	if l, ok := idkit.As[idkit.Layouter](s); ok {
 		sub.res.Cap = ptr(l.Layout().IDsPerSecond())
 	}
 	next := func() error { _, err := s.Next(); return err }

@@ -195,6 +195,36 @@ func TestFlagErrorsRedacted(t *testing.T) {
 	}
 }
 
+// TestKeyRefNotEchoed: a mask key pasted after env: or file: in a generator's spec (issue 24,
+// item 7) stops idkitd with an error that does not show it, from a flag or the config file.
+func TestKeyRefNotEchoed(t *testing.T) {
+	const k0, k1 = "0011223344556677", "8899aabbccddeeff"
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "gens.toml")
+	if err := os.WriteFile(conf, []byte("[generators]\norders = \"snowflake:node=1,mask=env:"+k0+":"+k1+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--gen", "orders=snowflake:node=1,mask=env:" + k0 + ":" + k1},
+		{"--gen", "orders=uuidv7:mask=file:" + k0 + ":" + k1},
+		{"--gen", "orders=typeid:prefix=user,mask=env:K_" + k1},
+		{"--gen", "orders=ulid:mask=" + k0 + ":" + k1},
+		{"--config", conf},
+	} {
+		var stderr strings.Builder
+		err := run(context.Background(), &stderr, args)
+		if report(&stderr, err) == 0 {
+			t.Errorf("%q: accepted", args)
+		}
+		if strings.Contains(stderr.String(), k0) || strings.Contains(stderr.String(), k1) {
+			t.Errorf("%q: stderr shows the key:\n%s", args, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "bad spec") {
+			t.Errorf("%q: stderr does not say what is wrong:\n%s", args, stderr.String())
+		}
+	}
+}
+
 // serveInProcess runs idkitd with args on a free loopback port until the test ends and returns
 // the address once it answers /readyz.
 func serveInProcess(t *testing.T, args ...string) string {

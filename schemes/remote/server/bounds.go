@@ -69,7 +69,7 @@ func (g *generator) bounds(r timeRange) (*v1.BoundsResponse, error) {
 	invalid := func(err error) error {
 		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("generator %q: %w", g.name, err))
 	}
-	if _, ok := c.(idkit.TimeRanger); !ok {
+	if _, ok := idkit.As[idkit.TimeRanger](c); !ok {
 		_, _, err := idkit.Bounds(c, farPast, farFuture)
 		return nil, invalid(err)
 	}
@@ -145,7 +145,7 @@ func sqlLiteral(id idkit.ID) string {
 // tickOf is the tick of a time-ordered scheme: its layout's unit, the millisecond for the
 // 128-bit time-ordered schemes (ulid, uuidv7 and typeid, which is UUIDv7), 0 when unknown.
 func tickOf(c idkit.Codec) time.Duration {
-	if l, ok := c.(idkit.Layouter); ok {
+	if l, ok := idkit.As[idkit.Layouter](c); ok {
 		return l.Layout().Unit
 	}
 	n, ok := c.(interface{ Name() string })

@@ -68,8 +68,10 @@ func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
 // 0 for the rest (a registered scheme, such as remote, may issue either), which next fills in
 // from the first ID.
 func widthOf(s idkit.Scheme) int32 {
-	switch s.(type) {
-	case idkit.Layouter, idkit.Widther:
+	if _, ok := idkit.As[idkit.Layouter](s); ok {
+		return 64
+	}
+	if _, ok := idkit.As[idkit.Widther](s); ok {
 		return 64
 	}
 	base, _, _ := strings.Cut(s.Name(), ":")
@@ -96,7 +98,7 @@ func setting(key string, specs ...string) string {
 
 // err is the scheme's Fenced error, nil for schemes that cannot be fenced.
 func (g *generator) err() error {
-	if f, ok := g.s.(idkit.Fenced); ok {
+	if f, ok := idkit.As[idkit.Fenced](g.s); ok {
 		return f.Err()
 	}
 	return nil
