@@ -287,9 +287,11 @@ func inlineKeys(s string, spans []span) []span {
 				end++
 			}
 			val := s[v:end]
-			safe := SafeRef(val)
+			// A reference quoted in prose ends before its closing punctuation: "(mask=env:K):".
+			ref := strings.TrimRight(val, ").;:'")
+			safe := SafeRef(ref)
 			if key == "_env" {
-				safe = EnvName(val)
+				safe = EnvName(ref)
 			}
 			if end > v && !safe && val != Mask {
 				spans = append(spans, span{v, end})

@@ -83,3 +83,19 @@ func TestStringTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestStringReferenceInProse: a safe reference quoted in prose, followed by its closing
+// punctuation, stays readable (idkitd's "masks its IDs (mask=env:K):" lost it), and a key
+// followed by the same punctuation is still hidden.
+func TestStringReferenceInProse(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`generator "g" masks its IDs (mask=env:ID_KEY): decoding`, `generator "g" masks its IDs (mask=env:ID_KEY): decoding`},
+		{`masks its IDs (mask=file:/run/keys/k). Then`, `masks its IDs (mask=file:/run/keys/k). Then`},
+		{`masks its IDs (mask=env:0011223344556677:8899aabbccddeeff): decoding`, `masks its IDs (mask=` + redact.Mask + ` decoding`},
+		{`masks its IDs (mask=0011223344556677:8899aabbccddeeff).`, `masks its IDs (mask=` + redact.Mask},
+	} {
+		if got := redact.String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
