@@ -138,7 +138,7 @@ func (n *mnode) status(t *testing.T, name string) string {
 	}
 	defer db.Close()
 	var k, v string
-	db.QueryRow("SHOW GLOBAL STATUS LIKE '" + name + "'").Scan(&k, &v)
+	db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&k, &v)
 	return v
 }
 
