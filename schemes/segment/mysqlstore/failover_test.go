@@ -199,7 +199,7 @@ func (p *mpair) waitReplica() {
 		defer db.Close()
 		var n int
 		db.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'`).Scan(&n)
-		return n == 1
+		return n >= 1
 	})
 }
 
