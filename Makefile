@@ -11,7 +11,7 @@ test:
 	$(GO) test -race -timeout 15m ./...
 	$(GO) test -run '^TestPublicTextMillion$$' -count=1 .
 
-# Real-process fault reproductions too heavy for `make test` (about three minutes), each with
+# Real-process fault reproductions too heavy for `make test` (about six minutes), each with
 # its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their
 # node lease on a private etcd and PostgreSQL; one connection flooding idkitd with 2,000 unread
 # streams (an RSS bound); rolling restarts of two idkitd processes under a health-checking
