@@ -58,6 +58,9 @@ func (n *redisNode) do(t *testing.T, args ...any) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := c.Do(ctx, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return ""
+	}
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
@@ -93,6 +96,14 @@ func (p *redisPair) waitReplica() {
 // cut freezes the replica (SIGSTOP) and has the primary drop it: the primary goes on taking
 // writes that the replica never receives.
 func (p *redisPair) cut() {
+	// The replica must be streaming before the cut: what it lacks is then what the cut kept
+	// from it.
+	key := redisstore.DefaultPrefix + "k"
+	want, _ := strconv.ParseInt(p.prim.do(p.t, "HGET", key, "max_id"), 10, 64)
+	segtest.WaitFor(p.t, "the replica caught up", 10*time.Second, func() bool {
+		got, _ := strconv.ParseInt(p.repl.do(p.t, "HGET", key, "max_id"), 10, 64)
+		return got >= want
+	})
 	p.repl.srv.cmd.Process.Signal(syscall.SIGSTOP)
 	p.prim.do(p.t, "CLIENT", "KILL", "TYPE", "replica")
 }
@@ -100,9 +111,11 @@ func (p *redisPair) cut() {
 // fail kills the primary (SIGKILL), thaws the replica, promotes it with REPLICAOF NO ONE,
 // points the stores at it, and starts the old primary again as its replica.
 func (p *redisPair) fail() {
+	lost := p.prim.do(p.t, "HGET", redisstore.DefaultPrefix+"k", "max_id")
 	p.prim.srv.stop()
 	p.repl.srv.cmd.Process.Signal(syscall.SIGCONT)
 	p.repl.do(p.t, "REPLICAOF", "NO", "ONE")
+	p.t.Logf("the promoted replica has max_id %s, the killed primary had %s", p.repl.do(p.t, "HGET", redisstore.DefaultPrefix+"k", "max_id"), lost)
 	a := p.repl.addr()
 	p.current.Store(&a)
 	old := p.prim
