@@ -131,6 +131,10 @@ type publicScheme struct {
 func (p *publicScheme) Name() string      { return p.name }
 func (p *publicScheme) Next() (ID, error) { return p.s.Next() }
 
+// Unwrap returns the registered scheme, so that DurabilityOf and other accessors of optional
+// interfaces reach it without one wrapper type per combination.
+func (p *publicScheme) Unwrap() Scheme { return p.s }
+
 func (p *publicScheme) NextContext(ctx context.Context) (ID, error) { return NextContext(ctx, p.s) }
 
 func (p *publicScheme) NextBatch(dst []ID) error {

@@ -140,7 +140,7 @@ func buildSegment(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error)
 		closeAll()
 		return nil, sp.Wrapf(err, "segment")
 	}
-	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss)}, nil
+	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss), urls: ss.urls}, nil
 }
 
 // segmentName is the canonical spec of a segment scheme, credentials redacted.
@@ -225,11 +225,12 @@ func (c segmentCodec) Decode(id idkit.ID) (idkit.Parts, error) {
 }
 
 // segmentScheme wraps Segment. It implements idkit.Scheme, Batcher, the context variants,
-// Widther and io.Closer.
+// Widther, Durabler and io.Closer.
 type segmentScheme struct {
 	segmentCodec
 	g    *Segment
 	name string
+	urls []string // the stores', for Durability
 }
 
 func (s *segmentScheme) Name() string { return s.name }
