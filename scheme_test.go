@@ -486,7 +486,7 @@ func TestCompare(t *testing.T) {
 }
 
 // TestNoderFenced checks which schemes report a node and a fence: snowflake both (a fixed node
-// is never fenced), the others neither.
+// is never fenced), sonyflake its machine (never fenced), the others neither.
 func TestNoderFenced(t *testing.T) {
 	for _, tc := range []struct {
 		spec   string
@@ -498,7 +498,7 @@ func TestNoderFenced(t *testing.T) {
 		{"snowflake:layout=discord,node=77", 77, true, true},
 		{"ulid", 0, false, false},
 		{"uuidv7", 0, false, false},
-		{"sonyflake:machine=5", 0, false, false},
+		{"sonyflake:machine=5", 5, true, false},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			s, err := idkit.New(tc.spec)

@@ -204,7 +204,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		maxTotal      = fs.Int("max-total-streams", 0, fmt.Sprintf("most requests in flight on all connections together; more get UNAVAILABLE (503) (default %d)", server.DefaultMaxTotalStreams))
 		maxTotalBytes = fs.Int("max-total-bytes", 0, fmt.Sprintf("most bytes of unsent answers on all connections together; Next requests wait beyond it (default %d)", server.DefaultMaxTotalBytes))
 		maxOpen       = fs.Int("max-open-streams", 0, fmt.Sprintf("with --tokens: most requests in flight from callers without a token (health, reflection, probes) (default %d)", server.DefaultMaxOpenStreams))
-		maxOpenConns  = fs.Int("max-open-conns", 0, fmt.Sprintf("with --tokens: most connections that have shown no token; one more is closed at its first request (default %d)", server.DefaultMaxOpenConns))
+		maxOpenConns  = fs.Int("max-open-conns", 0, fmt.Sprintf("with --tokens: most connections that have shown no token yet, counted from their accept; one more closes the oldest (default %d)", server.DefaultMaxOpenConns))
 		maxWatches    = fs.Int("max-open-watches", 0, fmt.Sprintf("with --tokens: most long-lived streams (health Watch, reflection) from callers without a token (default %d)", server.DefaultMaxOpenWatches))
 		tlsCert       = fs.String("tls-cert", "", "TLS certificate `file` (with --tls-key)")
 		tlsKey        = fs.String("tls-key", "", "TLS key `file`")

@@ -222,6 +222,9 @@ func (l stallListener) Accept() (net.Conn, error) {
 		l.l.mu.Lock()
 		l.l.live[sc.st] = struct{}{}
 		l.l.mu.Unlock()
+		if l.l.tokens {
+			l.l.unproven(sc.st)
+		}
 		return sc, nil
 	}
 }

@@ -226,8 +226,8 @@ func (s *Server) grpcAdmit(ctx context.Context, info *tap.Info) (context.Context
 			auth = v[0]
 		}
 		authed := tokenOK(auth, s.cfg.Tokens)
-		if !s.lim.caller(grpcState(ctx), authed) {
-			return nil, status.Error(codes.Unavailable, busyMsg) // its connection is closed
+		if authed {
+			s.lim.proven(grpcState(ctx))
 		}
 		if !authed {
 			if !openPaths[info.FullMethodName] {

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,13 +19,15 @@ import (
 // What all connections together can make the server hold (conn.go bounds each one):
 //
 //   - Config.MaxConns connections at a time, on both listeners together: one more is closed
-//     as soon as it is accepted;
+//     as soon as it is accepted; on a server with tokens, Config.MaxOpenConns of them that
+//     have shown no token yet (one more closes the oldest such, below);
 //   - Config.MaxTotalStreams requests in flight, on both listeners, and of those
 //     Config.MaxOpenStreams from callers without a token on a server with tokens (the open
 //     paths: health, reflection, /healthz, /readyz, and the 401s), of which
-//     Config.MaxOpenWatches long-lived streams (health Watch, reflection). A request over a
-//     bound is refused at once with UNAVAILABLE (HTTP 503, Retry-After: 1) and no body, which
-//     a client that reads nothing still receives (headers are not flow-controlled);
+//     Config.MaxOpenWatches long-lived streams (health Watch, reflection). A token holder's
+//     request over a bound is refused at once with UNAVAILABLE (HTTP 503, Retry-After: 1) and
+//     no body, which a client that reads nothing still receives (headers are not
+//     flow-controlled); a caller without a token has its connection closed instead;
 //   - Config.MaxTotalBytes of answers not yet sent: each connection's budget draws on it, so
 //     a Next answer waits while all connections' unread answers hold it;
 //   - an answer that has not been written for Config.WriteTimeout (the client gave it no
@@ -37,7 +41,11 @@ type limits struct {
 	maxConns           int64
 	conns              atomic.Int64
 	maxAnon            int64
-	anon               atomic.Int64 // connections that have shown no token (token servers)
+	tokens             bool // the server has tokens: connections start unproven
+	shedMu             sync.Mutex
+	shedTimer          *time.Timer
+	shedLast           time.Time
+	unprovenList       *list.List // of *connState, oldest first; under mu
 	total, open, watch slots
 	bytes              *connBudget
 	stall              time.Duration
@@ -54,15 +62,17 @@ type limits struct {
 
 func newLimits(cfg *Config, reg *prometheus.Registry, log *slog.Logger) *limits {
 	l := &limits{
-		maxConns: int64(cfg.MaxConns),
-		maxAnon:  int64(cfg.MaxOpenConns),
-		total:    slots{max: int64(cfg.MaxTotalStreams)},
-		open:     slots{max: int64(cfg.MaxOpenStreams)},
-		watch:    slots{max: int64(cfg.MaxOpenWatches)},
-		bytes:    newConnBudget(int64(cfg.MaxTotalBytes), nil),
-		stall:    cfg.WriteTimeout,
-		log:      log,
-		live:     map[*connState]struct{}{},
+		maxConns:     int64(cfg.MaxConns),
+		maxAnon:      int64(cfg.MaxOpenConns),
+		tokens:       len(cfg.Tokens) > 0,
+		unprovenList: list.New(),
+		total:        slots{max: int64(cfg.MaxTotalStreams)},
+		open:         slots{max: int64(cfg.MaxOpenStreams)},
+		watch:        slots{max: int64(cfg.MaxOpenWatches)},
+		bytes:        newConnBudget(int64(cfg.MaxTotalBytes), nil),
+		stall:        cfg.WriteTimeout,
+		log:          log,
+		live:         map[*connState]struct{}{},
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_refused_total",
 			Help: "Connections and requests refused because a server-wide bound was reached (conns, open_conns, streams, open_streams, open_watches), and connections closed because an answer stayed unwritten (stalled).",
@@ -94,9 +104,10 @@ func (s *slots) take() bool {
 
 func (s *slots) give() { s.n.Add(-1) }
 
-// note logs a refusal, at most every 10 seconds.
+// note logs a refusal, at most every 10 seconds, and has the memory the flood took returned.
 func (l *limits) note(c prometheus.Counter, msg string, args ...any) {
 	c.Inc()
+	l.shed()
 	now := time.Now().UnixNano()
 	last := l.lastLog.Load()
 	if now-last >= int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now) {
@@ -104,36 +115,75 @@ func (l *limits) note(c prometheus.Counter, msg string, args ...any) {
 	}
 }
 
-// caller notes whether a request on connection st showed a token (on a server with tokens). A
-// connection counts under Config.MaxOpenConns from its first request without one until one
-// with a token comes; when that bound is full, the connection is closed and caller reports
-// false. A client that stops reading at the TCP level holds up to Config.MaxStreams handlers
-// on its connection until the write timeout closes it, so the bound on such connections is
-// what bounds the memory callers without a token can hold that way.
-func (l *limits) caller(st *connState, authed bool) bool {
-	if st == nil {
-		return true
+// On a server with tokens, every connection counts as unproven from the moment it is accepted
+// until a request on it shows a token; at most Config.MaxOpenConns are unproven at a time, and
+// one more makes the oldest unproven connection close. A client that floods with connections
+// that show no token therefore has at most that many alive, each with at most
+// Config.MaxStreams requests, and cannot keep a newcomer out: the newcomer evicts it. (Counting
+// from the first request instead came too late on net/http, which starts a handler for each of
+// a connection's streams before any of them can refuse it.)
+
+// unproven counts a newly accepted connection as unproven, closing the oldest one when there
+// are more than MaxOpenConns.
+func (l *limits) unproven(st *connState) {
+	st.anon.Store(1)
+	l.mu.Lock()
+	st.elem = l.unprovenList.PushBack(st)
+	var evict *connState
+	if int64(l.unprovenList.Len()) > l.maxAnon {
+		evict = l.unprovenList.Remove(l.unprovenList.Front()).(*connState)
+		evict.elem = nil
 	}
-	if authed {
-		if st.anon.Swap(2) == 1 {
-			l.anon.Add(-1)
-		}
-		return true
+	l.mu.Unlock()
+	if evict != nil && evict.anon.CompareAndSwap(1, 2) {
+		l.note(l.refAnon, "closing the oldest connection without a token: bound reached (--max-open-conns)", "max", l.maxAnon)
+		evict.conn.Close()
 	}
-	if st.anon.Load() != 0 {
-		return true
-	}
-	if l.anon.Add(1) > l.maxAnon {
-		l.anon.Add(-1)
-		l.note(l.refAnon, "closing a connection without a token: bound reached (--max-open-conns)", "max", l.maxAnon)
-		st.conn.Close()
-		return false
-	}
-	if !st.anon.CompareAndSwap(0, 1) {
-		l.anon.Add(-1)
-	}
-	return true
 }
+
+// proven notes that a request on st showed a token.
+func (l *limits) proven(st *connState) {
+	if st == nil || st.anon.Load() != 1 || !st.anon.CompareAndSwap(1, 2) {
+		return
+	}
+	l.forget(st)
+}
+
+// forget takes st off the unproven list.
+func (l *limits) forget(st *connState) {
+	l.mu.Lock()
+	if st.elem != nil {
+		l.unprovenList.Remove(st.elem)
+		st.elem = nil
+	}
+	l.mu.Unlock()
+}
+
+// shed returns to the operating system, once refusals have stopped for shedQuiet (and at most
+// every shedEvery), the memory a flood made the runtime take: the handlers net/http starts for
+// every stream of a connection before one of them can refuse it leave garbage the runtime
+// would keep mapped for minutes, which counts against the bounds as RSS.
+func (l *limits) shed() {
+	l.shedMu.Lock()
+	defer l.shedMu.Unlock()
+	if l.shedTimer != nil {
+		l.shedTimer.Reset(shedQuiet)
+		return
+	}
+	wait := max(shedQuiet, time.Until(l.shedLast.Add(shedEvery)))
+	l.shedTimer = time.AfterFunc(wait, func() {
+		l.shedMu.Lock()
+		l.shedTimer = nil
+		l.shedLast = time.Now()
+		l.shedMu.Unlock()
+		debug.FreeOSMemory()
+	})
+}
+
+const (
+	shedQuiet = 500 * time.Millisecond
+	shedEvery = 10 * time.Second
+)
 
 // ticket is what one request holds of the server-wide bounds, given back when it is over.
 type ticket struct {
@@ -247,8 +297,9 @@ type connState struct {
 	mu      sync.Mutex
 	pending map[*answer]struct{}
 	closed  bool
-	anon    atomic.Int32 // 0 no request yet, 1 counted under MaxOpenConns, 2 showed a token
-	gone    atomic.Bool  // closed: its remaining requests are dropped at once
+	anon    atomic.Int32  // 1 unproven (counted under MaxOpenConns), else 0
+	elem    *list.Element // on limits.unprovenList while unproven; under limits.mu
+	gone    atomic.Bool   // closed: its remaining requests are dropped at once
 }
 
 // answer is one answer being written: from its first byte until it has all been handed to the
@@ -319,7 +370,7 @@ func (c *connState) closeConn() {
 		a.finish(c)
 	}
 	if c.anon.Swap(2) == 1 {
-		c.l.anon.Add(-1)
+		c.l.forget(c)
 	}
 	c.l.mu.Lock()
 	delete(c.l.live, c)

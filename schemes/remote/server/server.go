@@ -142,8 +142,8 @@ type Config struct {
 	// MaxOpenStreams bounds the requests in flight from callers without a token on a server
 	// with Tokens (the open health, reflection and probe paths, and the refusals), and
 	// MaxOpenWatches those of them that may stay open (health Watch, reflection).
-	// MaxOpenConns bounds the connections on which no token has been shown yet: past it, such
-	// a connection is closed at its first request.
+	// MaxOpenConns bounds the connections on which no token has been shown yet (counted from
+	// their accept): one more closes the oldest of them.
 	MaxOpenStreams, MaxOpenWatches, MaxOpenConns int
 	// TLSCert and TLSKey, both set, make Run and Serve speak TLS (HTTP/2 by ALPN) on both
 	// listeners; otherwise they speak cleartext HTTP/1.1 and HTTP/2 (h2c).
@@ -781,8 +781,8 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 	if st != nil && st.gone.Load() {
 		return w, r, nil, false // closed by a bound while its requests queued
 	}
-	if len(a.s.cfg.Tokens) > 0 && !a.s.lim.caller(st, authed) {
-		return w, r, nil, false // its connection is closed
+	if authed {
+		a.s.lim.proven(st)
 	}
 	f := &inFlight{t: ticket{l: a.s.lim}}
 	if !a.s.lim.take(&f.t, !open, open && longStream(r.URL.Path)) {

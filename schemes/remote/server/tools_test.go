@@ -92,8 +92,8 @@ func TestGRPCTools(t *testing.T) {
 // TestGRPCToolsWithTokens runs the tools against a server with tokens, on both listeners, as
 // docs/service.md shows them: grpcurl lists and calls the open health service without a token
 // (reflection is open), calls the IDService with one (-H) and is refused without;
-// grpc-health-probe needs none; ghz (when installed: go install
-// github.com/bojand/ghz/cmd/ghz@v0.120.0) runs with the token in --metadata alone.
+// grpc-health-probe needs none; ghz runs with the token in --metadata alone. Each is skipped
+// when it is not installed (but not under CI, whose .ci/run installs them).
 func TestGRPCToolsWithTokens(t *testing.T) {
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
@@ -118,10 +118,7 @@ func TestGRPCToolsWithTokens(t *testing.T) {
 			}
 		})
 		t.Run(st.name+"/ghz", func(t *testing.T) {
-			ghz, err := exec.LookPath("ghz")
-			if err != nil {
-				t.Skip("ghz is not on PATH: go install github.com/bojand/ghz/cmd/ghz@v0.120.0")
-			}
+			ghz := tool(t, "ghz", "github.com/bojand/ghz/cmd/ghz@v0.120.0")
 			out := runTool(t, false, ghz, "--insecure", "--call", "idkit.v1.IDService/Next", "-d", `{"generator":"orders","count":10}`,
 				"--metadata", `{"authorization":"Bearer s3cret"}`, "-n", "50", "-c", "2", st.addr)
 			if !strings.Contains(out, "[OK]   50 responses") {
