@@ -275,15 +275,7 @@ func TestFaultFailoverMariaDB(t *testing.T) {
 				return s, err
 			}
 			res := segtest.RunFailover(t, segtest.Failover{Name: r.name, Rounds: rounds, Open: open, Cut: p.cut, CutFor: 800 * time.Millisecond, Fail: p.fail})
-			t.Logf("ROW mariadb %s: %d failovers, %d IDs, %d repeated", r.name, res.Failovers, res.IDs, res.Repeated)
-			switch {
-			case res.Failovers < rounds:
-				t.Errorf("%d failovers, want %d", res.Failovers, rounds)
-			case r.unpro && res.Repeated == 0:
-				t.Errorf("control: no repeated ID in %d failovers: the test cannot see what it looks for", res.Failovers)
-			case !r.unpro && res.Repeated > 0:
-				t.Errorf("%d repeated IDs", res.Repeated)
-			}
+			res.Check(t, "mariadb", r.name, rounds, r.unpro)
 		})
 	}
 }

@@ -161,12 +161,10 @@ func parseURL(raw string) (Settings, error) {
 			return Settings{}, fmt.Errorf("mysqlstore: store URL: unsafe=%.20s: want true or false", v)
 		}
 	}
-	switch v, ok := q["durability"]; {
-	case !ok, v == "sync":
-	case v == "async":
-		set.AcceptAsync = true
-	default:
-		return Settings{}, fmt.Errorf("mysqlstore: store URL: durability=%.20q: want sync (the default: refuse a replica that could be promoted without a take) or async (accept it, with failover fencing as the only protection)", v)
+	if v, ok := q["durability"]; ok {
+		if set.AcceptAsync, err = segment.ParseDurability(v); err != nil {
+			return Settings{}, fmt.Errorf("mysqlstore: store URL: %w", err)
+		}
 	}
 	cfg := mysql.NewConfig()
 	cfg.User = u.User.Username()

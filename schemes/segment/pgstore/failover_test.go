@@ -224,15 +224,7 @@ func TestFaultFailoverPG(t *testing.T) {
 				f.During = p.cancelWaits
 			}
 			res := segtest.RunFailover(t, f)
-			t.Logf("ROW pg %s: %d failovers, %d IDs, %d repeated", r.name, res.Failovers, res.IDs, res.Repeated)
-			switch {
-			case res.Failovers < rounds:
-				t.Errorf("%d failovers, want %d", res.Failovers, rounds)
-			case r.control && res.Repeated == 0:
-				t.Errorf("control: no repeated ID in %d failovers: the test cannot see what it looks for", res.Failovers)
-			case !r.control && res.Repeated > 0:
-				t.Errorf("%d repeated IDs", res.Repeated)
-			}
+			res.Check(t, "pg", r.name, rounds, r.control)
 		})
 	}
 }

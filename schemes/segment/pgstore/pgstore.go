@@ -176,12 +176,9 @@ func cutDurability(raw string) (rest string, async bool, err error) {
 			return "", false, errors.New(`pgstore: store URL: parameter "durability" given twice`)
 		}
 		seen = true
-		switch val, _ := url.QueryUnescape(v); val {
-		case "async":
-			async = true
-		case "sync":
-		default:
-			return "", false, fmt.Errorf("pgstore: store URL: durability=%.20q: want sync (the default: refuse a standby that could be promoted without a take) or async (accept it, with failover fencing as the only protection)", val)
+		val, _ := url.QueryUnescape(v)
+		if async, err = segment.ParseDurability(val); err != nil {
+			return "", false, fmt.Errorf("pgstore: store URL: %w", err)
 		}
 	}
 	rest = base

@@ -169,15 +169,7 @@ func TestFaultFailoverRedis(t *testing.T) {
 			t.Logf("refused: %v", err)
 			res := segtest.RunFailover(t, segtest.Failover{Name: r.name, Rounds: rounds, Open: p.opener(true, r.unprotected),
 				Cut: p.cut, CutFor: 300 * time.Millisecond, Fail: p.fail})
-			t.Logf("ROW redis %s: %d failovers, %d IDs, %d repeated", r.name, res.Failovers, res.IDs, res.Repeated)
-			switch {
-			case res.Failovers < rounds:
-				t.Errorf("%d failovers, want %d", res.Failovers, rounds)
-			case r.unprotected && res.Repeated == 0:
-				t.Errorf("control: no repeated ID in %d failovers: the test cannot see what it looks for", res.Failovers)
-			case !r.unprotected && res.Repeated > 0:
-				t.Errorf("%d repeated IDs", res.Repeated)
-			}
+			res.Check(t, "redis", r.name, rounds, r.unprotected)
 		})
 	}
 }

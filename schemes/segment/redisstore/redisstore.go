@@ -134,12 +134,10 @@ func parseURL(raw string) (Settings, error) {
 			return Settings{}, fmt.Errorf("redisstore: store URL: unsafe=%.20s: want true or false", v)
 		}
 	}
-	switch v, ok := q["durability"]; {
-	case !ok, v == "sync":
-	case v == "async":
-		s.AcceptAsync = true
-	default:
-		return Settings{}, fmt.Errorf("redisstore: store URL: durability=%.20q: want sync (the default: refuse a Redis with a replica) or async (accept it, with failover fencing as the only protection)", v)
+	if v, ok := q["durability"]; ok {
+		if s.AcceptAsync, err = segment.ParseDurability(v); err != nil {
+			return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
+		}
 	}
 	delete(q, "prefix")
 	delete(q, "unsafe")

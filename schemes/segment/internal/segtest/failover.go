@@ -183,3 +183,19 @@ func RunFailover(t *testing.T, f Failover) Result {
 	t.Logf("%s: %d failovers, %d IDs, %d repeated, %d epoch changes seen by Segments", f.Name, r.Failovers, r.IDs, r.Repeated, r.SeenBySegments)
 	return r
 }
+
+// Check logs res as one row of the matrix (store and row name, the counts docs/segment.md
+// quotes) and fails t unless it holds at least rounds failovers and, for a control, repeated
+// IDs, or else none.
+func (r Result) Check(t *testing.T, store, row string, rounds int, control bool) {
+	t.Helper()
+	t.Logf("ROW %s %s: %d failovers, %d IDs, %d repeated", store, row, r.Failovers, r.IDs, r.Repeated)
+	switch {
+	case r.Failovers < rounds:
+		t.Errorf("%d failovers, want %d", r.Failovers, rounds)
+	case control && r.Repeated == 0:
+		t.Errorf("control: no repeated ID in %d failovers: the test cannot see what it looks for", r.Failovers)
+	case !control && r.Repeated > 0:
+		t.Errorf("%d repeated IDs", r.Repeated)
+	}
+}
