@@ -63,7 +63,9 @@ Examples:
   idbench speed --schemes "snowflake:time_bits=41,node_bits=0,seq_bits=22;segment:step=100000"
 
 A segment spec without store= (segment, segment:step=N) gets a private PostgreSQL cluster
-started for the run as its store (needs the PostgreSQL server binaries).
+started for the run as its store (needs the PostgreSQL server binaries). For a row that rests
+on a store (segment, a node held under a lease), the table ends with each store's durability
+class (sync, single, async, unknown), why and its epoch, as read with the run's last take.
   idbench speed --benchstat > new.txt && benchstat old.txt new.txt
 `
 

@@ -2,9 +2,7 @@ package server_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -82,17 +80,8 @@ func TestDurabilityShown(t *testing.T) {
 
 	readyz := func(auth string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", r.url+"/readyz", nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		res, err := r.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
+		code, b := getAuth(t, r, "/readyz", auth)
+		return code, string(b)
 	}
 	if code, body := readyz(""); code != 200 || body != "ready\n" {
 		t.Errorf("/readyz without a token: %d %q, want 200 \"ready\\n\"", code, body)
