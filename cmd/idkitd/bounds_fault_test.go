@@ -1,8 +1,8 @@
 //go:build fault
 
 // The server-wide memory bound of issue 24, with real processes: it runs with `make fault`.
-// Its quick in-process counterpart in `make test` is TestServerWideBounds
-// (schemes/remote/server).
+// Its quick in-process counterparts in `make test` are TestTotalBytesBounded,
+// TestZeroWindowStall, TestOpenWatchBound and TestMaxConns (schemes/remote/server).
 
 package main
 

@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -112,5 +115,82 @@ func TestOpenWatchBound(t *testing.T) {
 		held.Close()
 		cancel()
 		time.Sleep(200 * time.Millisecond) // the slots come back
+	}
+}
+
+// TestTotalBytesBounded: several connections that ask for much and read nothing make the server
+// hold no more than Config.MaxTotalBytes of answers (and a little per stream), on both stacks,
+// where each connection's own budget alone would let them hold it once per connection; the
+// control, with MaxTotalBytes lifted, holds several times more. The full-size version is
+// TestFaultConnsFlood (make fault).
+func TestTotalBytesBounded(t *testing.T) {
+	const (
+		conns   = 12
+		streams = 8
+		budget  = 2 << 20
+	)
+	gens := []server.Generator{{Name: "keys", Spec: "uuidv7"}}
+	bounded := start(t, server.Config{Generators: gens, MaxConnBytes: budget, MaxTotalBytes: budget})
+	lifted := start(t, server.Config{Generators: gens, MaxConnBytes: budget, MaxTotalBytes: 1 << 40})
+	body := h2raw.GRPCFrame(&v1.NextRequest{Generator: "keys", Count: 3000, Text: true})
+	grow := func(addr string) int64 {
+		before := heapAfterGC()
+		var cs []*h2raw.Conn
+		for range conns {
+			c := h2raw.Dial(t, addr, zeroWindow)
+			for range streams {
+				c.Send("POST", idkitv1connect.IDServiceNextProcedure, body, h2raw.GRPC...)
+			}
+			cs = append(cs, c)
+		}
+		grew := int64(settledHeap()) - int64(before)
+		for _, c := range cs {
+			c.Close()
+		}
+		settledHeap()
+		return grew
+	}
+	for i, st := range stacks(bounded) {
+		grew := grow(st.addr)
+		ctl := grow(stacks(lifted)[i].addr)
+		t.Logf("%s: live heap grew %.1f MB with MaxTotalBytes %d MiB, %.1f MB without", st.name, float64(grew)/1e6, budget>>20, float64(ctl)/1e6)
+		if grew > 3*budget {
+			t.Errorf("%s: %d unread connections made the server hold %.1f MB (MaxTotalBytes %.1f MB)", st.name, conns, float64(grew)/1e6, float64(budget)/1e6)
+		}
+		if ctl < 2*grew || ctl < 3*budget {
+			t.Errorf("%s: control: without MaxTotalBytes the heap grew only %.1f MB: the test cannot see what it looks for", st.name, float64(ctl)/1e6)
+		}
+	}
+}
+
+// TestKeepAliveNotStalled: an HTTP/1.1 connection that was answered in full and then sits idle
+// longer than Config.WriteTimeout is not taken for a stalled one: its next request is served.
+func TestKeepAliveNotStalled(t *testing.T) {
+	cfg := twoGens()
+	cfg.WriteTimeout = 200 * time.Millisecond
+	r := start(t, cfg)
+	c, err := net.DialTimeout("tcp", stacks(r)[0].addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, "GET /v1/next/orders?n=3 HTTP/1.1\r\nHost: idkitd\r\n\r\n"); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d on a kept-alive connection: %v", i+1, err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("request %d: %s", i+1, res.Status)
+		}
 	}
 }

@@ -752,8 +752,12 @@ type inFlight struct {
 // window waits here, counted, until watchStalls closes its connection) and gives back what the
 // request held.
 func (f *inFlight) finish(r *http.Request) {
-	if f.tw.on && r.ProtoMajor >= 2 {
-		f.tw.Flush()
+	if f.tw.on {
+		if r.ProtoMajor >= 2 {
+			f.tw.Flush()
+		} else {
+			f.tw.end() // HTTP/1.1: one request at a time, and stallConn bounds its last write
+		}
 	}
 	if f.h.b != nil {
 		f.h.release()
