@@ -21,11 +21,11 @@ type Replication struct {
 	Dumps                              int
 	SemiEnabled, SemiStatus, WaitPoint string
 	SemiClients                        int64
-	WsrepOn, WsrepStatus               string
+	WsrepOn, WsrepStatus, WsrepSession string
 }
 
 // ClassOf returns the durability class of r.
 func ClassOf(r Replication) (segment.Class, string) {
 	return facts{logBin: r.LogBin, readOnly: r.ReadOnly, dumps: r.Dumps, semiEnabled: r.SemiEnabled, semiStatus: r.SemiStatus,
-		waitPoint: r.WaitPoint, semiClients: r.SemiClients, wsrepOn: r.WsrepOn, wsrepStatus: r.WsrepStatus}.class()
+		waitPoint: r.WaitPoint, semiClients: r.SemiClients, wsrepOn: r.WsrepOn, wsrepStatus: r.WsrepStatus, wsrepSession: r.WsrepSession}.class()
 }

@@ -313,16 +313,17 @@ type facts struct {
 	semiEnabled, semiStatus, waitPoint   string // rpl_semi_sync_master_* ("" without semi-sync)
 	semiClients, semiNoTx                int64
 	wsrepOn, wsrepStatus, wsrepUUID      string
+	wsrepSession                         string // the session's wsrep_on
 }
 
 // factsQuery returns the statement that reads facts: from information_schema on MariaDB, from
 // performance_schema on MySQL, which names its semi-sync settings rpl_semi_sync_source_* since
 // 8.0.26 (both names are looked for).
 func factsQuery(ctx context.Context, db *sql.DB) string {
-	status, vars, domain := "information_schema.GLOBAL_STATUS", "information_schema.GLOBAL_VARIABLES", "@@GLOBAL.gtid_domain_id"
+	status, vars, session, domain := "information_schema.GLOBAL_STATUS", "information_schema.GLOBAL_VARIABLES", "information_schema.SESSION_VARIABLES", "@@GLOBAL.gtid_domain_id"
 	var version string
 	if db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&version); !strings.Contains(strings.ToLower(version), "mariadb") {
-		status, vars, domain = "performance_schema.global_status", "performance_schema.global_variables", "@@GLOBAL.server_uuid"
+		status, vars, session, domain = "performance_schema.global_status", "performance_schema.global_variables", "performance_schema.session_variables", "@@GLOBAL.server_uuid"
 	}
 	pick := func(table string, names ...string) string {
 		return `COALESCE((SELECT MAX(VARIABLE_VALUE) FROM ` + table + ` WHERE UPPER(VARIABLE_NAME) IN ('` + strings.Join(names, "', '") + `')), '')`
@@ -335,7 +336,8 @@ func factsQuery(ctx context.Context, db *sql.DB) string {
 		` + pick(vars, "RPL_SEMI_SYNC_MASTER_WAIT_POINT", "RPL_SEMI_SYNC_SOURCE_WAIT_POINT") + `,
 		` + pick(status, "RPL_SEMI_SYNC_MASTER_CLIENTS", "RPL_SEMI_SYNC_SOURCE_CLIENTS") + `,
 		` + pick(status, "RPL_SEMI_SYNC_MASTER_NO_TX", "RPL_SEMI_SYNC_SOURCE_NO_TX") + `,
-		` + pick(vars, "WSREP_ON") + `, ` + pick(status, "WSREP_CLUSTER_STATUS") + `, ` + pick(status, "WSREP_CLUSTER_STATE_UUID")
+		` + pick(vars, "WSREP_ON") + `, ` + pick(status, "WSREP_CLUSTER_STATUS") + `, ` + pick(status, "WSREP_CLUSTER_STATE_UUID") + `,
+		` + pick(session, "WSREP_ON")
 }
 
 // querier is a *sql.DB, *sql.Conn or *sql.Tx.
@@ -347,7 +349,7 @@ func (s *Store) readFacts(ctx context.Context, q querier) (facts, error) {
 	var f facts
 	var clients, noTx string
 	err := q.QueryRowContext(ctx, s.facts).Scan(&f.flush, &f.logBin, &f.syncBinlog, &f.sqlLogBin, &f.readOnly, &f.serverID, &f.domain,
-		&f.dumps, &f.semiEnabled, &f.semiStatus, &f.waitPoint, &clients, &noTx, &f.wsrepOn, &f.wsrepStatus, &f.wsrepUUID)
+		&f.dumps, &f.semiEnabled, &f.semiStatus, &f.waitPoint, &clients, &noTx, &f.wsrepOn, &f.wsrepStatus, &f.wsrepUUID, &f.wsrepSession)
 	if err != nil {
 		return f, fmt.Errorf("mysqlstore: reading the settings and replication state of the server at %s: %w", s.server, err)
 	}
@@ -375,6 +377,9 @@ func (f facts) class() (segment.Class, string) {
 	case on(f.readOnly):
 		return segment.ClassUnknown, "read_only is ON: the server is a replica, or fenced"
 	case on(f.wsrepOn):
+		if !on(f.wsrepSession) {
+			return segment.ClassAsync, "wsrep_on is OFF in this session (a DSN parameter can set it): its writes are not replicated to the other Galera nodes"
+		}
 		if f.wsrepStatus != "Primary" {
 			return segment.ClassUnknown, fmt.Sprintf("Galera node in a %s component (wsrep_cluster_status)", f.wsrepStatus)
 		}

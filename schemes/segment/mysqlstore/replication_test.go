@@ -28,8 +28,9 @@ func TestClass(t *testing.T) {
 		{with(func(r *mysqlstore.Replication) { r.WaitPoint = "AFTER_COMMIT" }), segment.ClassAsync, "rpl_semi_sync_master_wait_point is AFTER_COMMIT"},
 		{with(func(r *mysqlstore.Replication) { r.Dumps, r.SemiClients = 2, 2 }), segment.ClassAsync, "2 replicas"},
 		{with(func(r *mysqlstore.Replication) { r.ReadOnly = "ON" }), segment.ClassUnknown, "read_only"},
-		{mysqlstore.Replication{LogBin: "ON", ReadOnly: "OFF", Dumps: 2, WsrepOn: "ON", WsrepStatus: "Primary"}, segment.ClassSync, "Galera"},
-		{mysqlstore.Replication{LogBin: "ON", ReadOnly: "OFF", WsrepOn: "ON", WsrepStatus: "non-Primary"}, segment.ClassUnknown, "non-Primary"},
+		{mysqlstore.Replication{LogBin: "ON", ReadOnly: "OFF", Dumps: 2, WsrepOn: "ON", WsrepStatus: "Primary", WsrepSession: "ON"}, segment.ClassSync, "Galera"},
+		{mysqlstore.Replication{LogBin: "ON", ReadOnly: "OFF", WsrepOn: "ON", WsrepStatus: "Primary", WsrepSession: "OFF"}, segment.ClassAsync, "wsrep_on is OFF in this session"},
+		{mysqlstore.Replication{LogBin: "ON", ReadOnly: "OFF", WsrepOn: "ON", WsrepStatus: "non-Primary", WsrepSession: "ON"}, segment.ClassUnknown, "non-Primary"},
 	} {
 		got, reason := mysqlstore.ClassOf(tc.r)
 		if got != tc.want || !strings.Contains(reason, tc.reason) {
