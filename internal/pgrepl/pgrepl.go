@@ -97,8 +97,8 @@ type Facts struct {
 	Standbys                []Standby
 }
 
-// Query is the statement Read runs, one row of six columns; a caller that wants the facts in
-// the same statement as its write can select its columns with ReadRow's scan order.
+// Query is the statement Read runs: one row of six columns. A caller that reads the facts in
+// its own batch or transaction queues Query and scans its row into Scan.Dest.
 const Query = `SELECT (SELECT system_identifier FROM pg_control_system()),
 	pg_is_in_recovery(),
 	CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::bigint

@@ -2,9 +2,12 @@ package segment_test
 
 import (
 	"context"
+	"io"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 )
@@ -114,5 +117,25 @@ func TestDurabilityString(t *testing.T) {
 	want := "async (accepted by durability=async: failover fencing is the only protection): standby s1 streams asynchronously; epoch 1/2"
 	if d.String() != want {
 		t.Errorf("%q, want %q", d.String(), want)
+	}
+}
+
+// TestSchemeDurability: the scheme idkit.New returns for a segment spec shows its stores'
+// durability through a type assertion.
+func TestSchemeDurability(t *testing.T) {
+	s, err := idkit.New("segment:store=memstore://durability-1,store2=memstore://durability-2,key=k,gap=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.(io.Closer).Close()
+	d, ok := s.(interface{ Durability() []segment.Durability })
+	if !ok {
+		t.Fatal("the segment scheme has no Durability method")
+	}
+	if got := d.Durability(); len(got) != 2 || got[0].Class != segment.ClassUnknown {
+		t.Errorf("Durability() = %v; want two stores of unknown class (the memory store says nothing)", got)
+	}
+	if !strings.Contains(s.Name(), ",gap=5") {
+		t.Errorf("Name() = %q, want the gap", s.Name())
 	}
 }
