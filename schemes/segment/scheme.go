@@ -290,9 +290,3 @@ func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []idkit.ID) er
 
 // Close stops the background loader and closes the stores.
 func (s *segmentScheme) Close() error { return s.g.Close() }
-
-// Durability returns what each store last reported of its durability class
-// (Segment.Durability). The idkit.Scheme that idkit.New returns for a segment spec has it:
-// a program that shows it (idbench, idkitd) finds it by type assertion on
-// interface{ Durability() []segment.Durability }.
-func (s *segmentScheme) Durability() []Durability { return s.g.Durability() }
