@@ -13,6 +13,7 @@ import (
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
@@ -124,6 +125,7 @@ func (p *pgPair) fail() {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	old := p.epoch(ctx, p.prim)
 	if err := p.prim.Kill(); err != nil {
 		p.t.Fatal(err)
 	}
@@ -137,11 +139,30 @@ func (p *pgPair) fail() {
 	if err != nil || !ok {
 		p.t.Fatalf("pg_promote: %v, %v", ok, err)
 	}
+	// The epoch pgrepl reads is the new one as soon as pg_promote returns.
+	if e := p.epoch(ctx, p.stby); e.SystemID != old.SystemID || e.Timeline != old.Timeline+1 {
+		p.t.Fatalf("epoch right after pg_promote: %v, before %v; want the next timeline", e, old)
+	}
 	p.prim, p.stby = p.stby, p.prim
 	if err := p.stby.Standby(ctx, p.prim, "s1"); err != nil {
 		p.t.Fatal(err)
 	}
 	p.waitStreaming()
+}
+
+// epoch reads c's epoch with pgrepl.
+func (p *pgPair) epoch(ctx context.Context, c *pglocal.Cluster) pgrepl.Epoch {
+	p.t.Helper()
+	conn, err := pgx.Connect(ctx, c.DSN())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	f, err := pgrepl.Read(ctx, conn)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return f.Epoch
 }
 
 // opener returns how the takers open a Segment on the pair.
