@@ -45,12 +45,13 @@ var (
 // A Scheme may also implement these optional interfaces: Batcher (reserve many IDs at once),
 // ContextScheme and ContextBatcher (waits that end with a context), Layouter (the 64-bit layout
 // behind it), Noder (its node value), StatsReporter (counters for monitoring), Fenced (whether
-// it may issue IDs right now), TimeRanger (the IDs of a time range, for time-ordered schemes)
-// and io.Closer (release what it holds, such as a node lease; call it when done). Find them
-// with As (Bounds for TimeRanger), which also looks inside wrappers that have an Unwrap method,
-// such as the one New puts around a registered scheme with prefix= or mask=; a type assertion
-// finds only Batcher, ContextScheme, ContextBatcher, io.Closer and Formatter on every Scheme
-// New returns, and the others only on a scheme that is not wrapped.
+// it may issue IDs right now), TimeRanger (the IDs of a time range, for time-ordered schemes),
+// Durabler (the durability class of the stores it rests on; read it with DurabilityOf) and
+// io.Closer (release what it holds, such as a node lease; call it when done). Find them with
+// As (Bounds for TimeRanger, DurabilityOf for Durabler), which also looks inside wrappers that
+// have an Unwrap method, such as the one New puts around a registered scheme with prefix= or
+// mask=; a type assertion finds only Batcher, ContextScheme, ContextBatcher, io.Closer and
+// Formatter on every Scheme New returns, and the others only on a scheme that is not wrapped.
 type Scheme interface {
 	// Name returns the canonical spec of the scheme, which New accepts, e.g.
 	// "snowflake:layout=twitter,node=3". A node claimed from a lease shows as its number.

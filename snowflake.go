@@ -441,8 +441,8 @@ func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id)
 
 func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 
-// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced
-// and io.Closer.
+// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced,
+// Durabler and io.Closer.
 //
 // A node held under a lease can be lost for good: the process could not renew it for longer
 // than its time to live (a partition, a pause) and another owner claimed the slot. Then the
@@ -610,6 +610,21 @@ func (s *snowflakeScheme) Err() error {
 		return *r
 	}
 	return cur.nb.fence.Err()
+}
+
+// Durability reports the class of the lease store the node is held in (Durabler); nil for a
+// node without a lease.
+func (s *snowflakeScheme) Durability() []Durability {
+	nb := s.gen().nb
+	if nb.lease == nil {
+		return nil
+	}
+	d := Durability{Store: "lease " + nodeid.DescribeStore(nb.lease.url), Class: "unknown", Reason: "the lease store does not report its durability"}
+	if nb.durability != nil {
+		nd := nb.durability()
+		d.Class, d.Reason, d.Epoch, d.AsyncAccepted = nd.Class, nd.Reason, nd.Epoch, nd.AsyncAccepted
+	}
+	return []Durability{d}
 }
 
 func (s *snowflakeScheme) Name() string { return s.gen().name }

@@ -568,6 +568,19 @@ func TestPostgresServerRows(t *testing.T) {
 			continue
 		}
 		checkResult(t, rep, r, 3000, 8192)
+		// The segment rows name their store's durability class, in the result and the notes
+		// (the fleet of two nodes shares one store); the server-made rows rest on no store.
+		segmentRow := strings.HasPrefix(r.Scheme, dbbench.RowSegment)
+		t.Logf("%s: durability %q", r.Scheme, r.Durability)
+		if segmentRow && (len(r.Durability) != 1 || !strings.HasPrefix(r.Durability[0], "store 1 ") || !strings.Contains(r.Durability[0], "; epoch ")) {
+			t.Errorf("%s: durability %q, want the store's class and epoch", r.Scheme, r.Durability)
+		}
+		if segmentRow && len(r.Durability) == 1 && !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, r.Durability[0]) }) {
+			t.Errorf("%s: the notes do not give its durability %q: %q", r.Scheme, r.Durability[0], rep.Notes)
+		}
+		if !segmentRow && r.Durability != nil {
+			t.Errorf("%s: durability %q for a row without a store", r.Scheme, r.Durability)
+		}
 	}
 	// The segment stores' own connections are not other benchmark runs.
 	if rep.Settings.OtherRuns != 0 {

@@ -62,6 +62,9 @@ type metrics struct {
 	lookup      Latency
 	rangeScan   Latency
 	curve       []Chunk
+	// durability is the class of each store the generators rest on (a segment row's store,
+	// a leased node's), read after the load; nil for other rows.
+	durability []string
 
 	// InnoDB only.
 	secIndexBytes int64

@@ -635,12 +635,13 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	return s, nil
 }
 
-func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (metrics, error) {
+func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
 	src, err := newSource(r, e.cfg.Nodes)
 	if err != nil {
 		return metrics{}, err
 	}
 	defer src.close()
+	defer func() { m.durability = src.durability() }() // before close
 	return e.loadWith(ctx, r, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return e.insert(ctx, tbl, r, src, n, conns, rec)
 	})

@@ -347,6 +347,7 @@ func (e *pgEngine) load(ctx context.Context, r row, n int, measure bool, rec *re
 		return m, err
 	}
 	defer src.close()
+	defer func() { m.durability = src.durability() }() // before close
 	return e.loadWith(ctx, r.col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
 		return e.insert(ctx, tbl, r.col, src, n, conns, rec)
 	})

@@ -137,6 +137,9 @@ type Result struct {
 	// "TEXT".
 	ColumnType string `json:"column_type"`
 	Rows       int64  `json:"rows"`
+	// Durability is the class of each store the row's generators rest on (a segment row's
+	// store, a leased node's), as read after its last load; absent for other rows.
+	Durability []string `json:"durability,omitempty"`
 
 	RowsPerSec float64 `json:"rows_per_sec"`
 

@@ -90,7 +90,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		// The segment row's spec names its store only once the engine is open (serverside.go).
 		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && !r.col.serverMade() && r.storeStep == 0 {
 			var closers []func()
-			_, err := fleetMaker(r, cfg.Nodes, &closers)
+			var durability func() []string
+			_, err := fleetMaker(r, cfg.Nodes, &closers, &durability)
 			for i := len(closers) - 1; i >= 0; i-- {
 				closers[i]()
 			}
@@ -434,6 +435,7 @@ func summarize(r row, colType string, ms []metrics) Result {
 	if len(ms) == 0 {
 		return res
 	}
+	res.Durability = ms[len(ms)-1].durability
 	var rate, idx, tbl, wal []float64
 	var fpi, ckpt, dens, frag, leaves []float64
 	var pointP50, pointP99, rangeP50, rangeP99 []float64
@@ -558,6 +560,11 @@ func notes(rep *Report, rows []row) []string {
 		if r.col == colPublicText && i < len(rep.Results) {
 			out = append(out, fmt.Sprintf("%s stores %s's public text as the key (idkit.FormatID: the TypeID prefix, '_' and the ID in a fixed-width suffix, %d characters, in ID order) in a %s column, which compares bytes; a row of the same spec without the suffix stores the IDs themselves.",
 				r.label, r.canon, r.textLen, rep.Results[i].ColumnType))
+		}
+	}
+	for _, r := range rep.Results {
+		for _, d := range r.Durability {
+			out = append(out, fmt.Sprintf("%s durability (decided on connect, read again with each take): %s.", r.Scheme, d))
 		}
 	}
 	if s.LeftBehind != "" {

@@ -256,6 +256,23 @@ func newSource(r row, nodes int) (*source, error) {
 	return s, nil
 }
 
+// durability describes the class of each store the source's generators rest on, credentials
+// redacted; nil when they rest on none.
+func (s *source) durability() []string {
+	if s.fleet != nil && s.fleet.durability != nil {
+		return s.fleet.durability()
+	}
+	if s.gen == nil {
+		return nil
+	}
+	ds, _ := idkit.DurabilityOf(s.gen)
+	var out []string
+	for _, d := range ds {
+		out = append(out, idkit.Redact(d.String()))
+	}
+	return out
+}
+
 func (s *source) close() {
 	if s.fleet != nil {
 		s.fleet.close()

@@ -130,6 +130,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		return m, err
 	}
 	defer src.close()
+	defer func() { m.durability = src.durability() }() // before close
 	e.tables++
 	tbl := "t" + strconv.Itoa(e.tables)
 	idx := "sqlite_autoindex_" + tbl + "_1"

@@ -140,7 +140,7 @@ func buildSegment(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error)
 		closeAll()
 		return nil, sp.Wrapf(err, "segment")
 	}
-	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss)}, nil
+	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss), urls: ss.urls}, nil
 }
 
 // segmentName is the canonical spec of a segment scheme, credentials redacted.
@@ -225,11 +225,12 @@ func (c segmentCodec) Decode(id idkit.ID) (idkit.Parts, error) {
 }
 
 // segmentScheme wraps Segment. It implements idkit.Scheme, Batcher, the context variants,
-// Widther and io.Closer.
+// Widther, Durabler and io.Closer.
 type segmentScheme struct {
 	segmentCodec
 	g    *Segment
 	name string
+	urls []string // the stores', for Durability
 }
 
 func (s *segmentScheme) Name() string { return s.name }
@@ -289,9 +290,3 @@ func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []idkit.ID) er
 
 // Close stops the background loader and closes the stores.
 func (s *segmentScheme) Close() error { return s.g.Close() }
-
-// Durability returns what each store last reported of its durability class
-// (Segment.Durability). The idkit.Scheme that idkit.New returns for a segment spec has it:
-// a program that shows it (idbench, idkitd) finds it by type assertion on
-// interface{ Durability() []segment.Durability }.
-func (s *segmentScheme) Durability() []Durability { return s.g.Durability() }

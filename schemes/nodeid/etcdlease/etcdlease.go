@@ -109,9 +109,10 @@ func parseURL(raw string) (Settings, error) {
 
 // Store is a nodeid.Store in etcd. It is safe for concurrent use.
 type Store struct {
-	cli    *clientv3.Client
-	own    bool
-	prefix string
+	cli     *clientv3.Client
+	own     bool
+	prefix  string
+	members membership // for Durability
 }
 
 var _ nodeid.Store = (*Store)(nil)
@@ -178,6 +179,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		cancel()
 		return nodeid.Claim{}, err
 	}
+	s.readMembers(ctx)
 	return c, nil
 }
 

@@ -750,8 +750,11 @@ type Generator struct {
 	IdsPerSecond float64 `protobuf:"fixed64,7,opt,name=ids_per_second,json=idsPerSecond,proto3" json:"ids_per_second,omitempty"`
 	// ready is false while the generator cannot issue IDs (for example a lost lease);
 	// reason then says why.
-	Ready         bool   `protobuf:"varint,8,opt,name=ready,proto3" json:"ready,omitempty"`
-	Reason        string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	Ready  bool   `protobuf:"varint,8,opt,name=ready,proto3" json:"ready,omitempty"`
+	Reason string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	// durability lists the stores the scheme rests on (segment stores, a node's lease store);
+	// empty for a scheme without one.
+	Durability    []*Generator_Durability `protobuf:"bytes,10,rep,name=durability,proto3" json:"durability,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -847,6 +850,13 @@ func (x *Generator) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Generator) GetDurability() []*Generator_Durability {
+	if x != nil {
+		return x.Durability
+	}
+	return nil
 }
 
 type GeneratorsResponse struct {
@@ -965,6 +975,99 @@ func (*PingResponse) Descriptor() ([]byte, []int) {
 	return file_idkit_proto_rawDescGZIP(), []int{12}
 }
 
+// Durability is one store's durability class, as the store decided it on connect and read
+// it again with its last take (a block, a lease claim or renewal).
+type Generator_Durability struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// store names the store, credentials redacted.
+	Store string `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	// class is "sync", "single", "async" or "unknown".
+	Class string `protobuf:"bytes,2,opt,name=class,proto3" json:"class,omitempty"`
+	// reason names the setting, standby or status that decides the class.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// epoch is the store's epoch at its last take; a failover changes it.
+	Epoch string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// async_accepted is true when the store runs an async class because its URL says
+	// durability=async: failover fencing is then the only protection.
+	AsyncAccepted bool `protobuf:"varint,5,opt,name=async_accepted,json=asyncAccepted,proto3" json:"async_accepted,omitempty"`
+	// failovers counts blocks a segment scheme got in another epoch than the block before.
+	Failovers     uint64 `protobuf:"varint,6,opt,name=failovers,proto3" json:"failovers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Generator_Durability) Reset() {
+	*x = Generator_Durability{}
+	mi := &file_idkit_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Generator_Durability) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Generator_Durability) ProtoMessage() {}
+
+func (x *Generator_Durability) ProtoReflect() protoreflect.Message {
+	mi := &file_idkit_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Generator_Durability.ProtoReflect.Descriptor instead.
+func (*Generator_Durability) Descriptor() ([]byte, []int) {
+	return file_idkit_proto_rawDescGZIP(), []int{9, 0}
+}
+
+func (x *Generator_Durability) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetAsyncAccepted() bool {
+	if x != nil {
+		return x.AsyncAccepted
+	}
+	return false
+}
+
+func (x *Generator_Durability) GetFailovers() uint64 {
+	if x != nil {
+		return x.Failovers
+	}
+	return 0
+}
+
 var File_idkit_proto protoreflect.FileDescriptor
 
 const file_idkit_proto_rawDesc = "" +
@@ -1023,7 +1126,7 @@ const file_idkit_proto_rawDesc = "" +
 	"\x04hi64\x18\x03 \x01(\x06R\x04hi64\x12\x17\n" +
 	"\alo_text\x18\x04 \x01(\tR\x06loText\x12\x17\n" +
 	"\ahi_text\x18\x05 \x01(\tR\x06hiText\"\x13\n" +
-	"\x11GeneratorsRequest\"\xed\x01\n" +
+	"\x11GeneratorsRequest\"\xdb\x03\n" +
 	"\tGenerator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04spec\x18\x02 \x01(\tR\x04spec\x12\x16\n" +
@@ -1033,7 +1136,19 @@ const file_idkit_proto_rawDesc = "" +
 	"\x06layout\x18\x06 \x01(\tR\x06layout\x12$\n" +
 	"\x0eids_per_second\x18\a \x01(\x01R\fidsPerSecond\x12\x14\n" +
 	"\x05ready\x18\b \x01(\bR\x05ready\x12\x16\n" +
-	"\x06reason\x18\t \x01(\tR\x06reasonB\a\n" +
+	"\x06reason\x18\t \x01(\tR\x06reason\x12>\n" +
+	"\n" +
+	"durability\x18\n" +
+	" \x03(\v2\x1e.idkit.v1.Generator.DurabilityR\n" +
+	"durability\x1a\xab\x01\n" +
+	"\n" +
+	"Durability\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05class\x18\x02 \x01(\tR\x05class\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12%\n" +
+	"\x0easync_accepted\x18\x05 \x01(\bR\rasyncAccepted\x12\x1c\n" +
+	"\tfailovers\x18\x06 \x01(\x04R\tfailoversB\a\n" +
 	"\x05_node\"I\n" +
 	"\x12GeneratorsResponse\x123\n" +
 	"\n" +
@@ -1061,41 +1176,43 @@ func file_idkit_proto_rawDescGZIP() []byte {
 	return file_idkit_proto_rawDescData
 }
 
-var file_idkit_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_idkit_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_idkit_proto_goTypes = []any{
-	(*NextRequest)(nil),        // 0: idkit.v1.NextRequest
-	(*NextResponse)(nil),       // 1: idkit.v1.NextResponse
-	(*DecodeRequest)(nil),      // 2: idkit.v1.DecodeRequest
-	(*Field)(nil),              // 3: idkit.v1.Field
-	(*DecodeResponse)(nil),     // 4: idkit.v1.DecodeResponse
-	(*BoundsRequest)(nil),      // 5: idkit.v1.BoundsRequest
-	(*BoundsResponse)(nil),     // 6: idkit.v1.BoundsResponse
-	(*ShardRange)(nil),         // 7: idkit.v1.ShardRange
-	(*GeneratorsRequest)(nil),  // 8: idkit.v1.GeneratorsRequest
-	(*Generator)(nil),          // 9: idkit.v1.Generator
-	(*GeneratorsResponse)(nil), // 10: idkit.v1.GeneratorsResponse
-	(*PingRequest)(nil),        // 11: idkit.v1.PingRequest
-	(*PingResponse)(nil),       // 12: idkit.v1.PingResponse
+	(*NextRequest)(nil),          // 0: idkit.v1.NextRequest
+	(*NextResponse)(nil),         // 1: idkit.v1.NextResponse
+	(*DecodeRequest)(nil),        // 2: idkit.v1.DecodeRequest
+	(*Field)(nil),                // 3: idkit.v1.Field
+	(*DecodeResponse)(nil),       // 4: idkit.v1.DecodeResponse
+	(*BoundsRequest)(nil),        // 5: idkit.v1.BoundsRequest
+	(*BoundsResponse)(nil),       // 6: idkit.v1.BoundsResponse
+	(*ShardRange)(nil),           // 7: idkit.v1.ShardRange
+	(*GeneratorsRequest)(nil),    // 8: idkit.v1.GeneratorsRequest
+	(*Generator)(nil),            // 9: idkit.v1.Generator
+	(*GeneratorsResponse)(nil),   // 10: idkit.v1.GeneratorsResponse
+	(*PingRequest)(nil),          // 11: idkit.v1.PingRequest
+	(*PingResponse)(nil),         // 12: idkit.v1.PingResponse
+	(*Generator_Durability)(nil), // 13: idkit.v1.Generator.Durability
 }
 var file_idkit_proto_depIdxs = []int32{
 	3,  // 0: idkit.v1.DecodeResponse.fields:type_name -> idkit.v1.Field
 	7,  // 1: idkit.v1.BoundsResponse.shards:type_name -> idkit.v1.ShardRange
-	9,  // 2: idkit.v1.GeneratorsResponse.generators:type_name -> idkit.v1.Generator
-	0,  // 3: idkit.v1.IDService.Next:input_type -> idkit.v1.NextRequest
-	2,  // 4: idkit.v1.IDService.Decode:input_type -> idkit.v1.DecodeRequest
-	5,  // 5: idkit.v1.IDService.Bounds:input_type -> idkit.v1.BoundsRequest
-	8,  // 6: idkit.v1.IDService.Generators:input_type -> idkit.v1.GeneratorsRequest
-	11, // 7: idkit.v1.IDService.Ping:input_type -> idkit.v1.PingRequest
-	1,  // 8: idkit.v1.IDService.Next:output_type -> idkit.v1.NextResponse
-	4,  // 9: idkit.v1.IDService.Decode:output_type -> idkit.v1.DecodeResponse
-	6,  // 10: idkit.v1.IDService.Bounds:output_type -> idkit.v1.BoundsResponse
-	10, // 11: idkit.v1.IDService.Generators:output_type -> idkit.v1.GeneratorsResponse
-	12, // 12: idkit.v1.IDService.Ping:output_type -> idkit.v1.PingResponse
-	8,  // [8:13] is the sub-list for method output_type
-	3,  // [3:8] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	13, // 2: idkit.v1.Generator.durability:type_name -> idkit.v1.Generator.Durability
+	9,  // 3: idkit.v1.GeneratorsResponse.generators:type_name -> idkit.v1.Generator
+	0,  // 4: idkit.v1.IDService.Next:input_type -> idkit.v1.NextRequest
+	2,  // 5: idkit.v1.IDService.Decode:input_type -> idkit.v1.DecodeRequest
+	5,  // 6: idkit.v1.IDService.Bounds:input_type -> idkit.v1.BoundsRequest
+	8,  // 7: idkit.v1.IDService.Generators:input_type -> idkit.v1.GeneratorsRequest
+	11, // 8: idkit.v1.IDService.Ping:input_type -> idkit.v1.PingRequest
+	1,  // 9: idkit.v1.IDService.Next:output_type -> idkit.v1.NextResponse
+	4,  // 10: idkit.v1.IDService.Decode:output_type -> idkit.v1.DecodeResponse
+	6,  // 11: idkit.v1.IDService.Bounds:output_type -> idkit.v1.BoundsResponse
+	10, // 12: idkit.v1.IDService.Generators:output_type -> idkit.v1.GeneratorsResponse
+	12, // 13: idkit.v1.IDService.Ping:output_type -> idkit.v1.PingResponse
+	9,  // [9:14] is the sub-list for method output_type
+	4,  // [4:9] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_idkit_proto_init() }
@@ -1111,7 +1228,7 @@ func file_idkit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idkit_proto_rawDesc), len(file_idkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

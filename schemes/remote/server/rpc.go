@@ -240,6 +240,7 @@ func (g *generator) describe() *v1.Generator {
 	if err := g.err(); err != nil {
 		d.Ready, d.Reason = false, idkit.Redact(err.Error())
 	}
+	d.Durability = durabilityProto(g.durability())
 	return d
 }
 

@@ -261,6 +261,7 @@ func (s *Server) watchFences(every time.Duration) {
 		logged time.Time
 	}
 	st := make([]state, len(s.order))
+	dw := newDurabilityWatch(s)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -269,6 +270,7 @@ func (s *Server) watchFences(every time.Duration) {
 			return
 		case <-t.C:
 		}
+		dw.check(false)
 		for i, g := range s.order {
 			err := g.err()
 			switch {
@@ -693,10 +695,14 @@ func (s *Server) routes() http.Handler {
 				textReply(w, http.StatusServiceUnavailable, "not ready (the reason is in the log, and told to callers with a token)")
 				return
 			}
-			textReply(w, http.StatusServiceUnavailable, "not ready: "+idkit.Redact(err.Error()))
+			readyReply(w, http.StatusServiceUnavailable, "not ready: "+idkit.Redact(err.Error()), s.durabilityLines())
 			return
 		}
-		textReply(w, http.StatusOK, "ready")
+		if !s.mayKnow(r.Header.Get("Authorization")) {
+			textReply(w, http.StatusOK, "ready")
+			return
+		}
+		readyReply(w, http.StatusOK, "ready", s.durabilityLines())
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 	a := admission{s: s, open: openPaths,
