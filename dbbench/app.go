@@ -53,11 +53,14 @@ type keyRow struct {
 	created int64
 }
 
-// dialect is what the app workload asks of an engine: its DDL, its writing paths (one
+// appDialect is what the app workload asks of an engine: its DDL, its writing paths (one
 // transaction per operation, the bulk path, and the bare baseline loop), the size of a named
 // structure, its WAL/redo counter, its query plans. The workload itself (tables, operations,
 // queries, checks) lives in this file, once for every engine.
-type dialect interface {
+type appDialect interface {
+	// reservesKeys reports whether the bulk path knows the keys the database makes, which
+	// the children need.
+	reservesKeys() bool
 	// keyType is the SQL type of a row's key columns.
 	keyType(r row) string
 	createApp(ctx context.Context, s appSchema) error
@@ -136,10 +139,7 @@ func tickWindow(w, tick time.Duration) time.Duration {
 
 // runApp is Run for WorkloadApp, after the rows are resolved and the engine is open.
 func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report) error {
-	d, ok := eng.(dialect)
-	if !ok {
-		return fmt.Errorf("dbbench: the app workload does not run on %s", rep.Settings.Engine)
-	}
+	d := eng
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r.label
@@ -152,7 +152,7 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 			return fmt.Errorf("dbbench: scheme %q: the app workload takes schemes whose keys the application or an identity column makes", r.label)
 		case r.col == colUint64 || r.col == colUUIDNative || r.unsigned:
 			return fmt.Errorf("dbbench: scheme %q: the app workload does not take this key column (%s) yet", r.label, d.keyType(r))
-		case r.col == colIdentity && cfg.Mode == ModeCopy && !canReserve(d):
+		case r.col == colIdentity && cfg.Mode == ModeCopy && !d.reservesKeys():
 			return fmt.Errorf("dbbench: scheme %q: LOAD DATA cannot return the keys the database makes, which the children need; use --mode tx for it on MariaDB/MySQL", r.label)
 		}
 		sc := appScheme{appSchema: appSchema{label: labels[i], r: r, children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
@@ -249,7 +249,7 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 
 // appLoad creates a row's tables, writes cfg.Rows operations and measures them. It drops the
 // tables afterwards unless keep is set (the caller's queries read them), and on error.
-func appLoad(ctx context.Context, cfg Config, d dialect, sc appScheme, bare, keep bool) (run appRun, err error) {
+func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep bool) (run appRun, err error) {
 	if err := d.dropApp(ctx, sc.appSchema); err != nil {
 		return run, err
 	}
@@ -449,7 +449,7 @@ func (sc appScheme) valueOf(id idkit.ID) (value, error) {
 }
 
 // boundArgs returns the key bounds of the window w as query arguments.
-func (sc appScheme) boundArgs(d dialect, w [2]time.Time) ([]any, error) {
+func (sc appScheme) boundArgs(d engine, w [2]time.Time) ([]any, error) {
 	lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.r.label, err)
@@ -503,7 +503,7 @@ func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
 
 // appQueries times the queries after the last load and checks both ways of answering the
 // time query.
-func appQueries(ctx context.Context, cfg Config, d dialect, sc appScheme, run appRun) (AppResult, error) {
+func appQueries(ctx context.Context, cfg Config, d engine, sc appScheme, run appRun) (AppResult, error) {
 	res := AppResult{Scheme: sc.r.label, Label: sc.label, Spec: sc.r.canon, KeyType: d.keyType(sc.r),
 		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.createdAt, Structures: run.structs, Window: Duration(sc.window)}
 	if cfg.Lookups == 0 {
@@ -581,7 +581,7 @@ func appQueries(ctx context.Context, cfg Config, d dialect, sc appScheme, run ap
 // checkTime answers each window both ways, through the key bounds and through created_at,
 // and compares the rows: a row only one way returns must have its created_at and its ID's
 // decoded time on either side of an edge, at most one tick plus maxLag apart.
-func checkTime(ctx context.Context, d dialect, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
+func checkTime(ctx context.Context, d engine, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
 	tol := sc.tick + maxLag
 	c := &TimeCheck{Windows: len(wins), Tolerance: Duration(tol), Tick: Duration(sc.tick)}
 	micros := d.epochMicros("created_at")
@@ -721,24 +721,4 @@ func appSchemeNotes(cfg Config, schemes []appScheme) []string {
 func appMaxRSS(rep *Report) {
 	runtime.GC()
 	rep.Settings.MaxRSSBytes = maxRSS()
-}
-
-// canReserve reports whether the dialect's bulk path knows the keys the database makes, which
-// the children need: PostgreSQL takes them from the identity sequence first (nextval), SQLite
-// inserts row by row.
-func canReserve(d dialect) bool {
-	switch d.(type) {
-	case *pgEngine:
-		return true
-	case *sqliteEngine:
-		return true // its bulk path is prepared INSERTs, which return the rowid
-	}
-	return false
-}
-
-// keeper is implemented by engines that can leave their schema or database in place
-// (Config.Keep): kept marks it to be left when the engine closes, and returns what it is and
-// the command that opens it again, without credentials.
-type keeper interface {
-	kept() (what, reopen string)
 }

@@ -66,7 +66,7 @@ func FuzzTableLabels(f *testing.F) {
 
 // openAppEngine opens a real engine for the app workload: PostgreSQL, or MariaDB/MySQL when
 // innodb is set.
-func openAppEngine(t *testing.T, innodb bool) (dialect, Config) {
+func openAppEngine(t *testing.T, innodb bool) (engine, Config) {
 	t.Helper()
 	db := ""
 	if innodb {
@@ -91,7 +91,7 @@ func openAppEngine(t *testing.T, innodb bool) (dialect, Config) {
 			t.Error(err)
 		}
 	})
-	return eng.(dialect), cfg
+	return eng, cfg
 }
 
 // TestTimeCheckControl loads a time-ordered scheme, checks that both ways of answering the time
@@ -153,7 +153,7 @@ func mustCodec(t *testing.T, spec string) idkit.Codec {
 }
 
 // execSQL runs a statement on the engine's admin connection.
-func execSQL(ctx context.Context, d dialect, q string) error {
+func execSQL(ctx context.Context, d engine, q string) error {
 	switch e := d.(type) {
 	case *pgEngine:
 		_, err := e.admin.Exec(ctx, q)

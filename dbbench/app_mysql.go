@@ -10,7 +10,10 @@ import (
 	"time"
 )
 
-var _ dialect = (*mysqlEngine)(nil)
+var _ engine = (*mysqlEngine)(nil)
+
+// reservesKeys: LOAD DATA cannot return the keys the server makes.
+func (e *mysqlEngine) reservesKeys() bool { return false }
 
 func (e *mysqlEngine) keyType(r row) string { return e.columnTypeOf(r) }
 

@@ -10,7 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var _ dialect = (*pgEngine)(nil)
+var _ engine = (*pgEngine)(nil)
+
+// reservesKeys: the bulk path takes identity keys from the sequence first (nextval).
+func (e *pgEngine) reservesKeys() bool { return true }
 
 func (e *pgEngine) keyType(r row) string {
 	if r.col == colIdentity {

@@ -8,7 +8,10 @@ import (
 	"time"
 )
 
-var _ dialect = (*sqliteEngine)(nil)
+var _ engine = (*sqliteEngine)(nil)
+
+// reservesKeys: the bulk path is prepared INSERTs, which return the rowid.
+func (e *sqliteEngine) reservesKeys() bool { return true }
 
 // keyType is the SQL type of a row's key columns on SQLite. A row whose keys the database
 // makes uses INTEGER PRIMARY KEY, the rowid itself, as an application would; the others are

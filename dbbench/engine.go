@@ -26,16 +26,31 @@ var ErrConnLost = errors.New("dbbench: lost connection to the database")
 // created, as far as the database still allows.
 var ErrInterrupted = errors.New("dbbench: interrupted")
 
-// engine is one database the benchmark loads.
+// engine is one database the benchmark loads: the one contract every engine (PostgreSQL,
+// MariaDB/MySQL InnoDB, SQLite) meets, for every workload. The table workload uses load,
+// baseline and the methods above them; the app workload the methods of the embedded
+// appDialect. Nothing asks an engine for its concrete type.
 type engine interface {
+	appDialect
 	// settings fills the engine's part of the report's settings.
 	settings(s *Settings)
+	// tableRows returns the rows of the table workload this server can run, and for each
+	// one it cannot, why (asked are the rows as the user spelled them).
+	tableRows(rows []row, asked []string) (keep []row, skipped []string)
+	// tableNotes explains the engine's own figures in a table-workload report.
+	tableNotes(rep *Report, rows []row, skipped []string) []string
+	// columnTypeOf names the SQL type of a row's key column in the table workload.
+	columnTypeOf(r row) string
+	// kept marks the engine's schema, database or file to be left by close (Config.Keep),
+	// and returns what it is and the command that opens it again, without credentials.
+	kept() (what, reopen string)
 	// load creates a table for r, loads n rows into it, measures it when
 	// measure is true, and drops it.
 	load(ctx context.Context, r row, n int, measure bool, rec *recorder) (metrics, error)
 	// baseline is load for the bare CopyFrom of ascending int64 keys; engines
-	// without one return errNoBaseline.
+	// without one return errNoBaseline, and hasBaseline false.
 	baseline(ctx context.Context, n int, rec *recorder) (metrics, error)
+	hasBaseline() bool
 	// batchSize is the number of rows per COPY, INSERT or transaction.
 	batchSize() int
 	// columnType names the SQL type used for a column kind.

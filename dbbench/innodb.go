@@ -55,7 +55,7 @@ func openMariaDBLocal(ctx context.Context, cfg Config) (engine, func() error, er
 // usable drops the rows the server cannot store: the UUID-type rows on a
 // server without that type, when they come from the default list. Asked for
 // by name, they are an error.
-func (e *mysqlEngine) usable(rows []row, asked []string) (keep []row, skipped []string) {
+func (e *mysqlEngine) tableRows(rows []row, asked []string) (keep []row, skipped []string) {
 	byDefault := slices.Equal(asked, InnoDBSchemes())
 	for _, r := range rows {
 		if r.col == colUUIDNative && !e.uuidType {
@@ -71,7 +71,7 @@ func (e *mysqlEngine) usable(rows []row, asked []string) (keep []row, skipped []
 }
 
 // notes explains the InnoDB figures a reader could misread.
-func (e *mysqlEngine) notes(rep *Report, rows []row, skipped []string) []string {
+func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []string {
 	var out []string
 	if len(skipped) > 0 {
 		out = append(out, fmt.Sprintf("Left out: %s (this server has no UUID type: %s).", strings.Join(skipped, ", "), e.uuidOrder))

@@ -62,11 +62,18 @@ func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
 	}
+	return openPGConfig(ctx, cfg, kind, connCfg, dsn)
+}
+
+// openPGConfig is openPG for a connection string already parsed (connCfg, which it changes);
+// dsn is the string, for the command that reopens a kept schema.
+func openPGConfig(ctx context.Context, cfg Config, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
 	connCfg.RuntimeParams["application_name"] = appName
 	if connCfg.ConnectTimeout == 0 {
 		connCfg.ConnectTimeout = 15 * time.Second
 	}
 	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.batchFor(false)}
+	var err error
 	e.admin, err = pgx.ConnectConfig(ctx, connCfg)
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", oneLine(err.Error()))
@@ -233,6 +240,16 @@ func mergeSettings(s, e Settings) Settings {
 }
 
 func (e *pgEngine) batchSize() int { return e.batch }
+
+func (e *pgEngine) hasBaseline() bool { return true }
+
+func (e *pgEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+
+// tableRows: PostgreSQL runs every row Run accepted.
+func (e *pgEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+
+// tableNotes: run.go's notes cover PostgreSQL.
+func (e *pgEngine) tableNotes(*Report, []row, []string) []string { return nil }
 
 func (e *pgEngine) columnType(c column) string {
 	switch c {

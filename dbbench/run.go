@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -55,26 +54,11 @@ import (
 // (Settings.Command, scheme names) and the errors pass through idkit.Redact.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	defer func() { err = redact.Error(err) }() // last, after the cleanup's errors
-	if cfg.DB == EngineAllLocal {
-		return nil, errAllLocal
-	}
-	innodb := isInnoDB(cfg.DB)
-	switch {
-	case cfg.Workload == WorkloadApp && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes()) || slices.Equal(cfg.Schemes, InnoDBSchemes())):
-		cfg.Schemes = AppSchemes(innodb)
-	case innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())):
-		cfg.Schemes = InnoDBSchemes()
-	}
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	// The DB string as given first (its password may hold any character),
-	// then any other URL or password= setting in the command.
-	if cfg.DB != "" {
-		cfg.Command = strings.ReplaceAll(cfg.Command, cfg.DB, redactURL(cfg.DB))
-	}
-	cfg.Command = RedactDSN(cfg.Command)
+	innodb, sqlite := cfg.to.innodb(), cfg.to.engine == EngineSQLite
 	if cfg.SecondaryIndex && !innodb {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
@@ -98,10 +82,10 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				return nil, err
 			}
 		}
-		if r.col == colTextICU && cfg.DB == EngineSQLite {
+		if r.col == colTextICU && sqlite {
 			return nil, errICUSQLite
 		}
-		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (cfg.DB == EngineSQLite || innodb) {
+		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (sqlite || innodb) {
 			return nil, errServerSideSQLite(r.label)
 		}
 		switch {
@@ -127,8 +111,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	defer func() {
 		cerr := cleanup()
-		if k, ok := eng.(keeper); ok && cerr == nil && rep != nil && rep.Settings.Kept != "" {
-			rep.Settings.Kept, rep.Settings.Reopen = k.kept() // a throwaway server's command to start it again
+		if cerr == nil && rep != nil && rep.Settings.Kept != "" {
+			rep.Settings.Kept, rep.Settings.Reopen = eng.kept() // a throwaway server's command to start it again
 		}
 		if cerr != nil {
 			err = errors.Join(err, cerr)
@@ -163,12 +147,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	eng.settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
-	var skipped []string
-	if me, ok := eng.(*mysqlEngine); ok {
-		rows, skipped = me.usable(rows, cfg.Schemes)
-		if len(rows) == 0 {
-			return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
-		}
+	rows, skipped := eng.tableRows(rows, cfg.Schemes)
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
 	}
 
 	if cfg.Workload == WorkloadApp {
@@ -186,8 +167,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				rep.Settings.Batch = 1000
 			}
 		}
-		if k, ok := eng.(keeper); ok && cfg.Keep {
-			rep.Settings.Kept, rep.Settings.Reopen = k.kept()
+		if cfg.Keep {
+			rep.Settings.Kept, rep.Settings.Reopen = eng.kept()
 		}
 		appMaxRSS(rep)
 		rep.Settings.Duration = Duration(time.Since(start))
@@ -201,9 +182,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		n        int
 		measured bool
 	}
-	_, isPG := eng.(*pgEngine)
-	_, isMySQL := eng.(*mysqlEngine)
-	withBaseline := cfg.Baseline && (isPG || isMySQL) && baselineRow(rows) >= 0
+	withBaseline := cfg.Baseline && eng.hasBaseline() && baselineRow(rows) >= 0
 	var jobs []job
 	var total int64
 	for round := 0; round < cfg.Repeat; round++ {
@@ -288,11 +267,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	for i, r := range rows {
-		typ := eng.columnType(r.col)
-		if me, ok := eng.(*mysqlEngine); ok {
-			typ = me.columnTypeOf(r)
-		}
-		res := summarize(r, typ, results[i])
+		res := summarize(r, eng.columnTypeOf(r), results[i])
 		res.Failure = failed[i]
 		rep.Results = append(rep.Results, res)
 	}
@@ -322,9 +297,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			rep.Notes = append(rep.Notes, f)
 		}
 	}
-	if me, ok := eng.(*mysqlEngine); ok {
-		rep.Notes = append(rep.Notes, me.notes(rep, rows, skipped)...)
-	}
+	rep.Notes = append(rep.Notes, eng.tableNotes(rep, rows, skipped)...)
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
 }
@@ -351,19 +324,13 @@ func logf(cfg Config, format string, args ...any) {
 	}
 }
 
-// openEngine opens the engine cfg.DB names and returns it with the function
+// openEngine opens the engine cfg.to names and returns it with the function
 // that drops everything it created.
 func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
-	db := cfg.DB
-	if db == EngineAuto {
-		if _, err := pglocal.FindBinDir(); err == nil {
-			db = EnginePGLocal
-		} else {
-			db = EngineSQLite
-		}
-		logf(cfg, "dbbench: no --db given: using %s", db)
+	if cfg.to.auto {
+		logf(cfg, "dbbench: no --db given: using %s", cfg.to.engine)
 	}
-	switch db {
+	switch cfg.to.engine {
 	case EngineSQLite:
 		e, err := openSQLite(ctx, cfg)
 		if err != nil {
@@ -401,18 +368,11 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 		}, nil
 	case EngineMariaDBLocal:
 		return openMariaDBLocal(ctx, cfg)
-	case EnginePGEnv:
-		db = ""
-	}
-	if isMySQLURL(db) {
-		c, err := ParseMySQLURL(db)
-		if err != nil {
-			return nil, nil, err
-		}
+	case EngineMySQL:
 		if len(cfg.MariaDBSettings) > 0 {
 			logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
 		}
-		e, err := openMySQL(ctx, cfg, EngineMySQL, c)
+		e, err := openMySQL(ctx, cfg, EngineMySQL, cfg.to.mysql)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -421,7 +381,7 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 	if len(cfg.PGSettings) > 0 {
 		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
 	}
-	e, err := openPG(ctx, cfg, EnginePGEnv, db)
+	e, err := openPGConfig(ctx, cfg, EnginePGEnv, cfg.to.pg, cfg.to.pgDSN)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -82,6 +82,16 @@ func (e *sqliteEngine) settings(s *Settings) {
 
 func (e *sqliteEngine) batchSize() int { return e.batch }
 
+func (e *sqliteEngine) hasBaseline() bool { return false }
+
+func (e *sqliteEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+
+// tableRows: SQLite runs every row Run accepted.
+func (e *sqliteEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+
+// tableNotes: run.go's notes cover SQLite.
+func (e *sqliteEngine) tableNotes(*Report, []row, []string) []string { return nil }
+
 func (e *sqliteEngine) columnType(c column) string {
 	switch c {
 	case colIdentity:
