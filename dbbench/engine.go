@@ -78,12 +78,64 @@ type metrics struct {
 	rangeScan   Latency
 	curve       []Chunk
 
-	// InnoDB only.
-	secIndexBytes int64
-	secLeafPages  *int64
-	splits        *int64
-	merges        *int64
-	bpReads       *int64
+	// counters are the engine's own figures of the load, by name (see counterFigures): an
+	// engine reports those it measures and leaves the others out.
+	counters map[string]int64
+}
+
+// Names of the counters an engine may report in metrics.counters.
+const (
+	counterSecondaryIndexBytes = "secondary index bytes"
+	counterSecondaryLeafPages  = "secondary index leaf pages"
+	counterPageSplits          = "page splits"
+	counterPageMerges          = "page merges"
+	counterPoolReads           = "buffer pool reads"
+)
+
+// count records counter name of the load.
+func (m *metrics) count(name string, v int64) {
+	if m.counters == nil {
+		m.counters = map[string]int64{}
+	}
+	m.counters[name] = v
+}
+
+// counterFigures says which Result field each counter fills, with the median over the runs
+// when every run reported it; perRow counters are taken per 1,000 rows of each run first.
+var counterFigures = []struct {
+	name   string
+	per1k  bool
+	figure func(res *Result, median float64)
+}{
+	{counterSecondaryIndexBytes, false, func(res *Result, v float64) {
+		res.SecondaryIndexBytes = int64(v)
+		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
+	}},
+	{counterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = ptr(int64(v)) }},
+	{counterPageSplits, false, func(res *Result, v float64) { res.PageSplits = ptr(int64(v)) }},
+	{counterPageMerges, false, func(res *Result, v float64) { res.PageMerges = ptr(int64(v)) }},
+	{counterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = ptr(v) }},
+}
+
+// summarizeCounters adds the medians of the engine's named counters to res.
+func summarizeCounters(res *Result, ms []metrics) {
+	for _, f := range counterFigures {
+		var vs []float64
+		for _, m := range ms {
+			v, ok := m.counters[f.name]
+			if !ok || f.per1k && m.rows == 0 {
+				break
+			}
+			if f.per1k {
+				vs = append(vs, 1000*float64(v)/float64(m.rows))
+			} else {
+				vs = append(vs, float64(v))
+			}
+		}
+		if len(ms) > 0 && len(vs) == len(ms) {
+			f.figure(res, median(vs))
+		}
+	}
 }
 
 // fail turns a database error into the error Run returns: interrupted when

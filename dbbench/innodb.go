@@ -100,33 +100,3 @@ func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []st
 	}
 	return out
 }
-
-// summarizeInnoDB adds the medians of the InnoDB figures to res.
-func summarizeInnoDB(res *Result, ms []metrics) {
-	var sec, secLeaves, splits, merges, reads []float64
-	for _, m := range ms {
-		sec = append(sec, float64(m.secIndexBytes))
-		if m.secLeafPages != nil {
-			secLeaves = append(secLeaves, float64(*m.secLeafPages))
-		}
-		if m.splits != nil {
-			splits = append(splits, float64(*m.splits))
-			merges = append(merges, float64(*m.merges))
-		}
-		if m.bpReads != nil && m.rows > 0 {
-			reads = append(reads, 1000*float64(*m.bpReads)/float64(m.rows))
-		}
-	}
-	res.SecondaryIndexBytes = int64(median(sec))
-	res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
-	if len(secLeaves) == len(ms) {
-		res.SecondaryLeafPages = ptr(int64(median(secLeaves)))
-	}
-	if len(splits) == len(ms) {
-		res.PageSplits = ptr(int64(median(splits)))
-		res.PageMerges = ptr(int64(median(merges)))
-	}
-	if len(reads) == len(ms) {
-		res.BufferPoolReadsPer1k = ptr(median(reads))
-	}
-}

@@ -661,9 +661,10 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 		return m, err
 	}
 	m.walBytes = after.lsn - before.lsn
-	m.bpReads = ptr(after.bpReads - before.bpReads)
+	m.count(counterPoolReads, after.bpReads-before.bpReads)
 	if e.monitors {
-		m.splits, m.merges = ptr(after.splits-before.splits), ptr(after.merges-before.merges)
+		m.count(counterPageSplits, after.splits-before.splits)
+		m.count(counterPageMerges, after.merges-before.merges)
 	}
 	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.rows); err != nil {
 		return m, fail(ctx, "count rows", err)
@@ -712,7 +713,8 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 			e.dbName, name).Scan(&data, &index); err != nil {
 			return fail(ctx, "read table sizes", err)
 		}
-		m.indexBytes, m.secIndexBytes, m.tableBytes = data, index, data+index
+		m.indexBytes, m.tableBytes = data, data+index
+		m.count(counterSecondaryIndexBytes, index)
 		return nil
 	}
 	q, err := e.admin.QueryContext(ctx, `SELECT index_name, stat_name, stat_value FROM mysql.innodb_index_stats
@@ -721,7 +723,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	}
 	defer q.Close()
-	var leaves, secLeaves int64
+	var leaves, secLeaves, secBytes int64
 	for q.Next() {
 		var index, stat string
 		var v int64
@@ -734,7 +736,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		case index == "PRIMARY":
 			leaves = v
 		case stat == "size":
-			m.secIndexBytes = v * e.pageSize
+			secBytes = v * e.pageSize
 		default:
 			secLeaves = v
 		}
@@ -742,7 +744,8 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 	if err := q.Err(); err != nil {
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	}
-	m.tableBytes = m.indexBytes + m.secIndexBytes
+	m.tableBytes = m.indexBytes + secBytes
+	m.count(counterSecondaryIndexBytes, secBytes)
 	if !measure {
 		return nil
 	}
@@ -757,7 +760,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		m.leafPages = &leaves
 	}
 	if e.cfg.SecondaryIndex {
-		m.secLeafPages = &secLeaves
+		m.count(counterSecondaryLeafPages, secLeaves)
 	}
 	return nil
 }
