@@ -63,19 +63,22 @@ type appDialect interface {
 	reservesKeys() bool
 	// keyType is the SQL type of a row's key columns.
 	keyType(r row) string
-	createApp(ctx context.Context, s appSchema) error
-	dropApp(ctx context.Context, s appSchema) error
+	// createTables creates the tables of a workload, described as data, in order;
+	// dropTables drops them (if they exist) in reverse order.
+	createTables(ctx context.Context, ts []tableDef) error
+	dropTables(ctx context.Context, ts []tableDef) error
 	// appConns returns one writer per client.
 	appConns(ctx context.Context) ([]appWriter, error)
 	// logMark returns a function that reports the WAL/redo bytes written since the call.
 	logMark(ctx context.Context) (func(context.Context) (int64, error), error)
 	// settle makes the load's figures readable: checkpoint state, statistics for the
 	// planner and the size counters.
-	settle(ctx context.Context, s appSchema) error
+	settle(ctx context.Context, ts []tableDef) error
 	// beforeLoad prepares a measured load (a checkpoint on PostgreSQL).
 	beforeLoad(ctx context.Context) error
-	// structures returns the size of every table and index of s, by name.
-	structures(ctx context.Context, s appSchema) ([]Structure, error)
+	// structures returns the size of every table and index of ts, by name, in the order of
+	// ts: each table, its primary key where it is a structure of its own, its indexes.
+	structures(ctx context.Context, ts []tableDef) ([]Structure, error)
 	// keyArg is a key as the driver takes it in a query.
 	keyArg(r row, v *value) any
 	timeArg(t time.Time) any
@@ -211,7 +214,7 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 				}
 				rep.App = append(rep.App, res)
 				if !cfg.Keep {
-					if err := d.dropApp(ctx, sc.appSchema); err != nil {
+					if err := d.dropTables(ctx, sc.tables()); err != nil {
 						return err
 					}
 				}
@@ -250,15 +253,15 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 // appLoad creates a row's tables, writes cfg.Rows operations and measures them. It drops the
 // tables afterwards unless keep is set (the caller's queries read them), and on error.
 func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep bool) (run appRun, err error) {
-	if err := d.dropApp(ctx, sc.appSchema); err != nil {
+	if err := d.dropTables(ctx, sc.tables()); err != nil {
 		return run, err
 	}
-	if err := d.createApp(ctx, sc.appSchema); err != nil {
+	if err := d.createTables(ctx, sc.tables()); err != nil {
 		return run, err
 	}
 	defer func() {
 		if err != nil || !keep {
-			if derr := d.dropApp(context.WithoutCancel(ctx), sc.appSchema); err == nil {
+			if derr := d.dropTables(context.WithoutCancel(ctx), sc.tables()); err == nil {
 				err = derr
 			}
 		}
@@ -374,10 +377,10 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 	if run.wal, err = walSince(ctx); err != nil {
 		return run, err
 	}
-	if err := d.settle(ctx, sc.appSchema); err != nil {
+	if err := d.settle(ctx, sc.tables()); err != nil {
 		return run, err
 	}
-	if run.structs, err = d.structures(ctx, sc.appSchema); err != nil {
+	if run.structs, err = d.structures(ctx, sc.tables()); err != nil {
 		return run, err
 	}
 	var got int64
