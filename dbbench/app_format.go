@@ -199,15 +199,7 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	p("- **time query**: `SELECT … FROM parent` for the rows of a %s window, through the key's bounds (`idkit.Bounds`, `WHERE id >= lo AND id <= hi`) for time-ordered schemes, else through `created_at`; **plan** is the index EXPLAIN named. **both ways**: the same windows answered through the key and through created_at return the same rows, save rows within a tick of a window edge.\n", s.Window)
 	p("- **parent + children**: one parent and its children through the foreign-key index, for parents sampled over the load.\n")
 
-	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
-	row := func(k string, v any) {
-		if str := fmt.Sprint(v); str != "" && str != "0" {
-			p("| %s | %s |\n", k, mdEscape(str))
-		}
-	}
-	row("engine", s.Engine)
-	row("server", s.ServerVersion)
-	serverSettings(row, s)
+	row := settingsTable(p, s)
 	row("operations", s.Rows)
 	row("children per operation", s.Children)
 	row("insert mode", s.Mode)
@@ -219,7 +211,7 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	row("time window", s.Window)
 	row("lookups", s.Lookups)
 	row("repeat", s.Repeat)
-	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))
+	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s).\n", ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -132,15 +132,7 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	p("- **WAL B/row** and **full-page images**: what the load wrote to the write-ahead log. After a checkpoint, the first change to each page writes the whole page to the WAL; random keys touch many more pages, so they pay this far more often.\n")
 	p("- **rows/s per chunk** (chart): when the index outgrows the cache, random keys have to read pages back before changing them and the curve falls; ordered keys keep writing the same right-most pages.\n")
 
-	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
-	row := func(k string, v any) {
-		if str := fmt.Sprint(v); str != "" && str != "0" {
-			p("| %s | %s |\n", k, mdEscape(str))
-		}
-	}
-	row("engine", s.Engine)
-	row("server", s.ServerVersion)
-	serverSettings(row, s)
+	row := settingsTable(p, s)
 	row("statistics", s.Statistics)
 	row("left behind", s.LeftBehind)
 	row("other idbench sessions", s.OtherRuns)
@@ -160,11 +152,32 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	}
 	row("repeat", s.Repeat)
 	row("warm-up rows", s.WarmupRows)
-	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))
+	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s) (compare runs with `benchstat -col /scheme %s`).\n",
 		ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// settingsTable writes the heading of a report's Settings table and its first rows (engine,
+// server, the server settings), and returns the function that writes a further row, which
+// leaves out empty and zero values.
+func settingsTable(p func(string, ...any), s Settings) func(k string, v any) {
+	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
+	row := func(k string, v any) {
+		if str := fmt.Sprint(v); str != "" && str != "0" {
+			p("| %s | %s |\n", k, mdEscape(str))
+		}
+	}
+	row("engine", s.Engine)
+	row("server", s.ServerVersion)
+	serverSettings(row, s)
+	return row
+}
+
+// goSetting is the Go row of a Settings table.
+func goSetting(s Settings) string {
+	return fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS)
 }
 
 // serverSettings writes the server settings a run pinned or found, those that shape its
