@@ -26,6 +26,16 @@ var ErrConnLost = errors.New("dbbench: lost connection to the database")
 // created, as far as the database still allows.
 var ErrInterrupted = errors.New("dbbench: interrupted")
 
+// Where things live. Config (config.go) is validated once by withDefaults, which also parses
+// Config.DB into a target (target.go: the engine, its parsed PostgreSQL or MySQL settings,
+// redaction); Run (run.go) resolves the rows (source.go), opens the engine the target names
+// and runs a workload on it: the table workload (Run's loop over engine.load) or the app
+// workload (app.go, over the appDialect part of the engine, with its tables described as data
+// in tables.go). Each engine is a set of files: PostgreSQL pg.go, app_pg.go, serverside.go;
+// MariaDB/MySQL InnoDB mysql.go, app_mysql.go, innodb.go, innodb_format.go; SQLite sqlite.go,
+// app_sqlite.go. The private servers are packages pglocal and mariadblocal. Fleets
+// (fleet.go) are a key source inside Run, and scale (scale.go) and RunAll (all.go) call Run.
+
 // engine is one database the benchmark loads: the one contract every engine (PostgreSQL,
 // MariaDB/MySQL InnoDB, SQLite) meets, for every workload. The table workload uses load,
 // baseline and the methods above them; the app workload the methods of the embedded
