@@ -63,8 +63,6 @@ type engine interface {
 	hasBaseline() bool
 	// batchSize is the number of rows per COPY, INSERT or transaction.
 	batchSize() int
-	// columnType names the SQL type used for a column kind.
-	columnType(c column) string
 	// close drops everything the engine created and releases it. It runs
 	// even when ctx has ended.
 	close() error
