@@ -1,6 +1,7 @@
 package dbbench
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -249,6 +250,10 @@ type Config struct {
 
 	// to is where DB points, parsed by withDefaults.
 	to target
+
+	// beforeQueries, set by tests only, runs in the app workload after a scheme's last load
+	// and before its queries and time check (a test moves a row's created_at in it).
+	beforeQueries func(ctx context.Context, d engine, sc appScheme) error
 }
 
 // DefaultConfig returns the configuration of the default idbench run: every

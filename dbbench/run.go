@@ -48,7 +48,10 @@ import (
 // "dbbench: bad PostgreSQL connection string" or "dbbench: connect …" (one
 // line) when the server cannot be reached; ErrConnLost (wrapped) when the
 // connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
-// In every case Run first drops what it created.
+// In every case Run first drops what it created. Under WorkloadApp, when the two answers
+// of the time query disagree, Run returns the finished report (the scheme's check says
+// MISMATCH, and a note says the run failed) together with an error wrapping
+// ErrTimeMismatch; with every other error the report is nil.
 //
 // Nothing Run writes or returns shows a password: the log, the progress bar, the report
 // (Settings.Command, scheme names) and the errors pass through idkit.Redact.
@@ -156,8 +159,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		rep.Workload = WorkloadApp
 		rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
 		rep.Settings.WarmupRows = 0
-		if err := runApp(ctx, cfg, eng, rows, rep); err != nil {
-			return nil, err
+		// A time mismatch fails the run but keeps its finished loads: the report comes back
+		// with the error, its check marked.
+		mismatch := runApp(ctx, cfg, eng, rows, rep)
+		if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
+			return nil, mismatch
 		}
 		eng.settings(&rep.Settings)
 		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
@@ -172,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		}
 		appMaxRSS(rep)
 		rep.Settings.Duration = Duration(time.Since(start))
-		return rep, nil
+		return rep, mismatch
 	}
 
 	// Every load, in order: rounds of all schemes, so that slow drifts of a
