@@ -698,7 +698,7 @@ func appNotes(rep *Report) []string {
 	s := rep.Settings
 	out = append(out, fmt.Sprintf("Each operation is one parent row and %s (%s mode, %d client(s)). created_at is the time the application read right after making the parent's ID.", childRows(s.Children), s.Mode, s.Clients))
 	out = append(out, fmt.Sprintf("The time query asks for the parent rows of a %s window, at %d windows spread over the load (each holds the created_at of a parent sampled at random) and aligned to each scheme's tick; the check answers up to 20 of them both ways (key bounds and created_at) and compares the rows: a row only one way returns must lie within one tick plus the largest created_at-to-ID gap of the load from a window edge, as idkit.Bounds documents for ranges on ticks.", s.Window, s.Lookups))
-	if s.Engine == EnginePGEnv || s.Engine == EngineMySQL {
+	if dialectOf(s.Engine).sharedServer {
 		out = append(out, "WAL/redo bytes are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	return out

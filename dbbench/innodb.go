@@ -11,9 +11,27 @@ import (
 	"github.com/idkit/idkit/dbbench/mariadblocal"
 )
 
-// isInnoDBEngine reports whether a report's engine is MariaDB/MySQL.
-func isInnoDBEngine(engine string) bool {
-	return engine == EngineMariaDBLocal || engine == EngineMySQL
+// innodbReport is the report dialect of MariaDB/MySQL InnoDB (mariadb-local, a mysql:// URL).
+func innodbReport() reportDialect {
+	return reportDialect{
+		title:       "MariaDB/MySQL InnoDB",
+		checkpoints: true,
+		clustered:   true,
+		serverSettings: func(row func(k string, v any), s Settings) {
+			row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
+			row("redo log size", s.InnoDBLogFileSize)
+			row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
+			row("innodb_doublewrite", s.InnoDBDoublewrite)
+			row("innodb_page_size", s.InnoDBPageSize)
+			row("default collation", s.Collation)
+		},
+		appDriver:   "database/sql",
+		appBulkUnit: "LOAD DATA",
+		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "LOAD DATA LOCAL INFILE of parents, then of children"},
+		table:       writeInnoDBTable,
+		markdown:    writeInnoDBMarkdown,
+		summary:     writeInnoDBSummary,
+	}
 }
 
 // openMariaDBLocal starts a private server and opens the engine on it.

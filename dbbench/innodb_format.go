@@ -7,11 +7,8 @@ import (
 	"text/tabwriter"
 )
 
-// baselineName describes the bare load a report's baseline ran.
+// baselineName describes the bare load an InnoDB report's baseline ran.
 func baselineName(s Settings) string {
-	if !isInnoDBEngine(s.Engine) {
-		return "bare pgx CopyFrom of ascending int64 keys"
-	}
 	if s.Mode == ModeCopy {
 		return "bare LOAD DATA LOCAL INFILE of ascending BIGINT keys (19 digits, as Snowflake IDs)"
 	}

@@ -92,14 +92,14 @@ func writeRunTail(p func(string, ...any), rep *Report, cs []chart, placeholder, 
 }
 
 func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
-	if isInnoDBEngine(rep.Settings.Engine) {
-		return writeInnoDBMarkdown(w, rep, cs)
+	if d := dialectOf(rep.Settings.Engine); d.markdown != nil {
+		return d.markdown(w, rep, cs)
 	}
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	p("# What each ID scheme costs a %s primary-key B-tree\n\n", engineTitle(s.Engine))
+	p("# What each ID scheme costs a %s primary-key B-tree\n\n", dialectOf(s.Engine).title)
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 MST"), s.Duration)
 	} else {
@@ -136,7 +136,7 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	row("statistics", s.Statistics)
 	row("left behind", s.LeftBehind)
 	row("other idbench sessions", s.OtherRuns)
-	if s.Engine != EngineSQLite {
+	if dialectOf(s.Engine).checkpoints {
 		row("checkpoint before each load", s.CheckpointBeforeRun)
 	}
 	row("profile", s.Profile)
@@ -171,46 +171,13 @@ func settingsTable(p func(string, ...any), s Settings) func(k string, v any) {
 	}
 	row("engine", s.Engine)
 	row("server", s.ServerVersion)
-	serverSettings(row, s)
+	dialectOf(s.Engine).serverSettings(row, s)
 	return row
 }
 
 // goSetting is the Go row of a Settings table.
 func goSetting(s Settings) string {
 	return fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS)
-}
-
-// serverSettings writes the server settings a run pinned or found, those that shape its
-// figures (commit flushing among them), through row: PostgreSQL's, InnoDB's or SQLite's.
-func serverSettings(row func(k string, v any), s Settings) {
-	if isInnoDBEngine(s.Engine) {
-		row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
-		row("redo log size", s.InnoDBLogFileSize)
-		row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
-		row("innodb_doublewrite", s.InnoDBDoublewrite)
-		row("innodb_page_size", s.InnoDBPageSize)
-		row("default collation", s.Collation)
-		return
-	}
-	row("shared_buffers", s.SharedBuffers)
-	row("max_wal_size", s.MaxWALSize)
-	row("checkpoint_timeout", s.CheckpointTimeout)
-	row("fsync", s.Fsync)
-	row("synchronous_commit", s.SynchronousCommit)
-	row("full_page_writes", s.FullPageWrites)
-	row("wal_compression", s.WALCompression)
-	row("sqlite page_size", s.SQLitePageSize)
-	row("sqlite cache_size", s.SQLiteCacheSize)
-}
-
-func engineTitle(engine string) string {
-	if engine == EngineSQLite {
-		return "SQLite"
-	}
-	if isInnoDBEngine(engine) {
-		return "MariaDB/MySQL InnoDB"
-	}
-	return "PostgreSQL"
 }
 
 func statsSource(s string) string {
@@ -233,8 +200,8 @@ func mdEscape(s string) string {
 // and leaf statistics, each also relative to the first scheme. Documents
 // embed its output verbatim, so no figure is typed by hand.
 func WriteSummary(w io.Writer, rep *Report) error {
-	if isInnoDBEngine(rep.Settings.Engine) {
-		return writeInnoDBSummary(w, rep)
+	if d := dialectOf(rep.Settings.Engine); d.summary != nil {
+		return d.summary(w, rep)
 	}
 	s := rep.Settings
 	var b strings.Builder

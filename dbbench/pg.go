@@ -15,6 +15,36 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// pgReport is the report dialect of PostgreSQL (pg-local, pg, a connection string).
+func pgReport() reportDialect {
+	return reportDialect{
+		title:       "PostgreSQL",
+		checkpoints: true,
+		settingsLine: func(s Settings) string {
+			return fmt.Sprintf("shared_buffers %s, max_wal_size %s, checkpoint_timeout %s, fsync %s, synchronous_commit %s, full_page_writes %s",
+				s.SharedBuffers, s.MaxWALSize, s.CheckpointTimeout, s.Fsync, s.SynchronousCommit, s.FullPageWrites)
+		},
+		serverSettings: func(row func(k string, v any), s Settings) {
+			row("shared_buffers", s.SharedBuffers)
+			row("max_wal_size", s.MaxWALSize)
+			row("checkpoint_timeout", s.CheckpointTimeout)
+			row("fsync", s.Fsync)
+			row("synchronous_commit", s.SynchronousCommit)
+			row("full_page_writes", s.FullPageWrites)
+			row("wal_compression", s.WALCompression)
+		},
+		appDriver:   "pgx",
+		appBulkUnit: "COPY",
+		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "COPY of parents, then of children"},
+		textKeyNote: func(r row) string {
+			if r.col != colText && r.col != colTextICU {
+				return ""
+			}
+			return `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`
+		},
+	}
+}
+
 // pgEngine runs the benchmark on a PostgreSQL server, inside a schema of its
 // own (idbench_<random>) that it drops when done.
 type pgEngine struct {

@@ -504,7 +504,8 @@ func notes(rep *Report, rows []row) []string {
 	if strings.HasPrefix(s.Statistics, "unavailable") {
 		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
 	}
-	if s.Engine != EngineSQLite && !isInnoDBEngine(s.Engine) && s.Profile == ProfileSteady {
+	d := dialectOf(s.Engine)
+	if d.checkpoints && !d.clustered && s.Profile == ProfileSteady {
 		for _, r := range rep.Results {
 			if r.Checkpoints != nil && *r.Checkpoints > 0 {
 				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
@@ -532,7 +533,7 @@ func notes(rep *Report, rows []row) []string {
 	if s.OtherRuns > 0 {
 		out = append(out, fmt.Sprintf("Up to %d other idbench session(s) were connected to the server during measured loads: WAL bytes, full-page images and checkpoints are server-wide and include their work, and CHECKPOINTs of one run land in the loads of another. Run one benchmark at a time for figures to compare.", s.OtherRuns))
 	}
-	if s.Engine == EnginePGEnv {
+	if d.sharedServer && !d.clustered {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal && s.Engine != EngineMariaDBLocal {
@@ -545,15 +546,11 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for _, r := range rows {
-		if isInnoDBEngine(s.Engine) {
-			break // mysqlEngine.notes explains InnoDB's text keys
+		if d.textKeyNote == nil {
+			break // the engine's own notes explain its text keys (mysqlEngine.tableNotes)
 		}
-		if r.col == colText && s.Engine == EngineSQLite {
-			out = append(out, "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower.")
-			break
-		}
-		if r.col == colText || r.col == colTextICU {
-			out = append(out, `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`)
+		if n := d.textKeyNote(r); n != "" {
+			out = append(out, n)
 			break
 		}
 	}

@@ -23,6 +23,29 @@ const (
 	sqliteCacheSize = "-65536" // 64 MiB; negative means KiB in SQLite
 )
 
+// sqliteReport is the report dialect of SQLite.
+func sqliteReport() reportDialect {
+	return reportDialect{
+		title: "SQLite",
+		settingsLine: func(s Settings) string {
+			return fmt.Sprintf("page_size %d, cache_size %s", s.SQLitePageSize, s.SQLiteCacheSize)
+		},
+		serverSettings: func(row func(k string, v any), s Settings) {
+			row("sqlite page_size", s.SQLitePageSize)
+			row("sqlite cache_size", s.SQLiteCacheSize)
+		},
+		appDriver:   "database/sql (modernc.org/sqlite)",
+		appBulkUnit: "transaction of prepared INSERTs",
+		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "one transaction of prepared INSERTs per batch of operations"},
+		textKeyNote: func(r row) string {
+			if r.col != colText {
+				return ""
+			}
+			return "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower."
+		},
+	}
+}
+
 // sqliteEngine runs the benchmark on an embedded SQLite database in a
 // temporary directory that close removes.
 type sqliteEngine struct {
