@@ -89,6 +89,37 @@ type metrics struct {
 	// counters are the engine's own figures of the load, by name (see counterFigures): an
 	// engine reports those it measures and leaves the others out.
 	counters map[string]int64
+	// structures are the database objects the load made, each with its size (Bytes; the
+	// per-row figure is left to summarize).
+	structures []Structure
+}
+
+// structure records a database object of the load: its name, what it is for, and its size.
+func (m *metrics) structure(name, role string, bytes int64) {
+	m.structures = append(m.structures, Structure{Name: name, Role: role, Bytes: bytes})
+}
+
+// summarizeStructures gives res the structures of the first run, each sized by the median
+// over the runs of the structure with the same role (each load numbers its own table, so the
+// names differ between runs, the roles do not).
+func summarizeStructures(res *Result, ms []metrics) {
+	for _, s := range ms[0].structures {
+		var vs []float64
+		for _, m := range ms {
+			for _, o := range m.structures {
+				if o.Role == s.Role {
+					vs = append(vs, float64(o.Bytes))
+					break
+				}
+			}
+		}
+		if len(vs) != len(ms) {
+			continue // not in every run: no median to give
+		}
+		s.Bytes = int64(median(vs))
+		s.BytesPerOp = perRow(s.Bytes, res.Rows)
+		res.Structures = append(res.Structures, s)
+	}
 }
 
 // Names of the counters an engine may report in metrics.counters.

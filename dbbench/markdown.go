@@ -80,6 +80,7 @@ func writeRunTail(p func(string, ...any), rep *Report, cs []chart, placeholder, 
 		}
 		p(".\n")
 	}
+	writeStructures(p, rep)
 	for _, c := range cs {
 		p("\n## %s\n\n![%s](%s)\n", c.title, c.title, c.file)
 	}
@@ -87,6 +88,25 @@ func writeRunTail(p func(string, ...any), rep *Report, cs []chart, placeholder, 
 		p("\n## Notes\n\n")
 		for _, n := range rep.Notes {
 			p("- %s\n", n)
+		}
+	}
+}
+
+// writeStructures lists every database object of the table workload's loads by name and
+// role, as the engine reported them; reports written before they were listed have none.
+func writeStructures(p func(string, ...any), rep *Report) {
+	n := 0
+	for _, r := range rep.Results {
+		n += len(r.Structures)
+	}
+	if n == 0 {
+		return
+	}
+	p("\n## Structures\n\nEvery database object of a scheme's loads, as the engine names it in the first measured run (each load numbers its own table), with the median size over the runs.\n\n")
+	p("| scheme | structure | role | MB | B/row |\n|---|---|---|--:|--:|\n")
+	for _, r := range rep.Results {
+		for _, s := range r.Structures {
+			p("| %s | %s | %s | %.2f | %.1f |\n", mdEscape(r.Scheme), mdEscape(s.Name), s.Role, mb(s.Bytes), s.BytesPerOp)
 		}
 	}
 }

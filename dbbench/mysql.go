@@ -715,6 +715,10 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		}
 		m.indexBytes, m.tableBytes = data, data+index
 		m.count(counterSecondaryIndexBytes, index)
+		m.structure(name+".PRIMARY", "clustered index (the table)", data)
+		if index > 0 {
+			m.structure(name+" secondary indexes", "secondary index", index)
+		}
 		return nil
 	}
 	q, err := e.admin.QueryContext(ctx, `SELECT index_name, stat_name, stat_value FROM mysql.innodb_index_stats
@@ -733,10 +737,12 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		switch {
 		case index == "PRIMARY" && stat == "size":
 			m.indexBytes = v * e.pageSize
+			m.structure(name+".PRIMARY", "clustered index (the table)", m.indexBytes)
 		case index == "PRIMARY":
 			leaves = v
 		case stat == "size":
 			secBytes = v * e.pageSize
+			m.structure(name+"."+index, "secondary index", secBytes)
 		default:
 			secLeaves = v
 		}

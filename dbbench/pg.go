@@ -478,6 +478,8 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 		tbl.Sanitize(), idx).Scan(&m.rows, &m.tableBytes, &m.indexBytes); err != nil {
 		return m, fail(ctx, "measure sizes", err)
 	}
+	m.structure(tbl[1], "table", m.tableBytes)
+	m.structure(tbl[1]+"_pkey", "primary key", m.indexBytes)
 	if m.rows != int64(n) {
 		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
 	}

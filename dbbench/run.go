@@ -457,6 +457,7 @@ func summarize(r row, colType string, ms []metrics) Result {
 	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
 	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
 	summarizeCounters(&res, ms)
+	summarizeStructures(&res, ms)
 	// The curve of the run whose throughput is the median.
 	mid := median(rate)
 	best := 0

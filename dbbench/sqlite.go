@@ -316,6 +316,8 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", tbl).Scan(&m.tableBytes); err != nil {
 		return m, fail(ctx, "sqlite: dbstat", err)
 	}
+	m.structure(tbl, "table", m.tableBytes)
+	m.structure(idx, "primary key", m.indexBytes)
 	if !measure {
 		return m, nil
 	}
