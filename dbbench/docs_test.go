@@ -31,12 +31,14 @@ var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-all/rep
 // appCacheBlocks are the generated blocks of the guide that compare an app-workload run whose
 // tables fit the server's cache with one whose tables outgrow it: {small, large}.
 var appCacheBlocks = [][]string{
+	{"docs/report-app/report.json", "docs/report-app-large/report.json"},
 	{"docs/report-app-innodb/report.json", "docs/report-app-innodb-large/report.json"},
 }
 
 // appClientsBlocks are the generated blocks of the guide that compare app-workload runs that
 // differ in --clients only, with commits that wait for a flush.
 var appClientsBlocks = [][]string{
+	{"docs/report-app-durable-c1/report.json", "docs/report-app-durable-c4/report.json", "docs/report-app-durable-c16/report.json"},
 	{"docs/report-app-innodb-durable-c1/report.json", "docs/report-app-innodb-durable-c4/report.json", "docs/report-app-innodb-durable-c16/report.json"},
 }
 
