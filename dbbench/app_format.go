@@ -10,8 +10,24 @@ import (
 // appHeader is the settings lines of an app-workload report.
 func appHeader(p func(string, ...any), s Settings) {
 	p("engine %s, %s\n", s.Engine, s.ServerVersion)
-	p("operations %d per scheme (1 parent + %d children each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
-		s.Rows, s.Children, s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
+	p("operations %d per scheme (1 parent + %s each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
+		s.Rows, children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
+}
+
+// children is "1 child" or "n children".
+func children(n int) string {
+	if n == 1 {
+		return "1 child"
+	}
+	return fmt.Sprintf("%d children", n)
+}
+
+// childRows is "1 child row" or "n child rows".
+func childRows(n int) string {
+	if n == 1 {
+		return "1 child row"
+	}
+	return fmt.Sprintf("%d child rows", n)
 }
 
 // timeCell is a time query's p50/p99 and plan, or n/a.
@@ -75,17 +91,8 @@ func writeAppTable(w io.Writer, rep *Report) error {
 
 // appBaselineWhat says what the baseline loop is on the report's engine.
 func appBaselineWhat(s Settings) string {
-	drv, path := "pgx", "one transaction of 2 INSERTs per operation"
-	if isInnoDBEngine(s.Engine) {
-		drv = "database/sql"
-	}
-	if s.Mode == ModeCopy {
-		path = "COPY of parents, then of children"
-		if isInnoDBEngine(s.Engine) {
-			path = "LOAD DATA LOCAL INFILE of parents, then of children"
-		}
-	}
-	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", drv, path)
+	d := dialectOf(s.Engine)
+	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", d.appDriver, d.appBaseline[s.Mode])
 }
 
 // writeAppBenchstat is WriteBenchstat for WorkloadApp: one line per measured run.
@@ -116,13 +123,13 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# What each ID scheme costs an application schema on %s\n\n", engineTitle(s.Engine))
+	p("# What each ID scheme costs an application schema on %s\n\n", dialectOf(s.Engine).title)
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 UTC"), s.Duration)
 	}
-	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %d children, ", s.ServerVersion, thousands(int64(s.Rows)), s.Children)
+	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), children(s.Children))
 	if s.Mode == ModeCopy {
-		p("written in bulk (%d operations per COPY / LOAD DATA)", s.Batch)
+		p("written in bulk (%d operations per %s)", s.Batch, dialectOf(s.Engine).appBulkUnit)
 	} else {
 		p("one transaction")
 	}
@@ -166,6 +173,21 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	p("- **WAL B/op**: WAL (PostgreSQL, `pg_current_wal_insert_lsn`) or redo (InnoDB, the log sequence number) written during the load, per operation.\n")
 	p("- **time query**: `SELECT … FROM parent` for the rows of a %s window, through the key's bounds (`idkit.Bounds`, `WHERE id >= lo AND id <= hi`) for time-ordered schemes, else through `created_at`; **plan** is the index EXPLAIN named. **both ways**: the same windows answered through the key and through created_at return the same rows, save rows within a tick of a window edge.\n", s.Window)
 	p("- **parent + children**: one parent and its children through the foreign-key index, for parents sampled over the load.\n")
+
+	row := settingsTable(p, s)
+	row("operations", s.Rows)
+	row("children per operation", s.Children)
+	row("insert mode", s.Mode)
+	if s.Mode == ModeCopy {
+		row("batch (operations)", s.Batch)
+	}
+	row("clients", s.Clients)
+	row("created_at index", s.CreatedAtIndex)
+	row("time window", s.Window)
+	row("lookups", s.Lookups)
+	row("repeat", s.Repeat)
+	row("Go", goSetting(s))
+	p("\nMachine-readable: [%s](%s), [%s](%s).\n", ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

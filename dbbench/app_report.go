@@ -40,6 +40,9 @@ type AppResult struct {
 	TimeOrdered bool `json:"time_ordered"`
 	// CreatedAtIndex is true when parent(created_at) had an index.
 	CreatedAtIndex bool `json:"created_at_index"`
+	// Window is the time query's window for this scheme: Settings.Window rounded up to a
+	// whole number of the scheme's ticks (a key range cannot split a tick).
+	Window Duration `json:"window,omitempty"`
 
 	Operations int64   `json:"operations"`
 	OpsPerSec  float64 `json:"ops_per_sec"`
@@ -65,7 +68,9 @@ type AppResult struct {
 // Structure is one table or index and what it takes.
 type Structure struct {
 	// Name is the database object's name; Role says what it is for ("parent table",
-	// "parent primary key", "child foreign-key index", …).
+	// "parent primary key", "child foreign-key index", …; in the table workload "table",
+	// "primary key", "clustered index (the table)", "secondary index"). BytesPerOp is per
+	// operation of the app workload, per row of the table workload.
 	Name       string  `json:"name"`
 	Role       string  `json:"role"`
 	Bytes      int64   `json:"bytes"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,23 @@ func checkResult(t *testing.T, rep *dbbench.Report, r dbbench.Result, rows int64
 	}
 	if r.PointLookup.Count == 0 || r.RangeScan.Count == 0 {
 		t.Errorf("%s: no lookups measured", r.Scheme)
+	}
+	checkStructures(t, r, map[string]int64{"table": r.TableBytes, "primary key": r.IndexBytes})
+}
+
+// checkStructures checks that a table-workload result lists exactly the structures of want,
+// by role, each named and sized as the result's own figures say.
+func checkStructures(t *testing.T, r dbbench.Result, want map[string]int64) {
+	t.Helper()
+	got := map[string]int64{}
+	for _, s := range r.Structures {
+		if s.Name == "" || s.BytesPerOp != float64(s.Bytes)/float64(r.Rows) {
+			t.Errorf("%s: structure %+v", r.Scheme, s)
+		}
+		got[s.Role] = s.Bytes
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: structures by role %v, want %v", r.Scheme, got, want)
 	}
 }
 

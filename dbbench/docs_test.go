@@ -28,6 +28,20 @@ var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache
 // appBlocks are the generated blocks of the guide that quote a committed app-workload report.
 var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-all/report.json", "docs/report-app-innodb/report.json"}
 
+// appCacheBlocks are the generated blocks of the guide that compare an app-workload run whose
+// tables fit the server's cache with one whose tables outgrow it: {small, large}.
+var appCacheBlocks = [][]string{
+	{"docs/report-app/report.json", "docs/report-app-large/report.json"},
+	{"docs/report-app-innodb/report.json", "docs/report-app-innodb-large/report.json"},
+}
+
+// appClientsBlocks are the generated blocks of the guide that compare app-workload runs that
+// differ in --clients only, with commits that wait for a flush.
+var appClientsBlocks = [][]string{
+	{"docs/report-app-durable-c1/report.json", "docs/report-app-durable-c4/report.json", "docs/report-app-durable-c16/report.json"},
+	{"docs/report-app-innodb-durable-c1/report.json", "docs/report-app-innodb-durable-c4/report.json", "docs/report-app-innodb-durable-c16/report.json"},
+}
+
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
 var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
 
@@ -47,31 +61,27 @@ func TestChoosingAnIDFigures(t *testing.T) {
 	changed := false
 	var blocks []figuresBlock
 	for _, report := range figuresBlocks {
-		blocks = append(blocks, figuresBlock{report, func(js []byte, w io.Writer) error {
-			var rep dbbench.Report
-			if err := json.Unmarshal(js, &rep); err != nil {
-				return err
-			}
-			return dbbench.WriteSummary(w, &rep)
+		blocks = append(blocks, figuresBlock{[]string{report}, func(reps []*dbbench.Report, w io.Writer) error {
+			return dbbench.WriteSummary(w, reps[0])
 		}})
 	}
 	for _, report := range appBlocks {
-		blocks = append(blocks, figuresBlock{report, func(js []byte, w io.Writer) error {
-			var rep dbbench.Report
-			if err := json.Unmarshal(js, &rep); err != nil {
-				return err
-			}
-			return dbbench.WriteAppSummary(w, &rep)
+		blocks = append(blocks, figuresBlock{[]string{report}, func(reps []*dbbench.Report, w io.Writer) error {
+			return dbbench.WriteAppSummary(w, reps[0])
+		}})
+	}
+	for _, reports := range appCacheBlocks {
+		blocks = append(blocks, figuresBlock{reports, func(reps []*dbbench.Report, w io.Writer) error {
+			return dbbench.WriteAppCacheSummary(w, reps[0], reps[1])
+		}})
+	}
+	for _, reports := range appClientsBlocks {
+		blocks = append(blocks, figuresBlock{reports, func(reps []*dbbench.Report, w io.Writer) error {
+			return dbbench.WriteAppClientsSummary(w, reps)
 		}})
 	}
 	for _, report := range scaleBlocks {
-		blocks = append(blocks, figuresBlock{report, func(js []byte, w io.Writer) error {
-			var s dbbench.Scale
-			if err := json.Unmarshal(js, &s); err != nil {
-				return err
-			}
-			return dbbench.WriteScaleSummary(w, &s)
-		}})
+		blocks = append(blocks, figuresBlock{[]string{report}, nil})
 	}
 	for _, blk := range blocks {
 		c, err := blk.check(&text)
@@ -87,32 +97,54 @@ func TestChoosingAnIDFigures(t *testing.T) {
 	}
 }
 
-// figuresBlock is one generated block of the guide: the committed report it quotes and the
-// summary writer that renders it.
+// figuresBlock is one generated block of the guide: the committed reports it quotes and the
+// summary writer that renders them; a nil summary marks a scale report (scale.json), which
+// WriteScaleSummary renders.
 type figuresBlock struct {
-	report  string
-	summary func(js []byte, w io.Writer) error
+	reports []string
+	summary func(reps []*dbbench.Report, w io.Writer) error
 }
 
-// check compares the block in *text with the summary of its report, rewriting it under
+// check compares the block in *text with the summary of its reports, rewriting it under
 // -update (and then reporting a change).
 func (b figuresBlock) check(text *string) (changed bool, err error) {
-	js, err := os.ReadFile("../" + b.report)
-	if err != nil {
-		return false, fmt.Errorf("the guide quotes a report that is not committed: %w", err)
-	}
+	name := strings.Join(b.reports, " and ")
 	var want bytes.Buffer
-	if err := b.summary(js, &want); err != nil {
-		return false, fmt.Errorf("%s: %w", b.report, err)
+	var reps []*dbbench.Report
+	for _, report := range b.reports {
+		js, err := os.ReadFile("../" + report)
+		if err != nil {
+			return false, fmt.Errorf("the guide quotes a report that is not committed: %w", err)
+		}
+		if b.summary == nil {
+			var s dbbench.Scale
+			if err := json.Unmarshal(js, &s); err != nil {
+				return false, fmt.Errorf("%s: %w", report, err)
+			}
+			if err := dbbench.WriteScaleSummary(&want, &s); err != nil {
+				return false, fmt.Errorf("%s: %w", report, err)
+			}
+			continue
+		}
+		rep := new(dbbench.Report)
+		if err := json.Unmarshal(js, rep); err != nil {
+			return false, fmt.Errorf("%s: %w", report, err)
+		}
+		reps = append(reps, rep)
 	}
-	begin := figuresBegin(b.report)
+	if b.summary != nil {
+		if err := b.summary(reps, &want); err != nil {
+			return false, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	begin := figuresBegin(name)
 	i := strings.Index(*text, begin)
 	if i < 0 {
-		return false, fmt.Errorf("%s lacks the figures block of %s", choosingDoc, b.report)
+		return false, fmt.Errorf("%s lacks the figures block of %s", choosingDoc, name)
 	}
 	j := strings.Index((*text)[i:], figuresEnd)
 	if j < 0 {
-		return false, fmt.Errorf("%s: the figures block of %s has no end marker", choosingDoc, b.report)
+		return false, fmt.Errorf("%s: the figures block of %s has no end marker", choosingDoc, name)
 	}
 	j += i
 	got := (*text)[i+len(begin) : j]
@@ -124,5 +156,5 @@ func (b figuresBlock) check(text *string) (changed bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("figures in %s differ from %s (run go test ./dbbench -run TestChoosingAnIDFigures -update):\n--- got\n%s\n--- want\n%s",
-		choosingDoc, b.report, got, want.String())
+		choosingDoc, name, got, want.String())
 }

@@ -159,6 +159,20 @@ func typeIDText(spec string) bool {
 	return sp.Scheme() == "typeid" || prefixed
 }
 
+// keysOrdered reports whether a row's keys sort as its IDs do, so that an ID range is a key
+// range: every column but public text holds the stored ID; public text keeps the order only
+// without a mask (a masked public text is a keyed permutation of the ID, with no time order).
+func keysOrdered(r row) bool {
+	if r.col != colPublicText {
+		return true
+	}
+	sp, err := idkit.ParseSpec(r.spec)
+	if err != nil {
+		return false
+	}
+	return !sp.Has("mask")
+}
+
 // setsBit63 reports whether s makes, or within a day will make, 64-bit IDs
 // with bit 63 set, which a signed bigint column cannot hold: a layout that
 // uses all 64 bits (Discord, Instagram) past its Int64Until.

@@ -106,14 +106,15 @@ Flags:
                      and a bare driver loop with ascending bigint keys as the baseline.
                      Default schemes: bigserial (auto-increment), snowflake, ulid, uuidv7,
                      uuidv4. PostgreSQL, MariaDB/MySQL and SQLite (created_at in Unix µs)
-  --children K       app: child rows per operation (default 4)
+  --children K       app: child rows per operation, 1 to 1000 (default 4)
   --created-at-index P
                      app: needed (default): index parent(created_at) for the schemes whose key
                      cannot answer time ranges (uuidv4, bigserial/auto-increment); all: for
                      every scheme, which also times the time query through created_at
-  --window D         app: the time window of the time query (default 100ms). Key bounds are exact
-                     on the scheme's ticks; a created_at query can differ by at most one tick
-                     at each edge of a window that is not on tick boundaries
+  --window D         app: the time window of the time query (default 100ms), aligned to each
+                     scheme's ticks and rounded up to a whole number of them (sonyflake: 10ms,
+                     a 1s layout: 1s), which the report says; key bounds are exact on ticks,
+                     a created_at query can differ by at most one tick at each window edge
   --keep             app: leave the schema (PostgreSQL) or database (MariaDB/MySQL) with the
                      last run's tables and print its name and the command that opens it; with
                      pg-local or mariadb-local the stopped server's directory is kept too
@@ -246,10 +247,12 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	if cfg.DB == dbbench.EngineAllLocal {
 		return runDBAllLocal(ctx, stdout, stderr, cfg, *asJSON, *asBench, *out)
 	}
-	rep, err := dbbench.Run(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("db: %w", err)
+	rep, runErr := dbbench.Run(ctx, cfg)
+	if rep == nil {
+		return fmt.Errorf("db: %w", runErr)
 	}
+	// A report with an error (a failed time check) is written as any other, then the error
+	// fails the command: the finished loads are not lost.
 	switch {
 	case *asJSON:
 		err = dbbench.WriteJSON(stdout, rep)
@@ -269,6 +272,9 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 			return fmt.Errorf("db: %w", err)
 		}
 		fmt.Fprintf(stderr, "idbench: report written to %s\n", *out)
+	}
+	if runErr != nil {
+		return fmt.Errorf("db: %w", runErr)
 	}
 	return nil
 }
@@ -317,8 +323,8 @@ func checkDBFlags(c dbbench.Config) error {
 			return fmt.Errorf("--workload app runs on one engine at a time, not on --db %s", c.DB)
 		case c.Mode != dbbench.ModeTx && c.Mode != dbbench.ModeCopy:
 			return fmt.Errorf("--mode %q: the app workload takes tx or copy", c.Mode)
-		case c.Children < 0 || c.Children > 1000:
-			return fmt.Errorf("--children %d: want 0 to 1000", c.Children)
+		case c.Children < 1 || c.Children > 1000:
+			return fmt.Errorf("--children %d: want 1 to 1000 (an operation is a parent and its children; for keys without a child table, use --workload table)", c.Children)
 		case c.CreatedAtIndex != dbbench.CreatedAtNeeded && c.CreatedAtIndex != dbbench.CreatedAtAll:
 			return fmt.Errorf("--created-at-index %q: want needed or all", c.CreatedAtIndex)
 		case c.Window <= 0:

@@ -31,6 +31,7 @@ func TestDBUsageErrors(t *testing.T) {
 		{[]string{"db", "--workload", "app", "--mode", "batch"}, `--mode "batch": the app workload takes tx or copy`},
 		{[]string{"db", "--workload", "app", "--created-at-index", "some"}, `--created-at-index "some"`},
 		{[]string{"db", "--workload", "app", "--children", "-1"}, `--children -1`},
+		{[]string{"db", "--workload", "app", "--children", "0"}, `--children 0: want 1 to 1000`},
 		{[]string{"db", "--workload", "app", "--window", "0s"}, `--window 0s`},
 		{[]string{"db", "--workload", "app", "--db", "all-local"}, `not on --db all-local`},
 		{[]string{"db", "--keep"}, `--keep: for --workload app`},

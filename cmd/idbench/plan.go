@@ -332,6 +332,19 @@ func formatYears(v float64) string {
 	return formatFloat(math.Floor(v*10)/10, 1)
 }
 
+// formatYearsShort writes the lifetime of a time field that falls short of a requirement of
+// need years: rounded to the nearest tenth (formatYears floors, which would understate it),
+// but floored when rounding would reach need, so it never reads as enough.
+func formatYearsShort(v, need float64) string {
+	if v >= 1e6 {
+		return formatYears(v)
+	}
+	if r := math.Round(v*10) / 10; r < need {
+		return formatFloat(r, 1)
+	}
+	return formatYears(v)
+}
+
 func writePlanText(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error {
 	ew := &errWriter{w: w}
 	nodes := thousands(max(r.Nodes, 1)) + " nodes"
@@ -362,7 +375,7 @@ func writePlanText(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 		ew.printf("           time: %s years = %s ticks of %v; %d bits last %s years",
 			formatFloat(r.Years, 2), formatCount(layouts.TicksFor(r.Years, u), r.Years*float64(layouts.Year)/float64(u)), u, n.Time, formatYears(lifeOf(n.Time, u)))
 		if n.Time > 1 {
-			ew.printf(", %d only %s", n.Time-1, formatYears(lifeOf(n.Time-1, u)))
+			ew.printf(", %d only %s", n.Time-1, formatYearsShort(lifeOf(n.Time-1, u), r.Years))
 		}
 		ew.printf("\n           seq: %s IDs per tick; %d bits hold %s\n", formatCount(layouts.IDsPerTick(r.IDsPerSecond, u), r.IDsPerSecond*u.Seconds()),
 			n.Seq, formatBig(math.Ldexp(1, int(n.Seq))))
