@@ -3,23 +3,37 @@ GO ?= go
 
 .PHONY: test fault test-short bench fuzz run generate load-report
 
-# All tests, with the race detector; then the million-ID round trips of the public text forms
-# without it, which it slows tenfold (under it they run 100,000). PostgreSQL tests use IDKIT_TEST_PG or start a private
+# All tests, with the race detector; then, without it, what it slows tenfold and has nothing to
+# find in: the million-ID round trips of the public text forms and of the reversed and sharded
+# layouts (under it they run 100,000 and 50,000) and the loads of SQLite (modernc.org/sqlite, C
+# translated to Go), which skip under it. PostgreSQL tests use IDKIT_TEST_PG or start a private
 # cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
-	$(GO) test -run '^TestPublicTextMillion$$' -count=1 .
+	$(GO) test -count=1 -run '^(TestPublicTextMillion|TestRangeLayoutsMillion)$$' .
+	$(GO) test -count=1 -run 'SQLite' ./dbbench/ ./cmd/idbench/
 
-# Real-process fault reproductions too heavy for `make test` (about three minutes), each with
+# Real-process fault reproductions too heavy for `make test`, each with
 # its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their
 # node lease on a private etcd and PostgreSQL; one connection flooding idkitd with 2,000 unread
-# streams (an RSS bound); rolling restarts of two idkitd processes under a health-checking
-# round-robin client at 5,000 req/s (no failed call, no repeated ID). CI runs it after
-# `make test`.
+# streams (an RSS bound); 200 connections of unread Watch streams without a token and 24 of
+# unread Next streams with one (server-wide RSS bounds); rolling restarts of two idkitd processes under a health-checking
+# round-robin client at 5,000 req/s (no failed call, no repeated ID); a 3-member etcd
+# cluster on loopback under 9 lease-holding writer processes with a follower killed, the leader
+# killed and a holder frozen past its lease (about two minutes; 0 repeated IDs, and repeats
+# in each control with the high-water marks off; docs/nodes.md "Replicated stores"); five
+# failovers of a PostgreSQL lease store (primary killed, standby promoted; controls without
+# the failover fence repeat); the
+# segment stores' failover matrix (PostgreSQL primary + standby, Redis primary + replica,
+# MariaDB primary + semi-sync replica: primaries SIGKILLed and standbys promoted five times per
+# row, each protected row with its control; docs/segment.md "Replicated stores"). One package
+# at a time (-p 1): they time leases and failovers on 2 cores. CI runs it after `make test`.
+FAULT_PKGS = ./cmd/idkitd/ ./schemes/nodeid/etcdlease/ ./schemes/nodeid/pglease/
 fault:
-	$(GO) vet -tags fault ./cmd/idkitd/
-	$(GO) test -tags fault -count=1 -timeout 10m -run '^TestFault' -v ./cmd/idkitd/
+	$(GO) vet -tags fault $(FAULT_PKGS) ./schemes/segment/...
+	$(GO) test -tags fault -count=1 -p 1 -timeout 15m -run '^TestFault' -v $(FAULT_PKGS)
+	$(GO) test -tags fault -count=1 -p 1 -timeout 10m -run '^TestFaultFailover' -v ./schemes/segment/...
 
 # Without the race detector, quicker while editing.
 test-short:

@@ -372,6 +372,9 @@ type sonyflakeScheme struct {
 
 func (s *sonyflakeScheme) Name() string { return s.name }
 
+// Node returns the machine ID (idkit.Noder), as the native snowflake schemes return their node.
+func (s *sonyflakeScheme) Node() uint64 { return uint64(s.g.Machine()) }
+
 func (s *sonyflakeScheme) Next() (ID, error) {
 	v, err := s.g.Next()
 	if err != nil {

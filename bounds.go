@@ -3,6 +3,7 @@ package idkit
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/idkit/idkit/layouts"
@@ -27,7 +28,10 @@ var (
 // TimeRanger is implemented by the schemes whose IDs sort by time across all their nodes, and
 // by their codecs (NewCodec): every snowflake layout whose time field is its top field (all
 // the presets), sonyflake, ulid and uuidv7. Schemes without time order (uuidv4, segment) do
-// not implement it; the package function Bounds says so with an error wrapping ErrScheme.
+// not implement it; the package function Bounds says so with an error wrapping ErrScheme. A
+// snowflake layout with shard_bits or reverse=true implements it but refuses every range with
+// an error wrapping ErrScheme: a sharded layout's IDs of a time range are one run per shard
+// (ShardBounds gives them), a reversed layout's are no run at all.
 //
 // It answers "the rows made between two times" from the primary key alone:
 //
@@ -55,10 +59,11 @@ type TimeRanger interface {
 	Bounds(from, to time.Time) (lo, hi ID, err error)
 }
 
-// Bounds returns c's bounds of the time range [from, to) when c is a TimeRanger (see there),
-// and otherwise an error wrapping ErrScheme that says c's IDs carry no time order.
+// Bounds returns c's bounds of the time range [from, to) when c, or a codec it wraps (see As),
+// is a TimeRanger (see there), and otherwise an error wrapping ErrScheme that says c's IDs
+// carry no time order.
 func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
-	tr, ok := c.(TimeRanger)
+	tr, ok := As[TimeRanger](c)
 	if !ok {
 		name := "this scheme"
 		if n, ok := c.(interface{ Name() string }); ok {
@@ -69,9 +74,130 @@ func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
 	return tr.Bounds(from, to)
 }
 
-// Bounds implements TimeRanger for snowflake and sonyflake layouts.
+// Range is one run of stored IDs, Lo to Hi (both included), that ShardBounds returns.
+type Range struct {
+	Shard  uint64 // the shard (the hash field's value) whose IDs the run holds; 0 unsharded
+	Lo, Hi ID
+	// LoTime and HiTime are the decoded times of Lo and Hi: the first and the last tick in
+	// the range, the same for every shard. (A sharded layout's Lo and Hi are no IDs of it,
+	// since their hash fields do not match: Decode refuses them.)
+	LoTime, HiTime time.Time
+}
+
+// ShardRanger is implemented by the schemes whose IDs of a time range form one run per shard:
+// the snowflake layouts (and their codecs) with shard_bits, whose hash field on top spreads
+// the IDs over 2^S shards, each ordered by time. Call it through ShardBounds, which answers
+// for every time-ordered scheme.
+type ShardRanger interface {
+	// ShardBounds returns, for each shard in order, the smallest and the largest ID any node
+	// can issue in that shard with a decoded time in [from, to); see TimeRanger.Bounds for
+	// how the range meets ticks and the life of the time field. Errors are Bounds'.
+	ShardBounds(from, to time.Time) ([]Range, error)
+}
+
+var (
+	_ ShardRanger = layoutCodec{}
+	_ ShardRanger = (*snowflakeScheme)(nil)
+)
+
+// ShardBounds returns the runs of stored IDs that hold exactly the IDs of c with a decoded
+// time in [from, to): one per shard, in ascending order, for a sharded snowflake layout
+// (shard_bits=S gives 2^S), and for every other TimeRanger the one run Bounds returns. A
+// query ORs them (Where writes the condition):
+//
+//	rs, err := idkit.ShardBounds(s, from, to)
+//	rows, err := db.QueryContext(ctx, "SELECT … FROM t WHERE "+idkit.Where("id", rs))
+//
+// Errors wrap ErrTimeRange or ErrScheme as Bounds'; a scheme without time order (uuidv4,
+// segment, a reversed layout) gets Bounds' error.
+func ShardBounds(c Codec, from, to time.Time) ([]Range, error) {
+	if sr, ok := c.(ShardRanger); ok {
+		return sr.ShardBounds(from, to)
+	}
+	lo, hi, err := Bounds(c, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return oneRange(c, lo, hi)
+}
+
+// oneRange is the Range of a TimeRanger's bounds, with their decoded times.
+func oneRange(c Codec, lo, hi ID) ([]Range, error) {
+	pl, err := c.Decode(lo)
+	if err != nil {
+		return nil, fmt.Errorf("idkit: decoding the bounds: %w", err)
+	}
+	ph, err := c.Decode(hi)
+	if err != nil {
+		return nil, fmt.Errorf("idkit: decoding the bounds: %w", err)
+	}
+	return []Range{{Lo: lo, Hi: hi, LoTime: pl.Time, HiTime: ph.Time}}, nil
+}
+
+// Where returns the SQL condition on column that selects the IDs of ranges: "id >= lo AND
+// id <= hi" for one range, and the ranges' conditions in parentheses joined by OR for more.
+// 64-bit IDs are written as unsigned decimals, 128-bit ones as quoted text (UUID or ULID, as
+// ID.String writes them). column is written as given: quote it yourself if it needs quotes.
+func Where(column string, ranges []Range) string {
+	var b strings.Builder
+	for i, r := range ranges {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		if len(ranges) > 1 {
+			b.WriteByte('(')
+		}
+		b.WriteString(column + " >= " + sqlLiteral(r.Lo) + " AND " + column + " <= " + sqlLiteral(r.Hi))
+		if len(ranges) > 1 {
+			b.WriteByte(')')
+		}
+	}
+	return b.String()
+}
+
+// sqlLiteral writes id as a SQL literal of its stored form: a 64-bit ID as its unsigned
+// decimal, a 128-bit one as quoted text.
+func sqlLiteral(id ID) string {
+	if id.Bits() == 64 {
+		return id.String()
+	}
+	return "'" + id.String() + "'"
+}
+
+// ShardBounds implements ShardRanger for snowflake layouts: for a sharded one, one range per
+// value of its hash field; otherwise Bounds.
+func (c layoutCodec) ShardBounds(from, to time.Time) ([]Range, error) {
+	if c.l.ShardBits() == 0 {
+		lo, hi, err := c.Bounds(from, to)
+		if err != nil {
+			return nil, err
+		}
+		return oneRange(c, lo, hi)
+	}
+	first, last, err := c.l.TickRange(from, to)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTimeRange, err)
+	}
+	runs, err := c.l.TickRuns(first, last)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrScheme, err)
+	}
+	out := make([]Range, len(runs))
+	lt, ht := c.l.TickTime(first).UTC(), c.l.TickTime(last).UTC()
+	for i, r := range runs {
+		out[i] = Range{Shard: uint64(i), Lo: FromUint64(r[0]), Hi: FromUint64(r[1]), LoTime: lt, HiTime: ht}
+	}
+	return out, nil
+}
+
+// Bounds implements TimeRanger for snowflake and sonyflake layouts. A sharded layout's IDs of
+// a time range are one run per shard (ShardBounds), a reversed layout's no run at all: both
+// get an error wrapping ErrScheme that says so.
 func (c layoutCodec) Bounds(from, to time.Time) (lo, hi ID, err error) {
 	if err := c.l.TimeOrder(); err != nil {
+		if c.l.ShardBits() > 0 {
+			return ID{}, ID{}, fmt.Errorf("%w: %w; ShardBounds gives one range per shard", ErrScheme, err)
+		}
 		return ID{}, ID{}, fmt.Errorf("%w: %w", ErrScheme, err)
 	}
 	first, last, err := c.l.TickRange(from, to)

@@ -214,3 +214,45 @@ func ExampleBounds() {
 	// 019b76da-a800-7000-8000-000000000000 019b76da-a800-7fff-bfff-ffffffffffff
 	// true
 }
+
+// The IDs of a time range of a sharded layout are one range per shard.
+func ExampleShardBounds() {
+	c, err := idkit.NewCodec("snowflake:shard_bits=2")
+	if err != nil {
+		panic(err)
+	}
+	from := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	rs, err := idkit.ShardBounds(c, from, from.Add(time.Hour))
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range rs {
+		fmt.Println(r.Shard, r.Lo, r.Hi)
+	}
+	fmt.Println(idkit.Where("id", rs[:2]), "OR …")
+	// Output:
+	// 0 501662902222061568 501666677095661567
+	// 1 2807505911435755520 2807509686309355519
+	// 2 5113348920649449472 5113352695523049471
+	// 3 7419191929863143424 7419195704736743423
+	// (id >= 501662902222061568 AND id <= 501666677095661567) OR (id >= 2807505911435755520 AND id <= 2807509686309355519) OR …
+}
+
+// As reaches a scheme's optional interfaces, through what New puts around a registered scheme
+// with prefix= or mask= too, where a type assertion sees only the wrapper.
+func ExampleAs() {
+	s, err := idkit.New("snowflake:layout=twitter,datacenter=1,worker=3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if n, ok := idkit.As[idkit.Noder](s); ok {
+		fmt.Println("node", n.Node())
+	}
+	if l, ok := idkit.As[idkit.Layouter](s); ok {
+		fmt.Println("layout", l.Layout().Name)
+	}
+	// Output:
+	// node 35
+	// layout twitter
+}

@@ -42,12 +42,16 @@ var (
 // Scheme generates and understands one kind of ID. Implementations are safe for concurrent
 // use.
 //
-// A Scheme may also implement these optional interfaces, discovered by type assertion:
-// Batcher (reserve many IDs at once), ContextScheme and ContextBatcher (waits that end with a
-// context), Layouter (the 64-bit layout behind it), Noder (its node value), StatsReporter
-// (counters for monitoring), Fenced (whether it may issue IDs right now), TimeRanger (the IDs
-// of a time range, for time-ordered schemes) and io.Closer (release what it holds, such as a
-// node lease; call it when done).
+// A Scheme may also implement these optional interfaces: Batcher (reserve many IDs at once),
+// ContextScheme and ContextBatcher (waits that end with a context), Layouter (the 64-bit layout
+// behind it), Noder (its node value), StatsReporter (counters for monitoring), Fenced (whether
+// it may issue IDs right now), TimeRanger (the IDs of a time range, for time-ordered schemes),
+// Durabler (the durability class of the stores it rests on; read it with DurabilityOf) and
+// io.Closer (release what it holds, such as a node lease; call it when done). Find them with
+// As (Bounds for TimeRanger, DurabilityOf for Durabler), which also looks inside wrappers that
+// have an Unwrap method, such as the one New puts around a registered scheme with prefix= or
+// mask=; a type assertion finds only Batcher, ContextScheme, ContextBatcher, io.Closer and
+// Formatter on every Scheme New returns, and the others only on a scheme that is not wrapped.
 type Scheme interface {
 	// Name returns the canonical spec of the scheme, which New accepts, e.g.
 	// "snowflake:layout=twitter,node=3". A node claimed from a lease shows as its number.
@@ -131,7 +135,8 @@ type Field struct {
 //	              letter. Parse then reads only text with this prefix.
 //	mask=KEYREF   hide the time, node and counts in the public text under a 128-bit key:
 //	              env:NAME or file:PATH holding "k0:k1" (two groups of 16 hex digits, as the
-//	              uuidv47 PostgreSQL extension takes it); never the key itself. uuidv7 and
+//	              uuidv47 PostgreSQL extension takes it); never the key itself, which is
+//	              refused unshown, inline or after env: or file: (see mask.IsRef). uuidv7 and
 //	              typeid show the UUIDv47 facade, ulid its time masked the same way, 64-bit
 //	              layouts a keyed permutation of the layout's width (package mask). uuidv4
 //	              refuses it: it has nothing to hide.
@@ -143,8 +148,9 @@ type Field struct {
 // itself, unless the scheme takes them (Settings.TakeText, as remote does): its Parse and
 // AppendID read and write the public text, and a mask permutes 64-bit IDs over their width (the
 // layout's for a Layouter, IDWidth for a Widther such as segment's 63 bits, else 64). The
-// scheme it returns is a Batcher, ContextScheme, ContextBatcher and io.Closer, and keeps each
-// of Layouter, Noder, StatsReporter, Fenced and TimeRanger the registered scheme has.
+// scheme it returns is a Batcher, ContextScheme, ContextBatcher, io.Closer and Formatter; its
+// Unwrap method returns the registered scheme, where As (and Bounds) find each of Layouter,
+// Noder, StatsReporter, Fenced, TimeRanger or any other interface the registered scheme has.
 //
 // Lease stores are registered by import, so that a program that does not use them does not
 // link their clients. A spec with node=URL or lease=URL needs, in the program:

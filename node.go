@@ -48,6 +48,9 @@ type nodeBinding struct {
 	// lease claims a node anew the way this binding was made (nil without a lease).
 	lost  <-chan struct{}
 	lease *leaseSpec
+	// durability reads the lease store's class (nil without a lease, or for a store that is
+	// not a nodeid.Durabler).
+	durability func() nodeid.Durability
 }
 
 // release lets go of whatever the binding holds; safe on the zero binding.
@@ -222,6 +225,9 @@ func (ls *leaseSpec) hold(ctx context.Context, store nodeid.Store) (nodeBinding,
 	}
 	nb := nodeBinding{node: lease.Node(), fence: lease, close: lease.Close, renewals: lease.Renewals,
 		lost: lease.Lost(), lease: ls, markWindow: ls.window}
+	if d, ok := store.(nodeid.Durabler); ok {
+		nb.durability = d.Durability
+	}
 	switch {
 	case ls.marks == "lease":
 		// The generator's default window (50 ms) stays within the default drift policy's

@@ -1,12 +1,14 @@
 package idkit_test
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/mask"
 )
 
 var redactTests = []struct{ in, want string }{
@@ -165,4 +167,104 @@ func TestSpecErrorsRedact(t *testing.T) {
 			t.Errorf("New(%q) error shows the password: %v", spec, err)
 		}
 	}
+}
+
+// keyRefSpecs build specs that carry a mask key where a reference belongs, or inline: pasted
+// after env: or file:, half of it, inside a path, beside other mistakes, and with a good
+// reference whose file is missing beside an inline key in another setting.
+var keyRefSpecs = []func(scheme, key, half string) string{
+	func(s, k, _ string) string { return s + ":mask=" + k },
+	func(s, k, _ string) string { return s + ":mask=env:" + k },
+	func(s, k, _ string) string { return s + ":mask=file:" + k },
+	func(s, _, h string) string { return s + ":mask=env:" + h },
+	func(s, _, h string) string { return s + ":mask=env:K_" + h },
+	func(s, _, h string) string { return s + ":mask=file:" + h },
+	func(s, k, _ string) string { return s + ":mask=file:/run/keys/" + k },
+	func(s, k, _ string) string { return s + ":mask=env:" + k + ",bogus=1" },
+	func(s, k, _ string) string { return s + ":prefix=Bad!,mask=env:" + k },
+	func(s, k, _ string) string { return s + ":mask=file:" + k + ",prefix=user" },
+	func(s, k, _ string) string { return s + ":mask= env:" + k },
+	func(s, k, _ string) string { return s + ":mask=env:" + k + ",," },
+	func(s, k, _ string) string { return s + ":mask=env:" + k + ",mask=env:X" },
+	func(s, k, _ string) string { return s + ":mask=env:" + k + " trailing" },
+	func(s, k, _ string) string { return s + ":node=x,mask=" + k },
+	func(s, k, _ string) string { return s + ":mask=env:" + strings.ToUpper(k) },
+}
+
+var keyRefSchemes = []string{"snowflake", "uuidv7", "ulid", "typeid", "mastodon", "sonyflake", "nosuch"}
+
+// checkNoKey fails when msg shows either half of a key (in any case), or when redacting msg
+// again changes it: every error is redacted already, and a second pass must not eat the end of
+// the quoted spec.
+func checkNoKey(t *testing.T, what, msg string, halves ...string) {
+	t.Helper()
+	low := strings.ToLower(msg)
+	for _, h := range halves {
+		if strings.Contains(low, strings.ToLower(h)) {
+			t.Errorf("%s shows the key: %s", what, msg)
+		}
+	}
+	if again := idkit.Redact(msg); again != msg {
+		t.Errorf("%s: redacting the message again changes it:\n got %q\nfrom %q", what, again, msg)
+	}
+}
+
+// TestMaskKeyNeverEchoed: a key written in a spec in place of a reference (issue 24, item 7)
+// is refused, and neither New, NewCodec, ParseSpec nor Settings.String shows it.
+func TestMaskKeyNeverEchoed(t *testing.T) {
+	const k0, k1 = "0011223344556677", "8899aabbccddeeff"
+	for _, scheme := range keyRefSchemes {
+		for _, build := range keyRefSpecs {
+			spec := build(scheme, k0+":"+k1, k1)
+			_, err := idkit.New(spec)
+			if err == nil {
+				t.Errorf("New(%q) succeeded", spec)
+				continue
+			}
+			checkNoKey(t, "New", err.Error(), k0, k1)
+			if _, err := idkit.NewCodec(spec); err != nil {
+				checkNoKey(t, "NewCodec", err.Error(), k0, k1)
+			}
+			if sp, err := idkit.ParseSpec(spec); err != nil {
+				checkNoKey(t, "ParseSpec", err.Error(), k0, k1)
+			} else {
+				checkNoKey(t, "Settings.String", sp.String(), k0, k1)
+			}
+		}
+	}
+}
+
+// TestMaskRefErrorsSayWhy: a refused reference says what is wrong with it.
+func TestMaskRefErrorsSayWhy(t *testing.T) {
+	for spec, want := range map[string]string{
+		"snowflake:mask=env:0011223344556677:8899aabbccddeeff":  "env: wants the name of an environment variable",
+		"snowflake:mask=file:0011223344556677:8899aabbccddeeff": "file: wants the path of a file holding the key",
+		"snowflake:mask=0011223344556677:8899aabbccddeeff":      "want env:NAME or file:PATH",
+		"uuidv7:mask=env:IDKIT_TEST_SURELY_UNSET":               "environment variable IDKIT_TEST_SURELY_UNSET is not set",
+	} {
+		_, err := idkit.New(spec)
+		if !errors.Is(err, idkit.ErrSpec) || !errors.Is(err, mask.ErrKey) || !strings.Contains(err.Error(), want) {
+			t.Errorf("New(%q) = %v, want ErrSpec and mask.ErrKey saying %q", spec, err, want)
+		}
+	}
+}
+
+// FuzzMaskKeyNeverEchoed is TestMaskKeyNeverEchoed over any key.
+func FuzzMaskKeyNeverEchoed(f *testing.F) {
+	f.Add(uint64(0x0011223344556677), uint64(0x8899aabbccddeeff), uint8(0), uint8(1))
+	f.Add(uint64(0), uint64(0), uint8(3), uint8(2))
+	f.Add(^uint64(0), uint64(0xabcdef), uint8(9), uint8(0))
+	f.Fuzz(func(t *testing.T, a, b uint64, form, scheme uint8) {
+		k0, k1 := fmt.Sprintf("%016x", a), fmt.Sprintf("%016x", b)
+		spec := keyRefSpecs[int(form)%len(keyRefSpecs)](keyRefSchemes[int(scheme)%len(keyRefSchemes)], k0+":"+k1, k1)
+		if _, err := idkit.New(spec); err == nil {
+			t.Fatalf("New(%q) succeeded", spec)
+		} else {
+			checkNoKey(t, "New", err.Error(), k0, k1)
+		}
+		if _, err := idkit.NewCodec(spec); err != nil {
+			checkNoKey(t, "NewCodec", err.Error(), k0, k1)
+		}
+		checkNoKey(t, "Redact", idkit.Redact(spec), k0, k1)
+	})
 }

@@ -45,7 +45,7 @@ func (registeredText) scheme(sp *Settings, s Scheme) (Scheme, error) {
 	if err != nil || pc == nil {
 		return s, err
 	}
-	return keepOptional(&publicScheme{publicCodec: *pc, s: s, name: pc.t.name(s.Name())}), nil
+	return &publicScheme{publicCodec: *pc, s: s, name: pc.t.name(s.Name())}, nil
 }
 
 func (registeredText) codec(sp *Settings, c Codec) (Codec, error) {
@@ -53,15 +53,20 @@ func (registeredText) codec(sp *Settings, c Codec) (Codec, error) {
 	if err != nil || pc == nil {
 		return c, err
 	}
-	return keepOptionalCodec(*pc), nil
+	return *pc, nil
 }
 
 // publicCodec adds a text form to a registered scheme's codec. The codec still checks every
-// ID it reads.
+// ID it reads. Unwrap gives the codec, where As finds its optional interfaces (Layouter,
+// TimeRanger): the layout and time bounds are the stored IDs', which the text form does not
+// change.
 type publicCodec struct {
 	c Codec
 	t *textForm
 }
+
+// Unwrap returns the registered scheme's own codec.
+func (p publicCodec) Unwrap() Codec { return p.c }
 
 func (p publicCodec) Parse(text string) (ID, error) {
 	var v ID
@@ -121,12 +126,17 @@ func (p publicCodec) AppendID(b []byte, id ID) ([]byte, error) {
 // publicScheme adds a text form to a registered scheme. It is a Batcher, ContextScheme,
 // ContextBatcher and io.Closer whatever the scheme is (through NextBatchContext and
 // NextContext, which fall back to Next, and a Close that does nothing for a scheme without
-// one); keepOptional adds the optional interfaces that only the scheme can answer.
+// one). The optional interfaces only the scheme can answer (Layouter, Noder, StatsReporter,
+// Fenced, TimeRanger, and any a package defines) are not methods of publicScheme, which would
+// take a type per combination of them: Unwrap gives the scheme, and As finds them there.
 type publicScheme struct {
 	publicCodec
 	s    Scheme
 	name string
 }
+
+// Unwrap returns the registered scheme.
+func (p *publicScheme) Unwrap() Scheme { return p.s }
 
 func (p *publicScheme) Name() string      { return p.name }
 func (p *publicScheme) Next() (ID, error) { return p.s.Next() }
@@ -160,7 +170,7 @@ func (sp *Settings) wrapText(c Codec) (*publicCodec, error) {
 	if t.maskRef != "" {
 		bits := 64
 		if l, ok := c.(Layouter); ok {
-			bits = int(l.Layout().TotalBits())
+			bits = int(l.Layout().StoredBits())
 		} else if w, ok := c.(Widther); ok {
 			if bits = w.IDWidth(); bits < 1 || bits > 64 {
 				return nil, sp.Errorf("mask=%s: the scheme says its IDs have %d bits; want 1 to 64", t.maskRef, bits)
@@ -171,258 +181,4 @@ func (sp *Settings) wrapText(c Codec) (*publicCodec, error) {
 		}
 	}
 	return &publicCodec{c: c, t: t}, nil
-}
-
-// keepOptional returns p as a value that has, besides publicScheme's methods, each of the
-// optional interfaces Layouter, Noder, StatsReporter, Fenced and TimeRanger that the wrapped
-// scheme has, answered by it (the layout, node, counters, fence and time bounds are the stored
-// IDs', which the text form does not change). One type per combination, because a type
-// assertion sees only the methods of a value's type.
-func keepOptional(p *publicScheme) Scheme {
-	l, hasL := p.s.(Layouter)
-	n, hasN := p.s.(Noder)
-	st, hasS := p.s.(StatsReporter)
-	f, hasF := p.s.(Fenced)
-	tr, hasT := p.s.(TimeRanger)
-	switch bit(hasL, 0) | bit(hasN, 1) | bit(hasS, 2) | bit(hasF, 3) | bit(hasT, 4) {
-	case 0:
-		return p
-	case 1:
-		return struct {
-			*publicScheme
-			Layouter
-		}{p, l}
-	case 2:
-		return struct {
-			*publicScheme
-			Noder
-		}{p, n}
-	case 3:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-		}{p, l, n}
-	case 4:
-		return struct {
-			*publicScheme
-			StatsReporter
-		}{p, st}
-	case 5:
-		return struct {
-			*publicScheme
-			Layouter
-			StatsReporter
-		}{p, l, st}
-	case 6:
-		return struct {
-			*publicScheme
-			Noder
-			StatsReporter
-		}{p, n, st}
-	case 7:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			StatsReporter
-		}{p, l, n, st}
-	case 8:
-		return struct {
-			*publicScheme
-			Fenced
-		}{p, f}
-	case 9:
-		return struct {
-			*publicScheme
-			Layouter
-			Fenced
-		}{p, l, f}
-	case 10:
-		return struct {
-			*publicScheme
-			Noder
-			Fenced
-		}{p, n, f}
-	case 11:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			Fenced
-		}{p, l, n, f}
-	case 12:
-		return struct {
-			*publicScheme
-			StatsReporter
-			Fenced
-		}{p, st, f}
-	case 13:
-		return struct {
-			*publicScheme
-			Layouter
-			StatsReporter
-			Fenced
-		}{p, l, st, f}
-	case 14:
-		return struct {
-			*publicScheme
-			Noder
-			StatsReporter
-			Fenced
-		}{p, n, st, f}
-	case 15:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			StatsReporter
-			Fenced
-		}{p, l, n, st, f}
-	case 16:
-		return struct {
-			*publicScheme
-			TimeRanger
-		}{p, tr}
-	case 17:
-		return struct {
-			*publicScheme
-			Layouter
-			TimeRanger
-		}{p, l, tr}
-	case 18:
-		return struct {
-			*publicScheme
-			Noder
-			TimeRanger
-		}{p, n, tr}
-	case 19:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			TimeRanger
-		}{p, l, n, tr}
-	case 20:
-		return struct {
-			*publicScheme
-			StatsReporter
-			TimeRanger
-		}{p, st, tr}
-	case 21:
-		return struct {
-			*publicScheme
-			Layouter
-			StatsReporter
-			TimeRanger
-		}{p, l, st, tr}
-	case 22:
-		return struct {
-			*publicScheme
-			Noder
-			StatsReporter
-			TimeRanger
-		}{p, n, st, tr}
-	case 23:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			StatsReporter
-			TimeRanger
-		}{p, l, n, st, tr}
-	case 24:
-		return struct {
-			*publicScheme
-			Fenced
-			TimeRanger
-		}{p, f, tr}
-	case 25:
-		return struct {
-			*publicScheme
-			Layouter
-			Fenced
-			TimeRanger
-		}{p, l, f, tr}
-	case 26:
-		return struct {
-			*publicScheme
-			Noder
-			Fenced
-			TimeRanger
-		}{p, n, f, tr}
-	case 27:
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			Fenced
-			TimeRanger
-		}{p, l, n, f, tr}
-	case 28:
-		return struct {
-			*publicScheme
-			StatsReporter
-			Fenced
-			TimeRanger
-		}{p, st, f, tr}
-	case 29:
-		return struct {
-			*publicScheme
-			Layouter
-			StatsReporter
-			Fenced
-			TimeRanger
-		}{p, l, st, f, tr}
-	case 30:
-		return struct {
-			*publicScheme
-			Noder
-			StatsReporter
-			Fenced
-			TimeRanger
-		}{p, n, st, f, tr}
-	default: // all five
-		return struct {
-			*publicScheme
-			Layouter
-			Noder
-			StatsReporter
-			Fenced
-			TimeRanger
-		}{p, l, n, st, f, tr}
-	}
-}
-
-// keepOptionalCodec is keepOptional for a codec: it keeps Layouter and TimeRanger.
-func keepOptionalCodec(pc publicCodec) Codec {
-	l, hasL := pc.c.(Layouter)
-	tr, hasT := pc.c.(TimeRanger)
-	switch bit(hasL, 0) | bit(hasT, 1) {
-	case 0:
-		return pc
-	case 1:
-		return struct {
-			publicCodec
-			Layouter
-		}{pc, l}
-	case 2:
-		return struct {
-			publicCodec
-			TimeRanger
-		}{pc, tr}
-	default: // both
-		return struct {
-			publicCodec
-			Layouter
-			TimeRanger
-		}{pc, l, tr}
-	}
-}
-
-func bit(b bool, n uint) uint {
-	if b {
-		return 1 << n
-	}
-	return 0
 }

@@ -66,6 +66,14 @@ var schemeCases = []schemeCase{
 	{spec: "snowflake:layout=discord,worker=3,process=1,prefix=ord,mask=" + testMaskRef, bits: 64, ordered: true, timed: true, node: node(3<<5 | 1)},
 	{spec: "snowflake:fields=time:41/seq:22,epoch=1704067200000,prefix=evt", bits: 64, ordered: true, timed: true},
 	{spec: "sonyflake:machine=42,prefix=sf,mask=" + testMaskRef, bits: 64, ordered: true, timed: true, node: node(42)},
+	// Range-partitioned databases: sharded (a hash field on top) and reversed layouts, whose
+	// stored IDs do not increase in issue order.
+	{spec: "snowflake:node=3,shard_bits=4", bits: 64, timed: true, node: node(3)},
+	{spec: "snowflake:datacenter=1,worker=2,shard_bits=2,shard_from=worker", bits: 64, timed: true, node: node(1<<3 | 2)},
+	{spec: "snowflake:fields=hash:3/time:40/node:10/seq:10,epoch=2024-01-01,node=5,prefix=evt,mask=" + testMaskRef, bits: 64, timed: true, node: node(5)},
+	{spec: "snowflake:reverse=true,worker=9", bits: 64, timed: true, node: node(9)},
+	{spec: "snowflake:layout=discord,worker=3,process=1,reverse=true,prefix=ord,mask=" + testMaskRef, bits: 64, timed: true, node: node(3<<5 | 1)},
+	{spec: "snowflake:layout=sonyflake,machine=7,reverse=true", bits: 64, timed: true, node: node(7)},
 }
 
 // testMaskRef names the key of the masked schemes of the tests, set by setTestMaskKey.
@@ -151,7 +159,7 @@ func testScheme(t *testing.T, s idkit.Scheme, c schemeCase) {
 	}
 	testConcurrent(t, s, c, seen)
 	testName(t, s, ids[len(ids)-1])
-	testBatch(t, s, ids[len(ids)-1], seen)
+	testBatch(t, s, c, ids[len(ids)-1], seen)
 	testForeign(t, s, c)
 }
 
@@ -353,16 +361,16 @@ func testName(t *testing.T, s idkit.Scheme, id idkit.ID) {
 	l1, ok1 := s.(idkit.Layouter)
 	l2, ok2 := s2.(idkit.Layouter)
 	same := func(a, b layouts.Layout) bool { // the name may change ("twitter-custom" → "custom")
-		return a.Bits() == b.Bits() && slices.Equal(a.FieldNames(), b.FieldNames()) && a.Unit == b.Unit && a.Epoch.Equal(b.Epoch)
+		return a.Bits() == b.Bits() && slices.Equal(a.FieldNames(), b.FieldNames()) && a.Unit == b.Unit && a.Epoch.Equal(b.Epoch) && a.Reverse == b.Reverse
 	}
 	if ok1 != ok2 || ok1 && !same(l1.Layout(), l2.Layout()) {
 		t.Errorf("layouts differ after re-parsing %q", s.Name())
 	}
 }
 
-// testBatch checks NextBatch where the scheme has it: increasing, unique, after what came
-// before.
-func testBatch(t *testing.T, s idkit.Scheme, last idkit.ID, seen map[idkit.ID]bool) {
+// testBatch checks NextBatch where the scheme has it: unique and, for an ordered scheme,
+// increasing after what came before.
+func testBatch(t *testing.T, s idkit.Scheme, c schemeCase, last idkit.ID, seen map[idkit.ID]bool) {
 	b, ok := s.(idkit.Batcher)
 	if !ok {
 		return
@@ -373,7 +381,7 @@ func testBatch(t *testing.T, s idkit.Scheme, last idkit.ID, seen map[idkit.ID]bo
 	}
 	prev := last
 	for i, id := range dst {
-		if idkit.Compare(prev, id) >= 0 || seen[id] {
+		if c.ordered && idkit.Compare(prev, id) >= 0 || seen[id] {
 			t.Fatalf("NextBatch[%d] = %s after %s (seen before: %v)", i, id, prev, seen[id])
 		}
 		seen[id], prev = true, id
@@ -486,7 +494,7 @@ func TestCompare(t *testing.T) {
 }
 
 // TestNoderFenced checks which schemes report a node and a fence: snowflake both (a fixed node
-// is never fenced), the others neither.
+// is never fenced), sonyflake its machine (never fenced), the others neither.
 func TestNoderFenced(t *testing.T) {
 	for _, tc := range []struct {
 		spec   string
@@ -498,7 +506,7 @@ func TestNoderFenced(t *testing.T) {
 		{"snowflake:layout=discord,node=77", 77, true, true},
 		{"ulid", 0, false, false},
 		{"uuidv7", 0, false, false},
-		{"sonyflake:machine=5", 0, false, false},
+		{"sonyflake:machine=5", 5, true, false},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			s, err := idkit.New(tc.spec)

@@ -137,6 +137,8 @@ func TestSegmentSpecErrors(t *testing.T) {
 		{"segment:store=memseg://a,key=k,dynamic=true,step=100,max_step=10", "below step=100"},
 		{"segment:store=memseg://a,key=k,buffer=maybe", "buffer=maybe"},
 		{"segment:store=memseg://a,key=k,wait=-1s", "wait=-1s"},
+		{"segment:store=memseg://a,key=k,gap=0", "gap=0"},
+		{"segment:store=memseg://a,key=k,gap=x", "gap=x"},
 		{"segment:store=memseg://a,key=k,node=1", `unknown key "node"`},
 		{"segment:store=pg://u:secret@h/db,key=k", "schemes/segment/pgstore"},
 		{"segment:store=mysql://u:secret@h/db,key=k", "schemes/segment/mysqlstore"},

@@ -59,7 +59,7 @@ type Stats struct {
 }
 
 // snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
-var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "lookahead", "drift_wait", "drift_continue"}
+var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "reverse", "shard_bits", "shard_from", "lookahead", "drift_wait", "drift_continue"}
 
 // specLayout builds the layout a snowflake or custom spec describes.
 func (sp *Settings) layout() (layouts.Layout, error) {
@@ -113,6 +113,49 @@ func (sp *Settings) layout() (layouts.Layout, error) {
 	if err := l.Validate(); err != nil {
 		return l, sp.Wrapf(err, "layout %s (%s)", l.Name, l.Bits())
 	}
+	return sp.rangeLayout(l)
+}
+
+// rangeLayout applies the settings for range-partitioned databases to l: shard_bits (with
+// shard_from) and reverse.
+func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
+	rev, err := sp.Bool("reverse", false)
+	if err != nil {
+		return l, err
+	}
+	n, sharded, err := sp.Uint("shard_bits", layouts.MaxShardBits)
+	if err != nil {
+		return l, err
+	}
+	from, hasFrom := sp.Lookup("shard_from")
+	var why string
+	switch {
+	case hasFrom && !sharded:
+		why = "shard_from without shard_bits"
+	case sharded && n == 0:
+		why = "shard_bits=0: want 1 to 15, or leave it out"
+	case sharded && l.ShardBits() > 0:
+		why = "shard_bits and a hash field in fields= both given"
+	case rev && (sharded || l.ShardBits() > 0):
+		why = "reverse=true with shard bits: a reversed layout has no time order for shards to keep"
+	}
+	if why != "" {
+		return l, sp.Errorf("%s", why)
+	}
+	if sharded {
+		if hasFrom {
+			from = strings.ToLower(from)
+		}
+		if l, err = l.Sharded(uint(n), from); err != nil {
+			return l, sp.Wrapf(err, "shard_bits=%d", n)
+		}
+	}
+	if rev {
+		l.Reverse = true
+		if err := l.Validate(); err != nil {
+			return l, sp.Wrapf(err, "reverse=true")
+		}
+	}
 	return l, nil
 }
 
@@ -130,6 +173,8 @@ func (sp *Settings) parseFields(v string) ([]layouts.Field, error) {
 			return nil, sp.Errorf("fields: %s cannot name a field (it is a setting)", quote(name))
 		}
 		switch name {
+		case "hash":
+			fs = append(fs, layouts.Hash(uint(n)))
 		case "time":
 			fs = append(fs, layouts.Time(uint(n)))
 		case "seq":
@@ -279,11 +324,17 @@ func codecSnowflake(sp *Settings) (Codec, error) {
 func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolicy) string {
 	var b strings.Builder
 	b.WriteString("snowflake:")
-	if p, err := layouts.Preset(l.Name); err == nil && sameLayout(p, l) {
+	if p, ok := presetOf(l); ok {
 		b.WriteString("layout=" + p.Name)
+		if hb := l.ShardBits(); hb > 0 {
+			fmt.Fprintf(&b, ",shard_bits=%d", hb)
+		}
 	} else {
 		b.WriteString("fields=" + l.FieldList())
 		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
+	}
+	if l.Reverse {
+		b.WriteString(",reverse=true")
 	}
 	nf := l.NodeFields()
 	// A node field named "node" cannot be set by name (node= means the whole node), so such
@@ -314,6 +365,21 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 		}
 	}
 	return b.String()
+}
+
+// presetOf returns the preset l is, alone or with shard bits taken from its sequence field
+// (reversed or not).
+func presetOf(l layouts.Layout) (layouts.Layout, bool) {
+	p, err := layouts.Preset(l.Name)
+	if err != nil {
+		return p, false
+	}
+	if hb := l.ShardBits(); hb > 0 {
+		if p, err = p.Sharded(hb, ""); err != nil {
+			return p, false
+		}
+	}
+	return p, sameLayout(p, l)
 }
 
 func mustCompose(l layouts.Layout, node uint64) uint64 {
@@ -375,8 +441,8 @@ func (c layoutCodec) Decode(id ID) (Parts, error) { return decodeLayout(c.l, id)
 
 func (c layoutCodec) Layout() layouts.Layout { return c.l.Clone() }
 
-// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced
-// and io.Closer.
+// snowflakeScheme wraps the native core. It implements Scheme, Batcher, Layouter, Noder, Fenced,
+// Durabler and io.Closer.
 //
 // A node held under a lease can be lost for good: the process could not renew it for longer
 // than its time to live (a partition, a pause) and another owner claimed the slot. Then the
@@ -544,6 +610,21 @@ func (s *snowflakeScheme) Err() error {
 		return *r
 	}
 	return cur.nb.fence.Err()
+}
+
+// Durability reports the class of the lease store the node is held in (Durabler); nil for a
+// node without a lease.
+func (s *snowflakeScheme) Durability() []Durability {
+	nb := s.gen().nb
+	if nb.lease == nil {
+		return nil
+	}
+	d := Durability{Store: "lease " + nodeid.DescribeStore(nb.lease.url), Class: "unknown", Reason: "the lease store does not report its durability"}
+	if nb.durability != nil {
+		nd := nb.durability()
+		d.Class, d.Reason, d.Epoch, d.AsyncAccepted = nd.Class, nd.Reason, nd.Epoch, nd.AsyncAccepted
+	}
+	return []Durability{d}
 }
 
 func (s *snowflakeScheme) Name() string { return s.gen().name }

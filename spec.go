@@ -213,8 +213,10 @@ const timeForms = "want an RFC 3339 time (2015-01-01T00:00:00Z), a date (2015-01
 
 // ParseTime reads a time as a spec's epoch= and start= do (and idbench inspect's --from, --to
 // and --at): an RFC 3339 time with optional fractional seconds (2015-01-01T00:00:00.5Z), a
-// date (2015-01-01, midnight UTC) or Unix milliseconds (1420070400000, 0 or more). The result
-// is in UTC. Errors wrap ErrTime and quote the input.
+// date (2015-01-01, midnight UTC) or Unix milliseconds (1420070400000, 0 or more). Years past
+// 9999 are read with all their digits (10889-08-02T08:49:00Z), and years before 1 with a '-'
+// sign, as FormatTime writes them, so that ParseTime reads every time FormatTime writes. The
+// result is in UTC. Errors wrap ErrTime and quote the input.
 func ParseTime(s string) (time.Time, error) {
 	t, err := parseTime(s)
 	if err != nil {
@@ -225,7 +227,10 @@ func ParseTime(s string) (time.Time, error) {
 
 // FormatTime writes t as idkit's tools print times (idbench inspect, idkitd's Decode and
 // Bounds): RFC 3339 in UTC with the milliseconds always shown, 2026-01-01T09:30:26.890Z, and
-// more digits only when t has them (…26.890123Z). Every form it writes is one ParseTime reads.
+// more digits only when t has them (…26.890123Z). A year past 9999 is written with all its
+// digits (10889-08-02T08:49:00.000Z, the open end of a layout that runs out then) and one
+// before year 1 with a '-' sign, as time.Format does. Every form it writes is one ParseTime
+// reads, for every time.Time.
 func FormatTime(t time.Time) string {
 	t = t.UTC()
 	if t.Nanosecond()%int(time.Millisecond) == 0 {
@@ -241,10 +246,51 @@ func parseTime(v string) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, v); err == nil {
 		return t, nil
 	}
+	if t, ok := parseWideYear(v); ok {
+		return t, nil
+	}
 	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 && ms <= math.MaxInt64/int64(time.Millisecond) {
 		return time.UnixMilli(ms).UTC(), nil
 	}
 	return time.Time{}, errors.New(timeForms)
+}
+
+// parseWideYear reads an RFC 3339 time or a date whose year time.Parse does not take: more
+// than four digits (after 9999) or a '-' sign (before year 1, "-0001" is 2 BC), as
+// time.Format, and so FormatTime, writes them. The rest is read by time.Parse in a
+// stand-in year of the same leap-ness, so that February 29 is checked as in the real year.
+func parseWideYear(v string) (time.Time, bool) {
+	s, neg := strings.CutPrefix(v, "-")
+	n, year := 0, 0
+	for ; n < len(s) && s[n] >= '0' && s[n] <= '9'; n++ {
+		year = year*10 + int(s[n]-'0')
+	}
+	// A year of 4 digits without a sign is time.Parse's; 12 digits hold time.Time's last
+	// year, 292277026596.
+	if n < 4 || n > 12 || n == 4 && !neg || n == len(s) || s[n] != '-' {
+		return time.Time{}, false
+	}
+	if neg {
+		year = -year
+	}
+	stand := "2001"
+	if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		stand = "2000"
+	}
+	t, err := time.Parse(time.RFC3339Nano, stand+s[n:])
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, stand+s[n:]); err != nil {
+			return time.Time{}, false
+		}
+	}
+	// The wall clock as written, in the real year, less the offset it was written in.
+	_, off := t.Zone()
+	_, mo, d := t.Date()
+	w := time.Date(year, mo, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+	if y, m, wd := w.Date(); y != year || m != mo || wd != d {
+		return time.Time{}, false // beyond time.Time's range: the arithmetic wrapped
+	}
+	return w.Add(-time.Duration(off) * time.Second), true
 }
 
 // sortedKeys returns the keys of m in order, for messages.

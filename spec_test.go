@@ -3,6 +3,7 @@ package idkit_test
 import (
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,6 +86,22 @@ var specErrors = []struct {
 	{"sonyflake:start=soon", idkit.ErrSpec, []string{"start=soon"}},
 	{"sonyflake:worker=1", idkit.ErrSpec, []string{`unknown key "worker"`}},
 	{"snowflake:epoch=1700-01-01,time_bits=46,node_bits=6", idkit.ErrSpec, []string{"epoch 1700-01-01T00:00:00Z", "146"}},
+	// Settings for range-partitioned databases.
+	{"snowflake:shard_bits=16", idkit.ErrSpec, []string{"shard_bits=16", "0 to 15"}},
+	{"snowflake:shard_bits=0", idkit.ErrSpec, []string{"shard_bits=0", "leave it out"}},
+	{"snowflake:shard_bits=four", idkit.ErrSpec, []string{"shard_bits=four"}},
+	{"snowflake:shard_bits=12", idkit.ErrSpec, []string{"shard_bits=12", "12-bit seq field would leave it none"}},
+	{"snowflake:shard_bits=4,shard_from=time", idkit.ErrSpec, []string{"cannot come out of the time field"}},
+	{"snowflake:shard_bits=4,shard_from=region", idkit.ErrSpec, []string{`no field "region"`}},
+	{"snowflake:shard_from=worker", idkit.ErrSpec, []string{"shard_from without shard_bits"}},
+	{"snowflake:reverse=yes", idkit.ErrSpec, []string{"reverse=yes", "true or false"}},
+	{"snowflake:reverse=true,shard_bits=3", idkit.ErrSpec, []string{"reverse=true with shard bits"}},
+	{"snowflake:fields=hash:4/time:41/node:10/seq:8,shard_bits=2", idkit.ErrSpec, []string{"shard_bits and a hash field in fields= both given"}},
+	{"snowflake:fields=time:41/hash:4/node:10/seq:8", idkit.ErrSpec, []string{"must be the top field"}},
+	{"snowflake:fields=hash:4/node:10/time:41/seq:8", idkit.ErrSpec, []string{"directly above the time field"}},
+	{"snowflake:fields=hash:16/time:40/seq:7", idkit.ErrSpec, []string{"at most 15"}},
+	{"snowflake:fields=hash:2/hash:2/time:41/seq:8", idkit.ErrSpec, []string{"directly above the time field"}},
+	{"snowflake:fields=time:41/reverse:4/seq:8", idkit.ErrSpec, []string{`"reverse" cannot name a field`}},
 	// Valid specs whose generator cannot start.
 	{"snowflake:layout=baidu", schemes.ErrTimeOverflow, []string{"baidu", "ran out"}},
 	{"snowflake:epoch=2999-01-01", schemes.ErrTimeOverflow, []string{"before the epoch"}},
@@ -125,6 +142,12 @@ func TestNewNames(t *testing.T) {
 		{"snowflake:drift_wait=0", "snowflake:layout=twitter,datacenter=0,worker=0,drift_wait=off"},
 		{"snowflake:node_bits=0", "snowflake:fields=time:41/seq:12,unit=1ms,epoch=2010-11-04T01:42:54.657Z"},
 		{"snowflake:fields=time:40/region:4/host:8/seq:11,epoch=2024-01-01,unit=10ms,host=9", "snowflake:fields=time:40/region:4/host:8/seq:11,unit=10ms,epoch=2024-01-01T00:00:00Z,region=0,host=9"},
+		{"snowflake:node=3,shard_bits=4", "snowflake:layout=twitter,shard_bits=4,datacenter=0,worker=3"},
+		{"snowflake:layout=discord,reverse=true,worker=1", "snowflake:layout=discord,reverse=true,worker=1,process=0"},
+		{"snowflake:reverse=false", "snowflake:layout=twitter,datacenter=0,worker=0"},
+		{"snowflake:shard_bits=2,shard_from=datacenter", "snowflake:fields=hash:2/time:41/datacenter:3/worker:5/seq:12,unit=1ms,epoch=2010-11-04T01:42:54.657Z,datacenter=0,worker=0"},
+		{"snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01,node=7", "snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01T00:00:00Z,node=7"},
+		{"snowflake:layout=instagram,shard_bits=3,reverse=FALSE", "snowflake:layout=instagram,shard_bits=3,node=0"},
 		{"ulid", "ulid"},
 		{"ULID:monotonic=true", "ulid"},
 		{"ulid:monotonic=false", "ulid:monotonic=false"},
@@ -173,6 +196,10 @@ func FuzzNew(f *testing.F) {
 	}
 	f.Add("snowflake:fields=time:41/node:5/worker:5/seq:12,node=100")
 	f.Add("snowflake:layout=sonyflake,seq_bits=10,unit=1s,epoch=1700000000000")
+	f.Add("snowflake:layout=discord,reverse=true,worker=3")
+	f.Add("snowflake:node=3,shard_bits=4")
+	f.Add("snowflake:shard_bits=2,shard_from=worker,seq_bits=10")
+	f.Add("snowflake:fields=hash:5/time:41/node:10/seq:7,epoch=2024-01-01,node=9")
 	f.Fuzz(func(t *testing.T, spec string) {
 		s, err := idkit.New(spec)
 		if err != nil {
@@ -250,6 +277,85 @@ func FuzzParseTime(f *testing.F) {
 		}
 		if back, err := idkit.ParseTime(idkit.FormatTime(got)); err != nil || !back.Equal(got) {
 			t.Fatalf("%q: FormatTime %q reads back as %v, %v", s, idkit.FormatTime(got), back, err)
+		}
+	})
+}
+
+// TestFormatTimeWideYears: the times FormatTime writes past 9999 and before year 1, such as
+// the open ends of the uuidv7, ulid, typeid and mastodon bounds (issue 24, item 14), read back
+// through ParseTime.
+func TestFormatTimeWideYears(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	far := time.Unix(1<<50, 0)
+	for _, spec := range []string{"uuidv7", "ulid", "typeid", "snowflake:layout=mastodon", "snowflake:time_bits=60,node_bits=0,seq_bits=3"} {
+		c, err := idkit.NewCodec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hi, err := idkit.Bounds(c, from, far)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		p, err := c.Decode(hi)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		s := idkit.FormatTime(p.Time)
+		if back, err := idkit.ParseTime(s); err != nil || !back.Equal(p.Time) {
+			t.Errorf("%s: its last time %v is written %q, which reads back as %v, %v", spec, p.Time, s, back, err)
+		}
+	}
+	for _, tt := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"10889-08-02T05:31:50.655Z", time.Date(10889, 8, 2, 5, 31, 50, 655e6, time.UTC)},
+		{"10000-02-29T00:00:00Z", time.Date(10000, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"10400-02-29T23:00:00-02:00", time.Date(10400, 3, 1, 1, 0, 0, 0, time.UTC)},
+		{"292277026596-12-04T15:30:07.999999999Z", time.Unix(math.MaxInt64, 999999999)},
+		{"-0001-12-31T23:59:59Z", time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC)},
+		{"-0004-02-29", time.Date(-4, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"12345-06-07", time.Date(12345, 6, 7, 0, 0, 0, 0, time.UTC)},
+	} {
+		got, err := idkit.ParseTime(tt.in)
+		if err != nil || !got.Equal(tt.want) || got.Location() != time.UTC {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	for _, in := range []string{
+		"10001-02-29T00:00:00Z", // not a leap year
+		"10100-02-29",           // nor this
+		"+10889-08-02T05:31:50Z",
+		"1000000000000-01-01T00:00:00Z", // 13 digits: past time.Time's range
+		"999999999999-01-01T00:00:00Z",  // past time.Time's range: the arithmetic would wrap
+		"10889-8-02T05:31:50Z",
+		"-1-01-01",
+		"12345-06-07T",
+	} {
+		if got, err := idkit.ParseTime(in); !errors.Is(err, idkit.ErrTime) {
+			t.Errorf("ParseTime(%q) = %v, %v; want an error wrapping ErrTime", in, got, err)
+		}
+	}
+}
+
+// FuzzFormatTimeRoundTrip: ParseTime reads back every time FormatTime writes, over the whole
+// range of time.Time (every int64 of Unix seconds, every nanosecond, any zone offset).
+func FuzzFormatTimeRoundTrip(f *testing.F) {
+	f.Add(int64(0), uint32(0), int32(0))
+	f.Add(int64(284012524800), uint32(655e6), int32(0)) // 10970
+	f.Add(int64(math.MaxInt64), uint32(999999999), int32(-3600))
+	f.Add(int64(math.MinInt64), uint32(1), int32(3600))
+	f.Add(int64(-62135596801), uint32(0), int32(0)) // the last second of year 0
+	f.Fuzz(func(t *testing.T, sec int64, nsec uint32, off int32) {
+		in := time.Unix(sec, int64(nsec%1e9)).In(time.FixedZone("", int(off%(18*3600))))
+		s := idkit.FormatTime(in)
+		back, err := idkit.ParseTime(s)
+		if err != nil || !back.Equal(in) {
+			t.Fatalf("FormatTime(%v) = %q reads back as %v, %v", in, s, back, err)
+		}
+		if again := idkit.FormatTime(back); again != s {
+			t.Fatalf("FormatTime(%v) = %q, then %q", in, s, again)
 		}
 	})
 }

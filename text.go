@@ -108,10 +108,10 @@ func (sp *Settings) readText() error {
 		t.prefix, t.typeid = p, true
 	}
 	if okM {
-		if !mask.IsRef(ref) {
-			// Not a reference: perhaps a key written inline. Errorf quotes the spec with mask
-			// values that are not references redacted.
-			return sp.Errorf("the mask setting wants env:NAME or file:PATH, naming where the key is kept; a key is never written in a spec, which reaches logs and reports")
+		if err := mask.CheckRef(ref); err != nil {
+			// Not a reference, or one with a key pasted after env: or file:. Neither the
+			// message nor the quoted spec (Errorf redacts such mask values) shows it.
+			return sp.Wrapf(err, "the mask setting wants env:NAME or file:PATH; a key is never written in a spec, which reaches logs and reports")
 		}
 		k, err := mask.Load(ref)
 		if err != nil {
@@ -130,13 +130,15 @@ func (sp *Settings) takeText() *textForm {
 	return sp.text
 }
 
-// textLayout takes the text form for a 64-bit layout: a mask permutes the layout's width.
-func (sp *Settings) textLayout(l interface{ TotalBits() uint }) (*textForm, error) {
+// textLayout takes the text form for a 64-bit layout: a mask permutes the bits its stored IDs
+// use (layouts.Layout.StoredBits: the layout's width, 63 for a reversed layout), so a masked
+// ID unmasks to the stored one, whose hash field or reversal the codec then checks.
+func (sp *Settings) textLayout(l interface{ StoredBits() uint }) (*textForm, error) {
 	t := sp.takeText()
 	if t == nil || t.maskRef == "" {
 		return t, nil
 	}
-	return t, t.bindPerm(sp, int(l.TotalBits()))
+	return t, t.bindPerm(sp, int(l.StoredBits()))
 }
 
 func (t *textForm) bindPerm(sp *Settings, bits int) error {

@@ -392,6 +392,22 @@ func FuzzParsePublic(f *testing.F) {
 			f.Add(text)
 		}
 	}
+	// The reversed and sharded layouts, seeded with one of their IDs each.
+	for _, rs := range rangeSpecs {
+		c, err := idkit.NewCodec(rs.spec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		codecs = append(codecs, c)
+		l := c.(idkit.Layouter).Layout()
+		v, err := l.Compose(l.MaxTick()/2, rs.node, 1)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if text, err := idkit.FormatID(c, idkit.FromUint64(v)); err == nil {
+			f.Add(text)
+		}
+	}
 	for _, c := range readSpecCases(f, "testdata/typeid/valid.yml") {
 		f.Add(c.typeid)
 	}

@@ -91,33 +91,8 @@ func writeAppTable(w io.Writer, rep *Report) error {
 
 // appBaselineWhat says what the baseline loop is on the report's engine.
 func appBaselineWhat(s Settings) string {
-	drv, path := "pgx", "one transaction of 2 INSERTs per operation"
-	switch {
-	case isInnoDBEngine(s.Engine):
-		drv = "database/sql"
-		if s.Mode == ModeCopy {
-			path = "LOAD DATA LOCAL INFILE of parents, then of children"
-		}
-	case s.Engine == EngineSQLite:
-		drv = "database/sql (modernc.org/sqlite)"
-		if s.Mode == ModeCopy {
-			path = "one transaction of prepared INSERTs per batch of operations"
-		}
-	case s.Mode == ModeCopy:
-		path = "COPY of parents, then of children"
-	}
-	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", drv, path)
-}
-
-// appBulkUnit names what one batch of the bulk path (ModeCopy) is on an engine.
-func appBulkUnit(engine string) string {
-	switch {
-	case isInnoDBEngine(engine):
-		return "LOAD DATA"
-	case engine == EngineSQLite:
-		return "transaction of prepared INSERTs"
-	}
-	return "COPY"
+	d := dialectOf(s.Engine)
+	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", d.appDriver, d.appBaseline[s.Mode])
 }
 
 // writeAppBenchstat is WriteBenchstat for WorkloadApp: one line per measured run.
@@ -148,13 +123,13 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# What each ID scheme costs an application schema on %s\n\n", engineTitle(s.Engine))
+	p("# What each ID scheme costs an application schema on %s\n\n", dialectOf(s.Engine).title)
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 UTC"), s.Duration)
 	}
 	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), children(s.Children))
 	if s.Mode == ModeCopy {
-		p("written in bulk (%d operations per %s)", s.Batch, appBulkUnit(s.Engine))
+		p("written in bulk (%d operations per %s)", s.Batch, dialectOf(s.Engine).appBulkUnit)
 	} else {
 		p("one transaction")
 	}
@@ -199,15 +174,7 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	p("- **time query**: `SELECT … FROM parent` for the rows of a %s window, through the key's bounds (`idkit.Bounds`, `WHERE id >= lo AND id <= hi`) for time-ordered schemes, else through `created_at`; **plan** is the index EXPLAIN named. **both ways**: the same windows answered through the key and through created_at return the same rows, save rows within a tick of a window edge.\n", s.Window)
 	p("- **parent + children**: one parent and its children through the foreign-key index, for parents sampled over the load.\n")
 
-	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
-	row := func(k string, v any) {
-		if str := fmt.Sprint(v); str != "" && str != "0" {
-			p("| %s | %s |\n", k, mdEscape(str))
-		}
-	}
-	row("engine", s.Engine)
-	row("server", s.ServerVersion)
-	serverSettings(row, s)
+	row := settingsTable(p, s)
 	row("operations", s.Rows)
 	row("children per operation", s.Children)
 	row("insert mode", s.Mode)
@@ -219,7 +186,7 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	row("time window", s.Window)
 	row("lookups", s.Lookups)
 	row("repeat", s.Repeat)
-	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))
+	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s).\n", ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -45,37 +45,25 @@ func checkMaskedText(t *testing.T, rep *dbbench.Report) {
 // table workload (issue 24 item 10; on the old code each run ended in an error after loading).
 func TestAppMaskedTextKeys(t *testing.T) {
 	t.Setenv("IDKIT_TEST_MASK_KEY", testMaskKey)
-	t.Run("sqlite", func(t *testing.T) {
-		cfg := smallApp(dbbench.EngineSQLite, maskedTextSchemes...)
-		cfg.Rows, cfg.Lookups, cfg.Baseline = 200, 10, false
-		rep, err := dbbench.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep.AppBaseline = &dbbench.AppBaseline{OpsPerSec: 1, Ratio: 1} // checkApp wants one; none without a bigint row
-		checkMaskedText(t, rep)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		cfg := smallApp(pgtest.DSN(t), maskedTextSchemes...)
-		cfg.Rows, cfg.Lookups, cfg.Baseline = 200, 10, false
-		rep, err := dbbench.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep.AppBaseline = &dbbench.AppBaseline{OpsPerSec: 1, Ratio: 1}
-		checkMaskedText(t, rep)
-	})
-	t.Run("mysql", func(t *testing.T) {
-		url, _ := mysqlURL(t)
-		cfg := smallApp(url, maskedTextSchemes...)
-		cfg.Rows, cfg.Lookups, cfg.Baseline = 200, 10, false
-		rep, err := dbbench.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep.AppBaseline = &dbbench.AppBaseline{OpsPerSec: 1, Ratio: 1}
-		checkMaskedText(t, rep)
-	})
+	for _, tt := range []struct {
+		name string
+		db   func(t *testing.T) string
+	}{
+		{"sqlite", func(*testing.T) string { return dbbench.EngineSQLite }},
+		{"postgres", func(t *testing.T) string { return pgtest.DSN(t) }},
+		{"mysql", func(t *testing.T) string { url, _ := mysqlURL(t); return url }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := smallApp(tt.db(t), maskedTextSchemes...)
+			cfg.Rows, cfg.Lookups, cfg.Baseline = 200, 10, false
+			rep, err := dbbench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep.AppBaseline = &dbbench.AppBaseline{OpsPerSec: 1, Ratio: 1} // checkApp wants one; none without a bigint row
+			checkMaskedText(t, rep)
+		})
+	}
 }
 
 // TestAppWindowShorterThanTick: a window shorter than a scheme's tick is rounded up to one

@@ -2,7 +2,10 @@ package dbbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +69,7 @@ func FuzzTableLabels(f *testing.F) {
 
 // openAppEngine opens a real engine for the app workload: PostgreSQL, or MariaDB/MySQL when
 // innodb is set.
-func openAppEngine(t *testing.T, innodb bool) (dialect, Config) {
+func openAppEngine(t *testing.T, innodb bool) (engine, Config) {
 	t.Helper()
 	db := ""
 	if innodb {
@@ -91,7 +94,7 @@ func openAppEngine(t *testing.T, innodb bool) (dialect, Config) {
 			t.Error(err)
 		}
 	})
-	return eng.(dialect), cfg
+	return eng, cfg
 }
 
 // TestTimeCheckControl loads a time-ordered scheme, checks that both ways of answering the time
@@ -143,6 +146,52 @@ func TestTimeCheckControl(t *testing.T) {
 	}
 }
 
+// TestRunKeepsReportOnTimeMismatch runs the app workload through Run and, before the time
+// check, moves every parent's created_at an hour later: Run returns ErrTimeMismatch together
+// with the finished report, its check marked MISMATCH in report.md. The control run, nothing
+// moved, passes with no error. On the old code Run returned a nil report with the error.
+func TestRunKeepsReportOnTimeMismatch(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, move := range []bool{false, true} {
+		t.Run(fmt.Sprintf("moved=%v", move), func(t *testing.T) {
+			cfg := Config{DB: dsn, Schemes: []string{"snowflake"}, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1}
+			if move {
+				cfg.beforeQueries = func(ctx context.Context, d engine, sc appScheme) error {
+					return execSQL(ctx, d, "UPDATE "+d.qualify(sc.parent())+" SET created_at = created_at + interval '1 hour'")
+				}
+			}
+			rep, err := Run(context.Background(), cfg)
+			if !move {
+				if err != nil || rep == nil || len(rep.App) != 1 || rep.App[0].Check == nil || rep.App[0].Check.Mismatches != 0 {
+					t.Fatalf("control: report %v, error %v", rep != nil, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrTimeMismatch) {
+				t.Fatalf("error %v, want ErrTimeMismatch", err)
+			}
+			if rep == nil || len(rep.App) != 1 {
+				t.Fatalf("report %+v, want the finished report with the error", rep)
+			}
+			a := rep.App[0]
+			if a.Operations != 300 || a.OpsPerSec <= 0 || a.Check == nil || a.Check.Mismatches == 0 {
+				t.Fatalf("result %d ops at %.0f/s, check %+v", a.Operations, a.OpsPerSec, a.Check)
+			}
+			dir := t.TempDir()
+			if err := WriteReport(dir, rep); err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(md), "MISMATCH") || !strings.Contains(string(md), "TIME CHECK FAILED") {
+				t.Errorf("report.md does not mark the mismatch:\n%s", md)
+			}
+		})
+	}
+}
+
 func mustCodec(t *testing.T, spec string) idkit.Codec {
 	t.Helper()
 	c, err := idkit.NewCodec(spec)
@@ -153,7 +202,7 @@ func mustCodec(t *testing.T, spec string) idkit.Codec {
 }
 
 // execSQL runs a statement on the engine's admin connection.
-func execSQL(ctx context.Context, d dialect, q string) error {
+func execSQL(ctx context.Context, d engine, q string) error {
 	switch e := d.(type) {
 	case *pgEngine:
 		_, err := e.admin.Exec(ctx, q)

@@ -10,41 +10,53 @@ import (
 	"time"
 )
 
-var _ dialect = (*mysqlEngine)(nil)
+var _ engine = (*mysqlEngine)(nil)
+
+// reservesKeys: LOAD DATA cannot return the keys the server makes.
+func (e *mysqlEngine) reservesKeys() bool { return false }
 
 func (e *mysqlEngine) keyType(r row) string { return e.columnTypeOf(r) }
 
 func (e *mysqlEngine) qualify(name string) string { return "`" + e.dbName + "`.`" + name + "`" }
 
-func (e *mysqlEngine) createApp(ctx context.Context, s appSchema) error {
-	id, fk := e.columnTypeOf(s.r)+" NOT NULL", e.columnTypeOf(s.r)+" NOT NULL"
-	if s.r.col == colIdentity {
-		id, fk = "BIGINT NOT NULL AUTO_INCREMENT", "BIGINT NOT NULL"
-	}
-	created := ""
-	if s.createdAt {
-		created = ", KEY `" + s.createdIndex() + "` (created_at)"
-	}
-	// Persistent statistics, recalculated only by settle's ANALYZE TABLE, so that
-	// innodb_index_stats holds the figures of the finished load.
+// createTables creates ts as InnoDB tables with persistent statistics, recalculated only by
+// settle's ANALYZE TABLE, so that innodb_index_stats holds the figures of the finished load.
+func (e *mysqlEngine) createTables(ctx context.Context, ts []tableDef) error {
 	const opts = " ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"
-	ddl := []string{
-		fmt.Sprintf("CREATE TABLE %s (id %s, created_at DATETIME(6) NOT NULL, customer BIGINT NOT NULL, payload BIGINT NOT NULL, PRIMARY KEY (id)%s)%s",
-			e.qualify(s.parent()), id, created, opts),
-		fmt.Sprintf("CREATE TABLE %s (id %s, parent_id %s, payload BIGINT NOT NULL, PRIMARY KEY (id), KEY `%s` (parent_id), CONSTRAINT `%s` FOREIGN KEY (parent_id) REFERENCES %s (id))%s",
-			e.qualify(s.child()), id, fk, s.fkIndex(), s.fk(), e.qualify(s.parent()), opts),
-	}
-	for _, d := range ddl {
-		if _, err := e.admin.ExecContext(ctx, d); err != nil {
-			return fail(ctx, "create tables of "+s.label, err)
+	for _, t := range ts {
+		key := e.columnTypeOf(t.key) + " NOT NULL"
+		id := key
+		if t.key.col == colIdentity {
+			id, key = "BIGINT NOT NULL AUTO_INCREMENT", "BIGINT NOT NULL"
+		}
+		cols := []string{"id " + id}
+		var fks []string
+		for _, c := range t.columns {
+			typ := map[colKind]string{kindKey: key, kindTime: "DATETIME(6) NOT NULL", kindInt: "BIGINT NOT NULL"}[c.kind]
+			cols = append(cols, c.name+" "+typ)
+			if c.references != "" {
+				fks = append(fks, fmt.Sprintf("CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (id)", c.fk, c.name, e.qualify(c.references)))
+			}
+		}
+		cols = append(cols, "PRIMARY KEY (id)")
+		for _, ix := range t.indexes {
+			cols = append(cols, fmt.Sprintf("KEY `%s` (%s)", ix.name, ix.column))
+		}
+		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.qualify(t.name), strings.Join(append(cols, fks...), ", "), opts)
+		if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
+			return fail(ctx, "create table "+t.name, err)
 		}
 	}
 	return nil
 }
 
-func (e *mysqlEngine) dropApp(ctx context.Context, s appSchema) error {
-	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+e.qualify(s.child())+", "+e.qualify(s.parent())); err != nil {
-		return fail(ctx, "drop tables of "+s.label, err)
+func (e *mysqlEngine) dropTables(ctx context.Context, ts []tableDef) error {
+	var names []string
+	for _, t := range reversed(ts) {
+		names = append(names, e.qualify(t.name))
+	}
+	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
+		return fail(ctx, "drop tables "+strings.Join(names, ", "), err)
 	}
 	return nil
 }
@@ -79,13 +91,17 @@ func (e *mysqlEngine) logMark(ctx context.Context) (func(context.Context) (int64
 	}, nil
 }
 
-func (e *mysqlEngine) settle(ctx context.Context, s appSchema) error {
+func (e *mysqlEngine) settle(ctx context.Context, ts []tableDef) error {
 	if e.mariadb {
 		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
 			return fail(ctx, "set use_stat_tables", err)
 		}
 	}
-	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+e.qualify(s.parent())+", "+e.qualify(s.child()))
+	var names []string
+	for _, t := range ts {
+		names = append(names, e.qualify(t.name))
+	}
+	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+strings.Join(names, ", "))
 	if err != nil {
 		return fail(ctx, "analyze table", err)
 	}
@@ -98,10 +114,10 @@ func (e *mysqlEngine) settle(ctx context.Context, s appSchema) error {
 // structures reads each index's allocated pages from mysql.innodb_index_stats (see
 // mysqlEngine.sizes), or, without access to it, the clustered and secondary sizes of each
 // table from information_schema.TABLES.
-func (e *mysqlEngine) structures(ctx context.Context, s appSchema) ([]Structure, error) {
+func (e *mysqlEngine) structures(ctx context.Context, ts []tableDef) ([]Structure, error) {
 	if !e.indexStats {
 		var out []Structure
-		for _, t := range []struct{ name, who string }{{s.parent(), "parent"}, {s.child(), "child"}} {
+		for _, t := range ts {
 			var data, index int64
 			if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
 				e.dbName, t.name).Scan(&data, &index); err != nil {
@@ -112,13 +128,13 @@ func (e *mysqlEngine) structures(ctx context.Context, s appSchema) ([]Structure,
 		}
 		return out, nil
 	}
-	out := []Structure{{Name: s.parent() + ".PRIMARY", Role: "parent clustered index (the table)"}}
-	if s.createdAt {
-		out = append(out, Structure{Name: s.parent() + "." + s.createdIndex(), Role: "parent created_at index"})
+	var out []Structure
+	for _, t := range ts {
+		out = append(out, Structure{Name: t.name + ".PRIMARY", Role: t.who + " clustered index (the table)"})
+		for _, ix := range t.indexes {
+			out = append(out, Structure{Name: t.name + "." + ix.name, Role: ix.role})
+		}
 	}
-	out = append(out,
-		Structure{Name: s.child() + ".PRIMARY", Role: "child clustered index (the table)"},
-		Structure{Name: s.child() + "." + s.fkIndex(), Role: "child foreign-key index"})
 	for i := range out {
 		table, index, _ := strings.Cut(out[i].Name, ".")
 		var pages int64

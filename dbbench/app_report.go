@@ -68,7 +68,9 @@ type AppResult struct {
 // Structure is one table or index and what it takes.
 type Structure struct {
 	// Name is the database object's name; Role says what it is for ("parent table",
-	// "parent primary key", "child foreign-key index", …).
+	// "parent primary key", "child foreign-key index", …; in the table workload "table",
+	// "primary key", "clustered index (the table)", "secondary index"). BytesPerOp is per
+	// operation of the app workload, per row of the table workload.
 	Name       string  `json:"name"`
 	Role       string  `json:"role"`
 	Bytes      int64   `json:"bytes"`

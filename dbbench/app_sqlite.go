@@ -8,7 +8,10 @@ import (
 	"time"
 )
 
-var _ dialect = (*sqliteEngine)(nil)
+var _ engine = (*sqliteEngine)(nil)
+
+// reservesKeys: the bulk path is prepared INSERTs, which return the rowid.
+func (e *sqliteEngine) reservesKeys() bool { return true }
 
 // keyType is the SQL type of a row's key columns on SQLite. A row whose keys the database
 // makes uses INTEGER PRIMARY KEY, the rowid itself, as an application would; the others are
@@ -32,31 +35,39 @@ func (e *sqliteEngine) sqlType(r row) string {
 	return "TEXT"
 }
 
-func (e *sqliteEngine) createApp(ctx context.Context, s appSchema) error {
-	id, fk := "id "+e.sqlType(s.r)+" NOT NULL PRIMARY KEY", e.sqlType(s.r)
-	if s.r.col == colIdentity {
-		id, fk = "id INTEGER PRIMARY KEY", "INTEGER"
-	}
-	ddl := []string{
-		fmt.Sprintf("CREATE TABLE %s (%s, created_at INTEGER NOT NULL, customer INTEGER NOT NULL, payload INTEGER NOT NULL)", e.qualify(s.parent()), id),
-		fmt.Sprintf("CREATE TABLE %s (%s, parent_id %s NOT NULL REFERENCES %s (id), payload INTEGER NOT NULL)", e.qualify(s.child()), id, fk, e.qualify(s.parent())),
-		fmt.Sprintf("CREATE INDEX %s ON %s (parent_id)", e.qualify(s.fkIndex()), e.qualify(s.child())),
-	}
-	if s.createdAt {
-		ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s ON %s (created_at)", e.qualify(s.createdIndex()), e.qualify(s.parent())))
-	}
-	for _, d := range ddl {
-		if _, err := e.db.ExecContext(ctx, d); err != nil {
-			return fail(ctx, "sqlite: create tables of "+s.label, err)
+// createTables creates ts: a key the database makes is INTEGER PRIMARY KEY, the rowid itself;
+// any other is a rowid table with a separate primary-key index.
+func (e *sqliteEngine) createTables(ctx context.Context, ts []tableDef) error {
+	for _, t := range ts {
+		id, key := "id "+e.sqlType(t.key)+" NOT NULL PRIMARY KEY", e.sqlType(t.key)
+		if t.key.col == colIdentity {
+			id, key = "id INTEGER PRIMARY KEY", "INTEGER"
+		}
+		cols := []string{id}
+		for _, c := range t.columns {
+			col := c.name + " " + map[colKind]string{kindKey: key, kindTime: "INTEGER", kindInt: "INTEGER"}[c.kind] + " NOT NULL"
+			if c.references != "" {
+				col += " REFERENCES " + e.qualify(c.references) + " (id)"
+			}
+			cols = append(cols, col)
+		}
+		ddl := []string{fmt.Sprintf("CREATE TABLE %s (%s)", e.qualify(t.name), strings.Join(cols, ", "))}
+		for _, ix := range t.indexes {
+			ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", e.qualify(ix.name), e.qualify(t.name), ix.column))
+		}
+		for _, d := range ddl {
+			if _, err := e.db.ExecContext(ctx, d); err != nil {
+				return fail(ctx, "sqlite: create table "+t.name, err)
+			}
 		}
 	}
 	return nil
 }
 
-func (e *sqliteEngine) dropApp(ctx context.Context, s appSchema) error {
-	for _, t := range []string{s.child(), s.parent()} {
-		if _, err := e.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+e.qualify(t)); err != nil {
-			return fail(ctx, "sqlite: drop tables of "+s.label, err)
+func (e *sqliteEngine) dropTables(ctx context.Context, ts []tableDef) error {
+	for _, t := range reversed(ts) {
+		if _, err := e.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+e.qualify(t.name)); err != nil {
+			return fail(ctx, "sqlite: drop table "+t.name, err)
 		}
 	}
 	_, err := e.walBytes(ctx, e.db)
@@ -90,26 +101,24 @@ func (e *sqliteEngine) logMark(ctx context.Context) (func(context.Context) (int6
 	}, nil
 }
 
-func (e *sqliteEngine) settle(ctx context.Context, s appSchema) error {
+func (e *sqliteEngine) settle(ctx context.Context, _ []tableDef) error {
 	_, err := e.db.ExecContext(ctx, "ANALYZE")
 	return fail(ctx, "sqlite: analyze", err)
 }
 
 // structures reads each table's and index's pages from dbstat. A key that is not the rowid
 // has its own index, sqlite_autoindex_<table>_1.
-func (e *sqliteEngine) structures(ctx context.Context, s appSchema) ([]Structure, error) {
-	out := []Structure{{Name: s.parent(), Role: "parent table"}}
-	if s.r.col != colIdentity {
-		out = append(out, Structure{Name: "sqlite_autoindex_" + s.parent() + "_1", Role: "parent primary key"})
+func (e *sqliteEngine) structures(ctx context.Context, ts []tableDef) ([]Structure, error) {
+	var out []Structure
+	for _, t := range ts {
+		out = append(out, Structure{Name: t.name, Role: t.who + " table"})
+		if t.key.col != colIdentity {
+			out = append(out, Structure{Name: "sqlite_autoindex_" + t.name + "_1", Role: t.who + " primary key"})
+		}
+		for _, ix := range t.indexes {
+			out = append(out, Structure{Name: ix.name, Role: ix.role})
+		}
 	}
-	if s.createdAt {
-		out = append(out, Structure{Name: s.createdIndex(), Role: "parent created_at index"})
-	}
-	out = append(out, Structure{Name: s.child(), Role: "child table"})
-	if s.r.col != colIdentity {
-		out = append(out, Structure{Name: "sqlite_autoindex_" + s.child() + "_1", Role: "child primary key"})
-	}
-	out = append(out, Structure{Name: s.fkIndex(), Role: "child foreign-key index"})
 	for i := range out {
 		if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", out[i].Name).Scan(&out[i].Bytes); err != nil {
 			return nil, fail(ctx, "sqlite: size of "+out[i].Name, err)

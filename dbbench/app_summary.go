@@ -61,7 +61,7 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 	}
 	p("| scheme | key | ops/s | parent table B/op | parent PK B/op | created_at index B/op | child table B/op | child PK B/op | FK index B/op | all B/op | WAL B/op | time query p50 µs (via) |\n")
 	p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	innodb := isInnoDBEngine(s.Engine)
+	innodb := dialectOf(s.Engine).clustered
 	for _, r := range rep.App {
 		pt, pk := structBytes(r, "parent table")
 		ppk, ppkOK := structBytes(r, "parent primary key")

@@ -256,6 +256,7 @@ func TestAppOutputs(t *testing.T) {
 }
 
 func TestSQLiteApp(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	for _, mode := range []string{dbbench.ModeTx, dbbench.ModeCopy} {
 		t.Run(mode, func(t *testing.T) {
 			schemes := []string{"bigserial", "snowflake", "ulid", "uuidv7", "uuidv4", "ulid-text"}

@@ -1,9 +1,11 @@
 package dbbench
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -245,6 +247,13 @@ type Config struct {
 	// Command is recorded in the report's settings, so the report says how
 	// it was produced, with any password hidden (idkit.Redact). Optional.
 	Command string
+
+	// to is where DB points, parsed by withDefaults.
+	to target
+
+	// beforeQueries, set by tests only, runs in the app workload after a scheme's last load
+	// and before its queries and time check (a test moves a row's created_at in it).
+	beforeQueries func(ctx context.Context, d engine, sc appScheme) error
 }
 
 // DefaultConfig returns the configuration of the default idbench run: every
@@ -268,9 +277,28 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults returns c with zero fields replaced by their defaults, or an
-// error naming the first invalid field.
+// withDefaults returns c with zero fields replaced by their defaults, DB parsed (c.to) and
+// the passwords in Command hidden, or an error naming the first invalid field. Run calls it
+// once; nothing after it parses or redacts a connection string again.
 func (c Config) withDefaults() (Config, error) {
+	to, err := resolveTarget(c.DB)
+	if err != nil {
+		return c, err
+	}
+	c.to = to
+	innodb := to.innodb()
+	switch {
+	case c.Workload == WorkloadApp && (len(c.Schemes) == 0 || slices.Equal(c.Schemes, DefaultSchemes()) || slices.Equal(c.Schemes, InnoDBSchemes())):
+		c.Schemes = AppSchemes(innodb)
+	case innodb && (len(c.Schemes) == 0 || slices.Equal(c.Schemes, DefaultSchemes())):
+		c.Schemes = InnoDBSchemes()
+	}
+	// The DB string as given first (its password may hold any character), then any other
+	// URL or password= setting in the command.
+	if c.DB != "" {
+		c.Command = strings.ReplaceAll(c.Command, c.DB, to.shown)
+	}
+	c.Command = RedactDSN(c.Command)
 	if len(c.Schemes) == 0 {
 		c.Schemes = DefaultSchemes()
 	}

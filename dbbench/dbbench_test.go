@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,23 @@ func checkResult(t *testing.T, rep *dbbench.Report, r dbbench.Result, rows int64
 	}
 	if r.PointLookup.Count == 0 || r.RangeScan.Count == 0 {
 		t.Errorf("%s: no lookups measured", r.Scheme)
+	}
+	checkStructures(t, r, map[string]int64{"table": r.TableBytes, "primary key": r.IndexBytes})
+}
+
+// checkStructures checks that a table-workload result lists exactly the structures of want,
+// by role, each named and sized as the result's own figures say.
+func checkStructures(t *testing.T, r dbbench.Result, want map[string]int64) {
+	t.Helper()
+	got := map[string]int64{}
+	for _, s := range r.Structures {
+		if s.Name == "" || s.BytesPerOp != float64(s.Bytes)/float64(r.Rows) {
+			t.Errorf("%s: structure %+v", r.Scheme, s)
+		}
+		got[s.Role] = s.Bytes
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: structures by role %v, want %v", r.Scheme, got, want)
 	}
 }
 
@@ -250,6 +268,7 @@ func TestPostgresCancel(t *testing.T) {
 }
 
 func TestSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	tests := []struct {
 		mode    string
 		clients int
@@ -281,6 +300,7 @@ func TestSQLite(t *testing.T) {
 }
 
 func TestSQLiteOrderedVersusRandom(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	cfg := small(dbbench.EngineSQLite, "snowflake", "uuidv4")
 	cfg.Rows = 8000
 	rep, err := dbbench.Run(context.Background(), cfg)
@@ -394,7 +414,8 @@ func TestOutputs(t *testing.T) {
 // TestNodesAnyCase runs --nodes with scheme and row names in other cases: every generator must
 // get its own node, as with lower-case names (before the fix, SNOWFLAKE ran every node as
 // node 0 and failed with a UNIQUE violation).
-func TestNodesAnyCase(t *testing.T) {
+func TestNodesAnyCaseSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	cfg := small(dbbench.EngineSQLite, "SNOWFLAKE", "SonyFlake:start=2024-01-01", "BIGSERIAL", "ULID-Text", "UUIDv7-TEXT")
 	cfg.Nodes = 4
 	cfg.Rows = 20000
@@ -565,6 +586,19 @@ func TestPostgresServerRows(t *testing.T) {
 			continue
 		}
 		checkResult(t, rep, r, 3000, 8192)
+		// The segment rows name their store's durability class, in the result and the notes
+		// (the fleet of two nodes shares one store); the server-made rows rest on no store.
+		segmentRow := strings.HasPrefix(r.Scheme, dbbench.RowSegment)
+		t.Logf("%s: durability %q", r.Scheme, r.Durability)
+		if segmentRow && (len(r.Durability) != 1 || !strings.HasPrefix(r.Durability[0], "store 1 ") || !strings.Contains(r.Durability[0], "; epoch ")) {
+			t.Errorf("%s: durability %q, want the store's class and epoch", r.Scheme, r.Durability)
+		}
+		if segmentRow && len(r.Durability) == 1 && !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, r.Durability[0]) }) {
+			t.Errorf("%s: the notes do not give its durability %q: %q", r.Scheme, r.Durability[0], rep.Notes)
+		}
+		if !segmentRow && r.Durability != nil {
+			t.Errorf("%s: durability %q for a row without a store", r.Scheme, r.Durability)
+		}
 	}
 	// The segment stores' own connections are not other benchmark runs.
 	if rep.Settings.OtherRuns != 0 {
@@ -576,5 +610,14 @@ func TestPostgresServerRows(t *testing.T) {
 	}
 	if _, err := dbbench.Run(context.Background(), small(dbbench.EngineSQLite, dbbench.RowSegment)); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
 		t.Errorf("SQLite with the segment row: %v", err)
+	}
+}
+
+// skipSQLiteUnderRace skips a test that loads SQLite when the race detector is on (see
+// raceEnabled); `make test` runs it again without the detector.
+func skipSQLiteUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("loads SQLite, which the race detector slows tenfold: make test runs it without -race (go test -run SQLite ./dbbench/)")
 	}
 }

@@ -26,20 +26,43 @@ var ErrConnLost = errors.New("dbbench: lost connection to the database")
 // created, as far as the database still allows.
 var ErrInterrupted = errors.New("dbbench: interrupted")
 
-// engine is one database the benchmark loads.
+// Where things live. Config (config.go) is validated once by withDefaults, which also parses
+// Config.DB into a target (target.go: the engine, its parsed PostgreSQL or MySQL settings,
+// redaction); Run (run.go) resolves the rows (source.go), opens the engine the target names
+// and runs a workload on it: the table workload (Run's loop over engine.load) or the app
+// workload (app.go, over the appDialect part of the engine, with its tables described as data
+// in tables.go). Each engine is a set of files: PostgreSQL pg.go, app_pg.go, serverside.go;
+// MariaDB/MySQL InnoDB mysql.go, app_mysql.go, innodb.go, innodb_format.go; SQLite sqlite.go,
+// app_sqlite.go. The private servers are packages pglocal and mariadblocal. Fleets
+// (fleet.go) are a key source inside Run, and scale (scale.go) and RunAll (all.go) call Run.
+
+// engine is one database the benchmark loads: the one contract every engine (PostgreSQL,
+// MariaDB/MySQL InnoDB, SQLite) meets, for every workload. The table workload uses load,
+// baseline and the methods above them; the app workload the methods of the embedded
+// appDialect. Nothing asks an engine for its concrete type.
 type engine interface {
+	appDialect
 	// settings fills the engine's part of the report's settings.
 	settings(s *Settings)
+	// tableRows returns the rows of the table workload this server can run, and for each
+	// one it cannot, why (asked are the rows as the user spelled them).
+	tableRows(rows []row, asked []string) (keep []row, skipped []string)
+	// tableNotes explains the engine's own figures in a table-workload report.
+	tableNotes(rep *Report, rows []row, skipped []string) []string
+	// columnTypeOf names the SQL type of a row's key column in the table workload.
+	columnTypeOf(r row) string
+	// kept marks the engine's schema, database or file to be left by close (Config.Keep),
+	// and returns what it is and the command that opens it again, without credentials.
+	kept() (what, reopen string)
 	// load creates a table for r, loads n rows into it, measures it when
 	// measure is true, and drops it.
 	load(ctx context.Context, r row, n int, measure bool, rec *recorder) (metrics, error)
 	// baseline is load for the bare CopyFrom of ascending int64 keys; engines
-	// without one return errNoBaseline.
+	// without one return errNoBaseline, and hasBaseline false.
 	baseline(ctx context.Context, n int, rec *recorder) (metrics, error)
+	hasBaseline() bool
 	// batchSize is the number of rows per COPY, INSERT or transaction.
 	batchSize() int
-	// columnType names the SQL type used for a column kind.
-	columnType(c column) string
 	// close drops everything the engine created and releases it. It runs
 	// even when ctx has ended.
 	close() error
@@ -62,13 +85,99 @@ type metrics struct {
 	lookup      Latency
 	rangeScan   Latency
 	curve       []Chunk
+	// durability is the class of each store the generators rest on (a segment row's store,
+	// a leased node's), read after the load; nil for other rows.
+	durability []string
 
-	// InnoDB only.
-	secIndexBytes int64
-	secLeafPages  *int64
-	splits        *int64
-	merges        *int64
-	bpReads       *int64
+	// counters are the engine's own figures of the load, by name (see counterFigures): an
+	// engine reports those it measures and leaves the others out.
+	counters map[string]int64
+	// structures are the database objects the load made, each with its size (Bytes; the
+	// per-row figure is left to summarize).
+	structures []Structure
+}
+
+// structure records a database object of the load: its name, what it is for, and its size.
+func (m *metrics) structure(name, role string, bytes int64) {
+	m.structures = append(m.structures, Structure{Name: name, Role: role, Bytes: bytes})
+}
+
+// summarizeStructures gives res the structures of the first run, each sized by the median
+// over the runs of the structure with the same role (each load numbers its own table, so the
+// names differ between runs, the roles do not).
+func summarizeStructures(res *Result, ms []metrics) {
+	for _, s := range ms[0].structures {
+		var vs []float64
+		for _, m := range ms {
+			for _, o := range m.structures {
+				if o.Role == s.Role {
+					vs = append(vs, float64(o.Bytes))
+					break
+				}
+			}
+		}
+		if len(vs) != len(ms) {
+			continue // not in every run: no median to give
+		}
+		s.Bytes = int64(median(vs))
+		s.BytesPerOp = perRow(s.Bytes, res.Rows)
+		res.Structures = append(res.Structures, s)
+	}
+}
+
+// Names of the counters an engine may report in metrics.counters.
+const (
+	counterSecondaryIndexBytes = "secondary index bytes"
+	counterSecondaryLeafPages  = "secondary index leaf pages"
+	counterPageSplits          = "page splits"
+	counterPageMerges          = "page merges"
+	counterPoolReads           = "buffer pool reads"
+)
+
+// count records counter name of the load.
+func (m *metrics) count(name string, v int64) {
+	if m.counters == nil {
+		m.counters = map[string]int64{}
+	}
+	m.counters[name] = v
+}
+
+// counterFigures says which Result field each counter fills, with the median over the runs
+// when every run reported it; perRow counters are taken per 1,000 rows of each run first.
+var counterFigures = []struct {
+	name   string
+	per1k  bool
+	figure func(res *Result, median float64)
+}{
+	{counterSecondaryIndexBytes, false, func(res *Result, v float64) {
+		res.SecondaryIndexBytes = int64(v)
+		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
+	}},
+	{counterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = ptr(int64(v)) }},
+	{counterPageSplits, false, func(res *Result, v float64) { res.PageSplits = ptr(int64(v)) }},
+	{counterPageMerges, false, func(res *Result, v float64) { res.PageMerges = ptr(int64(v)) }},
+	{counterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = ptr(v) }},
+}
+
+// summarizeCounters adds the medians of the engine's named counters to res.
+func summarizeCounters(res *Result, ms []metrics) {
+	for _, f := range counterFigures {
+		var vs []float64
+		for _, m := range ms {
+			v, ok := m.counters[f.name]
+			if !ok || f.per1k && m.rows == 0 {
+				break
+			}
+			if f.per1k {
+				vs = append(vs, 1000*float64(v)/float64(m.rows))
+			} else {
+				vs = append(vs, float64(v))
+			}
+		}
+		if len(ms) > 0 && len(vs) == len(ms) {
+			f.figure(res, median(vs))
+		}
+	}
 }
 
 // fail turns a database error into the error Run returns: interrupted when

@@ -59,6 +59,8 @@ type fleet struct {
 	start time.Time // true time zero
 	// closers release what node generators hold (a segment node's store connections).
 	closers []func()
+	// durability reads the class of the store a segment fleet shares; nil for other fleets.
+	durability func() []string
 }
 
 // close releases what the nodes' generators hold, last taken first (the nodes before the
@@ -113,7 +115,7 @@ func newFleet(r row, k int, fs fleetSettings) (*fleet, error) {
 		gap:   float64(k) / fs.rate * 1e9,
 		start: time.Now(),
 	}
-	mk, err := fleetMaker(r, k, &f.closers)
+	mk, err := fleetMaker(r, k, &f.closers, &f.durability)
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +187,13 @@ func publicTextForm(r row, next func() (value, error)) func() (value, error) {
 
 // fleetMaker returns the constructor of node i's generator for row r. A constructor that opens
 // resources appends their release to closers.
-func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (func() (value, error), error), error) {
+func fleetMaker(r row, k int, closers *[]func(), durability *func() []string) (func(i int, c *fleetClock) (func() (value, error), error), error) {
 	s, err := idkit.New(r.spec)
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
 	}
 	defer closeScheme(s)
-	if lo, ok := s.(idkit.Layouter); ok {
+	if lo, ok := idkit.As[idkit.Layouter](s); ok {
 		l := lo.Layout()
 		if uint64(k) > l.Nodes() {
 			return nil, fmt.Errorf("dbbench: scheme %q holds %d nodes, fewer than --nodes %d", r.label, l.Nodes(), k)
@@ -240,6 +242,11 @@ func fleetMaker(r row, k int, closers *[]func()) (func(i int, c *fleetClock) (fu
 			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
 		}
 		*closers = append(*closers, func() { st.Close() })
+		if d, ok := st.(segment.Durabler); ok {
+			*durability = func() []string {
+				return []string{idkit.Redact("store 1 " + segment.DescribeStore(url) + ": " + d.Durability().String())}
+			}
+		}
 		return func(int, *fleetClock) (func() (value, error), error) {
 			g, err := segment.New(segment.Settings{Key: key, Step: step, Stores: []segment.Store{sharedStore{st}}})
 			if err != nil {

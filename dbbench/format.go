@@ -14,18 +14,14 @@ func WriteTable(w io.Writer, rep *Report) error {
 	if rep.Workload == WorkloadApp {
 		return writeAppTable(w, rep)
 	}
-	if isInnoDBEngine(rep.Settings.Engine) {
-		return writeInnoDBTable(w, rep)
+	d := dialectOf(rep.Settings.Engine)
+	if d.table != nil {
+		return d.table(w, rep)
 	}
 	s := rep.Settings
 	var b strings.Builder
 	fmt.Fprintf(&b, "engine %s, %s\n", s.Engine, s.ServerVersion)
-	if s.Engine == EngineSQLite {
-		fmt.Fprintf(&b, "page_size %d, cache_size %s\n", s.SQLitePageSize, s.SQLiteCacheSize)
-	} else {
-		fmt.Fprintf(&b, "shared_buffers %s, max_wal_size %s, checkpoint_timeout %s, fsync %s, synchronous_commit %s, full_page_writes %s\n",
-			s.SharedBuffers, s.MaxWALSize, s.CheckpointTimeout, s.Fsync, s.SynchronousCommit, s.FullPageWrites)
-	}
+	fmt.Fprintf(&b, "%s\n", d.settingsLine(s))
 	fmt.Fprintf(&b, "rows %d, mode %s, batch %d, clients %d, nodes %d, profile %s, fillfactor %d, median of %d runs (+%d-row warm-up)\n\n",
 		s.Rows, s.Mode, s.Batch, s.Clients, s.Nodes, s.Profile, s.Fillfactor, s.Repeat, s.WarmupRows)
 

@@ -11,9 +11,27 @@ import (
 	"github.com/idkit/idkit/dbbench/mariadblocal"
 )
 
-// isInnoDBEngine reports whether a report's engine is MariaDB/MySQL.
-func isInnoDBEngine(engine string) bool {
-	return engine == EngineMariaDBLocal || engine == EngineMySQL
+// innodbReport is the report dialect of MariaDB/MySQL InnoDB (mariadb-local, a mysql:// URL).
+func innodbReport() reportDialect {
+	return reportDialect{
+		title:       "MariaDB/MySQL InnoDB",
+		checkpoints: true,
+		clustered:   true,
+		serverSettings: func(row func(k string, v any), s Settings) {
+			row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
+			row("redo log size", s.InnoDBLogFileSize)
+			row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
+			row("innodb_doublewrite", s.InnoDBDoublewrite)
+			row("innodb_page_size", s.InnoDBPageSize)
+			row("default collation", s.Collation)
+		},
+		appDriver:   "database/sql",
+		appBulkUnit: "LOAD DATA",
+		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "LOAD DATA LOCAL INFILE of parents, then of children"},
+		table:       writeInnoDBTable,
+		markdown:    writeInnoDBMarkdown,
+		summary:     writeInnoDBSummary,
+	}
 }
 
 // openMariaDBLocal starts a private server and opens the engine on it.
@@ -55,7 +73,7 @@ func openMariaDBLocal(ctx context.Context, cfg Config) (engine, func() error, er
 // usable drops the rows the server cannot store: the UUID-type rows on a
 // server without that type, when they come from the default list. Asked for
 // by name, they are an error.
-func (e *mysqlEngine) usable(rows []row, asked []string) (keep []row, skipped []string) {
+func (e *mysqlEngine) tableRows(rows []row, asked []string) (keep []row, skipped []string) {
 	byDefault := slices.Equal(asked, InnoDBSchemes())
 	for _, r := range rows {
 		if r.col == colUUIDNative && !e.uuidType {
@@ -71,7 +89,7 @@ func (e *mysqlEngine) usable(rows []row, asked []string) (keep []row, skipped []
 }
 
 // notes explains the InnoDB figures a reader could misread.
-func (e *mysqlEngine) notes(rep *Report, rows []row, skipped []string) []string {
+func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []string {
 	var out []string
 	if len(skipped) > 0 {
 		out = append(out, fmt.Sprintf("Left out: %s (this server has no UUID type: %s).", strings.Join(skipped, ", "), e.uuidOrder))
@@ -99,34 +117,4 @@ func (e *mysqlEngine) notes(rep *Report, rows []row, skipped []string) []string 
 		}
 	}
 	return out
-}
-
-// summarizeInnoDB adds the medians of the InnoDB figures to res.
-func summarizeInnoDB(res *Result, ms []metrics) {
-	var sec, secLeaves, splits, merges, reads []float64
-	for _, m := range ms {
-		sec = append(sec, float64(m.secIndexBytes))
-		if m.secLeafPages != nil {
-			secLeaves = append(secLeaves, float64(*m.secLeafPages))
-		}
-		if m.splits != nil {
-			splits = append(splits, float64(*m.splits))
-			merges = append(merges, float64(*m.merges))
-		}
-		if m.bpReads != nil && m.rows > 0 {
-			reads = append(reads, 1000*float64(*m.bpReads)/float64(m.rows))
-		}
-	}
-	res.SecondaryIndexBytes = int64(median(sec))
-	res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
-	if len(secLeaves) == len(ms) {
-		res.SecondaryLeafPages = ptr(int64(median(secLeaves)))
-	}
-	if len(splits) == len(ms) {
-		res.PageSplits = ptr(int64(median(splits)))
-		res.PageMerges = ptr(int64(median(merges)))
-	}
-	if len(reads) == len(ms) {
-		res.BufferPoolReadsPer1k = ptr(median(reads))
-	}
 }

@@ -7,11 +7,8 @@ import (
 	"text/tabwriter"
 )
 
-// baselineName describes the bare load a report's baseline ran.
+// baselineName describes the bare load an InnoDB report's baseline ran.
 func baselineName(s Settings) string {
-	if !isInnoDBEngine(s.Engine) {
-		return "bare pgx CopyFrom of ascending int64 keys"
-	}
 	if s.Mode == ModeCopy {
 		return "bare LOAD DATA LOCAL INFILE of ascending BIGINT keys (19 digits, as Snowflake IDs)"
 	}
@@ -123,15 +120,7 @@ func writeInnoDBMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	p("- **buffer-pool reads per 1,000 rows**: `Innodb_buffer_pool_reads` (pages read from disk because they were not in the buffer pool) during the load. Ordered keys keep writing the right-most pages, which stay in the pool; random keys need pages all over the index, which stops fitting once the table outgrows the pool.\n")
 	p("- **rows/s per chunk** (chart): throughput of each chunk as the table grows.\n")
 
-	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
-	row := func(k string, v any) {
-		if str := fmt.Sprint(v); str != "" && str != "0" {
-			p("| %s | %s |\n", k, mdEscape(str))
-		}
-	}
-	row("engine", s.Engine)
-	row("server", s.ServerVersion)
-	serverSettings(row, s)
+	row := settingsTable(p, s)
 	row("load path (copy mode)", s.LoadPath)
 	row("statistics", s.Statistics)
 	row("dirty pages flushed before each load", s.CheckpointBeforeRun)
@@ -144,7 +133,7 @@ func writeInnoDBMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	row("nodes", s.Nodes)
 	row("repeat", s.Repeat)
 	row("warm-up rows", s.WarmupRows)
-	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))
+	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s) (compare runs with `benchstat -col /scheme %s`).\n",
 		ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())

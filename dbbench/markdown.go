@@ -80,6 +80,7 @@ func writeRunTail(p func(string, ...any), rep *Report, cs []chart, placeholder, 
 		}
 		p(".\n")
 	}
+	writeStructures(p, rep)
 	for _, c := range cs {
 		p("\n## %s\n\n![%s](%s)\n", c.title, c.title, c.file)
 	}
@@ -91,15 +92,34 @@ func writeRunTail(p func(string, ...any), rep *Report, cs []chart, placeholder, 
 	}
 }
 
+// writeStructures lists every database object of the table workload's loads by name and
+// role, as the engine reported them; reports written before they were listed have none.
+func writeStructures(p func(string, ...any), rep *Report) {
+	n := 0
+	for _, r := range rep.Results {
+		n += len(r.Structures)
+	}
+	if n == 0 {
+		return
+	}
+	p("\n## Structures\n\nEvery database object of a scheme's loads, as the engine names it in the first measured run (each load numbers its own table), with the median size over the runs.\n\n")
+	p("| scheme | structure | role | MB | B/row |\n|---|---|---|--:|--:|\n")
+	for _, r := range rep.Results {
+		for _, s := range r.Structures {
+			p("| %s | %s | %s | %.2f | %.1f |\n", mdEscape(r.Scheme), mdEscape(s.Name), s.Role, mb(s.Bytes), s.BytesPerOp)
+		}
+	}
+}
+
 func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
-	if isInnoDBEngine(rep.Settings.Engine) {
-		return writeInnoDBMarkdown(w, rep, cs)
+	if d := dialectOf(rep.Settings.Engine); d.markdown != nil {
+		return d.markdown(w, rep, cs)
 	}
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	p("# What each ID scheme costs a %s primary-key B-tree\n\n", engineTitle(s.Engine))
+	p("# What each ID scheme costs a %s primary-key B-tree\n\n", dialectOf(s.Engine).title)
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 MST"), s.Duration)
 	} else {
@@ -132,19 +152,11 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	p("- **WAL B/row** and **full-page images**: what the load wrote to the write-ahead log. After a checkpoint, the first change to each page writes the whole page to the WAL; random keys touch many more pages, so they pay this far more often.\n")
 	p("- **rows/s per chunk** (chart): when the index outgrows the cache, random keys have to read pages back before changing them and the curve falls; ordered keys keep writing the same right-most pages.\n")
 
-	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
-	row := func(k string, v any) {
-		if str := fmt.Sprint(v); str != "" && str != "0" {
-			p("| %s | %s |\n", k, mdEscape(str))
-		}
-	}
-	row("engine", s.Engine)
-	row("server", s.ServerVersion)
-	serverSettings(row, s)
+	row := settingsTable(p, s)
 	row("statistics", s.Statistics)
 	row("left behind", s.LeftBehind)
 	row("other idbench sessions", s.OtherRuns)
-	if s.Engine != EngineSQLite {
+	if dialectOf(s.Engine).checkpoints {
 		row("checkpoint before each load", s.CheckpointBeforeRun)
 	}
 	row("profile", s.Profile)
@@ -160,44 +172,32 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	}
 	row("repeat", s.Repeat)
 	row("warm-up rows", s.WarmupRows)
-	row("Go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS))
+	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s) (compare runs with `benchstat -col /scheme %s`).\n",
 		ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// serverSettings writes the server settings a run pinned or found, those that shape its
-// figures (commit flushing among them), through row: PostgreSQL's, InnoDB's or SQLite's.
-func serverSettings(row func(k string, v any), s Settings) {
-	if isInnoDBEngine(s.Engine) {
-		row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
-		row("redo log size", s.InnoDBLogFileSize)
-		row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
-		row("innodb_doublewrite", s.InnoDBDoublewrite)
-		row("innodb_page_size", s.InnoDBPageSize)
-		row("default collation", s.Collation)
-		return
+// settingsTable writes the heading of a report's Settings table and its first rows (engine,
+// server, the server settings), and returns the function that writes a further row, which
+// leaves out empty and zero values.
+func settingsTable(p func(string, ...any), s Settings) func(k string, v any) {
+	p("\n## Settings\n\n| setting | value |\n|---|---|\n")
+	row := func(k string, v any) {
+		if str := fmt.Sprint(v); str != "" && str != "0" {
+			p("| %s | %s |\n", k, mdEscape(str))
+		}
 	}
-	row("shared_buffers", s.SharedBuffers)
-	row("max_wal_size", s.MaxWALSize)
-	row("checkpoint_timeout", s.CheckpointTimeout)
-	row("fsync", s.Fsync)
-	row("synchronous_commit", s.SynchronousCommit)
-	row("full_page_writes", s.FullPageWrites)
-	row("wal_compression", s.WALCompression)
-	row("sqlite page_size", s.SQLitePageSize)
-	row("sqlite cache_size", s.SQLiteCacheSize)
+	row("engine", s.Engine)
+	row("server", s.ServerVersion)
+	dialectOf(s.Engine).serverSettings(row, s)
+	return row
 }
 
-func engineTitle(engine string) string {
-	if engine == EngineSQLite {
-		return "SQLite"
-	}
-	if isInnoDBEngine(engine) {
-		return "MariaDB/MySQL InnoDB"
-	}
-	return "PostgreSQL"
+// goSetting is the Go row of a Settings table.
+func goSetting(s Settings) string {
+	return fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", s.GoVersion, s.GOOS, s.GOARCH, s.NumCPU, s.GOMAXPROCS)
 }
 
 func statsSource(s string) string {
@@ -220,8 +220,8 @@ func mdEscape(s string) string {
 // and leaf statistics, each also relative to the first scheme. Documents
 // embed its output verbatim, so no figure is typed by hand.
 func WriteSummary(w io.Writer, rep *Report) error {
-	if isInnoDBEngine(rep.Settings.Engine) {
-		return writeInnoDBSummary(w, rep)
+	if d := dialectOf(rep.Settings.Engine); d.summary != nil {
+		return d.summary(w, rep)
 	}
 	s := rep.Settings
 	var b strings.Builder

@@ -11,18 +11,12 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
-	"net"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/idkit/idkit/internal/redact"
-	"github.com/idkit/idkit/internal/urlquery"
 )
 
 // mysqlEngine runs the benchmark on a MariaDB or MySQL server, in InnoDB
@@ -71,140 +65,6 @@ func loadPathOf(mode string) string {
 		return "single-row prepared INSERTs, autocommitted"
 	}
 	return "prepared multi-row INSERTs (binary protocol), one transaction each"
-}
-
-// isMySQLURL reports whether db is a MariaDB/MySQL URL.
-func isMySQLURL(db string) bool {
-	return strings.HasPrefix(db, "mysql://") || strings.HasPrefix(db, "mariadb://")
-}
-
-// isInnoDB reports whether cfg.DB names a MariaDB/MySQL engine.
-func isInnoDB(db string) bool { return db == EngineMariaDBLocal || isMySQLURL(db) }
-
-// dsnPassword matches the password of a URL's user information
-// (scheme://user:password@) and a key/value password=… setting.
-var dsnPassword = regexp.MustCompile(`(://[^:/@?#\s]*:)[^/?#\s]*@|(password\s*=\s*)('(\\.|[^'])*'|[^\s]*)`)
-
-// RedactDSN returns s with the password of every connection URL
-// (scheme://user:password@host) and key/value password=… setting in it
-// replaced by "xxxxx", so that a command line or connection string can be
-// echoed without leaking the password.
-func RedactDSN(s string) string {
-	return dsnPassword.ReplaceAllStringFunc(s, func(m string) string {
-		if i := strings.Index(m, "://"); i == 0 {
-			j := strings.Index(m[3:], ":")
-			return m[:3+j+1] + "xxxxx@"
-		}
-		k, _, _ := strings.Cut(m, "=")
-		return k + "=xxxxx"
-	})
-}
-
-// redactURL returns one connection URL with everything between the user
-// name's colon and the last "@" replaced by "xxxxx", whatever characters
-// the password holds.
-func redactURL(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return RedactDSN(s)
-	}
-	rest := s[i+3:]
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return s
-	}
-	colon := strings.Index(rest[:at], ":")
-	if colon < 0 {
-		return s
-	}
-	return s[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
-}
-
-// passwordOf returns what redactURL hides in s, or "".
-func passwordOf(s string) string {
-	r := redactURL(s)
-	if r == s {
-		return ""
-	}
-	i := strings.Index(r, "xxxxx")
-	return s[i : len(s)-(len(r)-i-5)]
-}
-
-// ParseMySQLURL turns "mysql://user:password@host:port/db" (or mariadb://)
-// into a go-sql-driver/mysql configuration. The port defaults to 3306 and
-// the database may be empty. Query parameters: socket=PATH connects over a
-// unix socket instead of TCP (the host is then ignored), tls=true|false|
-// skip-verify|preferred as in the driver. The query is read strictly: a pair
-// that does not parse (';', %zz), a key given twice or any other key is an
-// error. Errors name the bad part and never contain the password.
-func ParseMySQLURL(s string) (*mysql.Config, error) {
-	if !isMySQLURL(s) {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", redactURL(s))
-	}
-	red := redact.String(redactURL(s)) // also a ?password= in the query
-	u, err := url.Parse(s)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		msg := err.Error()
-		if pw := passwordOf(s); pw != "" && strings.Contains(msg, pw) {
-			msg = "cannot parse it"
-		}
-		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", red, msg)
-	}
-	c := mysql.NewConfig()
-	if u.User != nil {
-		c.User = u.User.Username()
-		c.Passwd, _ = u.User.Password()
-	}
-	if c.User == "" {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: no user name (mysql://user:password@host/db)", red)
-	}
-	if u.Opaque != "" {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want // after mysql:", red)
-	}
-	c.DBName = strings.TrimPrefix(u.Path, "/")
-	if strings.Contains(c.DBName, "/") {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: database name %q contains a slash", red, c.DBName)
-	}
-	q, err := urlquery.Parse(u.RawQuery, urlquery.Known("socket", "tls"), "known: socket, tls")
-	if err != nil {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: %w", red, err)
-	}
-	for k, v := range q {
-		switch k {
-		case "socket":
-			if v == "" {
-				return nil, fmt.Errorf("dbbench: MySQL URL %q: empty socket path", red)
-			}
-			c.Net, c.Addr = "unix", v
-		case "tls":
-			switch v {
-			case "true", "false", "skip-verify", "preferred":
-				c.TLSConfig = v
-			default:
-				return nil, fmt.Errorf("dbbench: MySQL URL %q: tls=%q: want true, false, skip-verify or preferred", red, v)
-			}
-		default:
-			return nil, fmt.Errorf("dbbench: MySQL URL %q: unknown parameter %q (known: socket, tls)", red, k)
-		}
-	}
-	if c.Net != "unix" {
-		host, port := u.Hostname(), u.Port()
-		if host == "" {
-			return nil, fmt.Errorf("dbbench: MySQL URL %q: no host (or ?socket=PATH)", red)
-		}
-		if port == "" {
-			port = "3306"
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("dbbench: MySQL URL %q: bad port %q", red, port)
-		}
-		c.Net, c.Addr = "tcp", net.JoinHostPort(host, port)
-	}
-	return c, nil
 }
 
 // openMySQL connects to the server and creates the benchmark database.
@@ -467,6 +327,8 @@ func (e *mysqlEngine) settings(s *Settings) {
 
 func (e *mysqlEngine) batchSize() int { return e.batch }
 
+func (e *mysqlEngine) hasBaseline() bool { return true }
+
 func (e *mysqlEngine) columnType(c column) string {
 	return e.columnTypeOf(row{col: c})
 }
@@ -635,12 +497,13 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	return s, nil
 }
 
-func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (metrics, error) {
+func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
 	src, err := newSource(r, e.cfg.Nodes)
 	if err != nil {
 		return metrics{}, err
 	}
 	defer src.close()
+	defer func() { m.durability = src.durability() }() // before close
 	return e.loadWith(ctx, r, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return e.insert(ctx, tbl, r, src, n, conns, rec)
 	})
@@ -799,9 +662,10 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 		return m, err
 	}
 	m.walBytes = after.lsn - before.lsn
-	m.bpReads = ptr(after.bpReads - before.bpReads)
+	m.count(counterPoolReads, after.bpReads-before.bpReads)
 	if e.monitors {
-		m.splits, m.merges = ptr(after.splits-before.splits), ptr(after.merges-before.merges)
+		m.count(counterPageSplits, after.splits-before.splits)
+		m.count(counterPageMerges, after.merges-before.merges)
 	}
 	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.rows); err != nil {
 		return m, fail(ctx, "count rows", err)
@@ -850,7 +714,12 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 			e.dbName, name).Scan(&data, &index); err != nil {
 			return fail(ctx, "read table sizes", err)
 		}
-		m.indexBytes, m.secIndexBytes, m.tableBytes = data, index, data+index
+		m.indexBytes, m.tableBytes = data, data+index
+		m.count(counterSecondaryIndexBytes, index)
+		m.structure(name+".PRIMARY", "clustered index (the table)", data)
+		if index > 0 {
+			m.structure(name+" secondary indexes", "secondary index", index)
+		}
 		return nil
 	}
 	q, err := e.admin.QueryContext(ctx, `SELECT index_name, stat_name, stat_value FROM mysql.innodb_index_stats
@@ -859,7 +728,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	}
 	defer q.Close()
-	var leaves, secLeaves int64
+	var leaves, secLeaves, secBytes int64
 	for q.Next() {
 		var index, stat string
 		var v int64
@@ -869,10 +738,12 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		switch {
 		case index == "PRIMARY" && stat == "size":
 			m.indexBytes = v * e.pageSize
+			m.structure(name+".PRIMARY", "clustered index (the table)", m.indexBytes)
 		case index == "PRIMARY":
 			leaves = v
 		case stat == "size":
-			m.secIndexBytes = v * e.pageSize
+			secBytes = v * e.pageSize
+			m.structure(name+"."+index, "secondary index", secBytes)
 		default:
 			secLeaves = v
 		}
@@ -880,7 +751,8 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 	if err := q.Err(); err != nil {
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	}
-	m.tableBytes = m.indexBytes + m.secIndexBytes
+	m.tableBytes = m.indexBytes + secBytes
+	m.count(counterSecondaryIndexBytes, secBytes)
 	if !measure {
 		return nil
 	}
@@ -895,7 +767,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		m.leafPages = &leaves
 	}
 	if e.cfg.SecondaryIndex {
-		m.secLeafPages = &secLeaves
+		m.count(counterSecondaryLeafPages, secLeaves)
 	}
 	return nil
 }

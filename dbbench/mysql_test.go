@@ -150,6 +150,7 @@ func checkInnoDBResult(t *testing.T, r dbbench.Result, rows int64) {
 	if r.WALBytes <= 0 || r.WALBytesPerRow != float64(r.WALBytes)/float64(r.Rows) {
 		t.Errorf("%s: redo bytes %d, per row %v", r.Scheme, r.WALBytes, r.WALBytesPerRow)
 	}
+	checkStructures(t, r, map[string]int64{"clustered index (the table)": r.IndexBytes, "secondary index": r.SecondaryIndexBytes})
 	if r.BufferPoolReadsPer1k == nil || *r.BufferPoolReadsPer1k < 0 {
 		t.Errorf("%s: buffer-pool reads per 1k rows %v", r.Scheme, r.BufferPoolReadsPer1k)
 	}

@@ -15,6 +15,36 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// pgReport is the report dialect of PostgreSQL (pg-local, pg, a connection string).
+func pgReport() reportDialect {
+	return reportDialect{
+		title:       "PostgreSQL",
+		checkpoints: true,
+		settingsLine: func(s Settings) string {
+			return fmt.Sprintf("shared_buffers %s, max_wal_size %s, checkpoint_timeout %s, fsync %s, synchronous_commit %s, full_page_writes %s",
+				s.SharedBuffers, s.MaxWALSize, s.CheckpointTimeout, s.Fsync, s.SynchronousCommit, s.FullPageWrites)
+		},
+		serverSettings: func(row func(k string, v any), s Settings) {
+			row("shared_buffers", s.SharedBuffers)
+			row("max_wal_size", s.MaxWALSize)
+			row("checkpoint_timeout", s.CheckpointTimeout)
+			row("fsync", s.Fsync)
+			row("synchronous_commit", s.SynchronousCommit)
+			row("full_page_writes", s.FullPageWrites)
+			row("wal_compression", s.WALCompression)
+		},
+		appDriver:   "pgx",
+		appBulkUnit: "COPY",
+		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "COPY of parents, then of children"},
+		textKeyNote: func(r row) string {
+			if r.col != colText && r.col != colTextICU {
+				return ""
+			}
+			return `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`
+		},
+	}
+}
+
 // pgEngine runs the benchmark on a PostgreSQL server, inside a schema of its
 // own (idbench_<random>) that it drops when done.
 type pgEngine struct {
@@ -62,11 +92,18 @@ func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
 	}
+	return openPGConfig(ctx, cfg, kind, connCfg, dsn)
+}
+
+// openPGConfig is openPG for a connection string already parsed (connCfg, which it changes);
+// dsn is the string, for the command that reopens a kept schema.
+func openPGConfig(ctx context.Context, cfg Config, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
 	connCfg.RuntimeParams["application_name"] = appName
 	if connCfg.ConnectTimeout == 0 {
 		connCfg.ConnectTimeout = 15 * time.Second
 	}
 	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.batchFor(false)}
+	var err error
 	e.admin, err = pgx.ConnectConfig(ctx, connCfg)
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", oneLine(err.Error()))
@@ -234,6 +271,16 @@ func mergeSettings(s, e Settings) Settings {
 
 func (e *pgEngine) batchSize() int { return e.batch }
 
+func (e *pgEngine) hasBaseline() bool { return true }
+
+func (e *pgEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+
+// tableRows: PostgreSQL runs every row Run accepted.
+func (e *pgEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+
+// tableNotes: run.go's notes cover PostgreSQL.
+func (e *pgEngine) tableNotes(*Report, []row, []string) []string { return nil }
+
 func (e *pgEngine) columnType(c column) string {
 	switch c {
 	case colIdentity:
@@ -347,6 +394,7 @@ func (e *pgEngine) load(ctx context.Context, r row, n int, measure bool, rec *re
 		return m, err
 	}
 	defer src.close()
+	defer func() { m.durability = src.durability() }() // before close
 	return e.loadWith(ctx, r.col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
 		return e.insert(ctx, tbl, r.col, src, n, conns, rec)
 	})
@@ -431,6 +479,8 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 		tbl.Sanitize(), idx).Scan(&m.rows, &m.tableBytes, &m.indexBytes); err != nil {
 		return m, fail(ctx, "measure sizes", err)
 	}
+	m.structure(tbl[1], "table", m.tableBytes)
+	m.structure(tbl[1]+"_pkey", "primary key", m.indexBytes)
 	if m.rows != int64(n) {
 		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
 	}

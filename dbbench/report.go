@@ -137,6 +137,9 @@ type Result struct {
 	// "TEXT".
 	ColumnType string `json:"column_type"`
 	Rows       int64  `json:"rows"`
+	// Durability is the class of each store the row's generators rest on (a segment row's
+	// store, a leased node's), as read after its last load; absent for other rows.
+	Durability []string `json:"durability,omitempty"`
 
 	RowsPerSec float64 `json:"rows_per_sec"`
 
@@ -161,6 +164,12 @@ type Result struct {
 	// clustered index, which holds the rows, and TableBytes the clustered
 	// and secondary indexes together; WALBytes is the redo log written.
 	//
+	// Structures are the database objects of the load by name (as in the first measured run:
+	// each load numbers its own table) and role ("table", "primary key", "clustered index
+	// (the table)", "secondary index"), the median size over the runs, and BytesPerOp its
+	// bytes per row. Reports written before idbench listed them have none.
+	Structures []Structure `json:"structures,omitempty"`
+
 	// SecondaryIndexBytes is the size of the secondary index on payload
 	// (Settings.SecondaryIndex) and SecondaryLeafPages its leaf pages.
 	SecondaryIndexBytes       int64   `json:"secondary_index_bytes,omitempty"`

@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,32 +48,20 @@ import (
 // "dbbench: bad PostgreSQL connection string" or "dbbench: connect …" (one
 // line) when the server cannot be reached; ErrConnLost (wrapped) when the
 // connection breaks during the run; ErrInterrupted (wrapped) when ctx ends.
-// In every case Run first drops what it created.
+// In every case Run first drops what it created. Under WorkloadApp, when the two answers
+// of the time query disagree, Run returns the finished report (the scheme's check says
+// MISMATCH, and a note says the run failed) together with an error wrapping
+// ErrTimeMismatch; with every other error the report is nil.
 //
 // Nothing Run writes or returns shows a password: the log, the progress bar, the report
 // (Settings.Command, scheme names) and the errors pass through idkit.Redact.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	defer func() { err = redact.Error(err) }() // last, after the cleanup's errors
-	if cfg.DB == EngineAllLocal {
-		return nil, errAllLocal
-	}
-	innodb := isInnoDB(cfg.DB)
-	switch {
-	case cfg.Workload == WorkloadApp && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes()) || slices.Equal(cfg.Schemes, InnoDBSchemes())):
-		cfg.Schemes = AppSchemes(innodb)
-	case innodb && (len(cfg.Schemes) == 0 || slices.Equal(cfg.Schemes, DefaultSchemes())):
-		cfg.Schemes = InnoDBSchemes()
-	}
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	// The DB string as given first (its password may hold any character),
-	// then any other URL or password= setting in the command.
-	if cfg.DB != "" {
-		cfg.Command = strings.ReplaceAll(cfg.Command, cfg.DB, redactURL(cfg.DB))
-	}
-	cfg.Command = RedactDSN(cfg.Command)
+	innodb, sqlite := cfg.to.innodb(), cfg.to.engine == EngineSQLite
 	if cfg.SecondaryIndex && !innodb {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
@@ -90,7 +77,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		// The segment row's spec names its store only once the engine is open (serverside.go).
 		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && !r.col.serverMade() && r.storeStep == 0 {
 			var closers []func()
-			_, err := fleetMaker(r, cfg.Nodes, &closers)
+			var durability func() []string
+			_, err := fleetMaker(r, cfg.Nodes, &closers, &durability)
 			for i := len(closers) - 1; i >= 0; i-- {
 				closers[i]()
 			}
@@ -98,10 +86,10 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				return nil, err
 			}
 		}
-		if r.col == colTextICU && cfg.DB == EngineSQLite {
+		if r.col == colTextICU && sqlite {
 			return nil, errICUSQLite
 		}
-		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (cfg.DB == EngineSQLite || innodb) {
+		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (sqlite || innodb) {
 			return nil, errServerSideSQLite(r.label)
 		}
 		switch {
@@ -127,8 +115,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	defer func() {
 		cerr := cleanup()
-		if k, ok := eng.(keeper); ok && cerr == nil && rep != nil && rep.Settings.Kept != "" {
-			rep.Settings.Kept, rep.Settings.Reopen = k.kept() // a throwaway server's command to start it again
+		if cerr == nil && rep != nil && rep.Settings.Kept != "" {
+			rep.Settings.Kept, rep.Settings.Reopen = eng.kept() // a throwaway server's command to start it again
 		}
 		if cerr != nil {
 			err = errors.Join(err, cerr)
@@ -163,20 +151,20 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	eng.settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
-	var skipped []string
-	if me, ok := eng.(*mysqlEngine); ok {
-		rows, skipped = me.usable(rows, cfg.Schemes)
-		if len(rows) == 0 {
-			return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
-		}
+	rows, skipped := eng.tableRows(rows, cfg.Schemes)
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
 	}
 
 	if cfg.Workload == WorkloadApp {
 		rep.Workload = WorkloadApp
 		rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
 		rep.Settings.WarmupRows = 0
-		if err := runApp(ctx, cfg, eng, rows, rep); err != nil {
-			return nil, err
+		// A time mismatch fails the run but keeps its finished loads: the report comes back
+		// with the error, its check marked.
+		mismatch := runApp(ctx, cfg, eng, rows, rep)
+		if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
+			return nil, mismatch
 		}
 		eng.settings(&rep.Settings)
 		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
@@ -186,12 +174,12 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				rep.Settings.Batch = 1000
 			}
 		}
-		if k, ok := eng.(keeper); ok && cfg.Keep {
-			rep.Settings.Kept, rep.Settings.Reopen = k.kept()
+		if cfg.Keep {
+			rep.Settings.Kept, rep.Settings.Reopen = eng.kept()
 		}
 		appMaxRSS(rep)
 		rep.Settings.Duration = Duration(time.Since(start))
-		return rep, nil
+		return rep, mismatch
 	}
 
 	// Every load, in order: rounds of all schemes, so that slow drifts of a
@@ -201,9 +189,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		n        int
 		measured bool
 	}
-	_, isPG := eng.(*pgEngine)
-	_, isMySQL := eng.(*mysqlEngine)
-	withBaseline := cfg.Baseline && (isPG || isMySQL) && baselineRow(rows) >= 0
+	withBaseline := cfg.Baseline && eng.hasBaseline() && baselineRow(rows) >= 0
 	var jobs []job
 	var total int64
 	for round := 0; round < cfg.Repeat; round++ {
@@ -288,11 +274,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 
 	for i, r := range rows {
-		typ := eng.columnType(r.col)
-		if me, ok := eng.(*mysqlEngine); ok {
-			typ = me.columnTypeOf(r)
-		}
-		res := summarize(r, typ, results[i])
+		res := summarize(r, eng.columnTypeOf(r), results[i])
 		res.Failure = failed[i]
 		rep.Results = append(rep.Results, res)
 	}
@@ -322,9 +304,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			rep.Notes = append(rep.Notes, f)
 		}
 	}
-	if me, ok := eng.(*mysqlEngine); ok {
-		rep.Notes = append(rep.Notes, me.notes(rep, rows, skipped)...)
-	}
+	rep.Notes = append(rep.Notes, eng.tableNotes(rep, rows, skipped)...)
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
 }
@@ -351,19 +331,13 @@ func logf(cfg Config, format string, args ...any) {
 	}
 }
 
-// openEngine opens the engine cfg.DB names and returns it with the function
+// openEngine opens the engine cfg.to names and returns it with the function
 // that drops everything it created.
 func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
-	db := cfg.DB
-	if db == EngineAuto {
-		if _, err := pglocal.FindBinDir(); err == nil {
-			db = EnginePGLocal
-		} else {
-			db = EngineSQLite
-		}
-		logf(cfg, "dbbench: no --db given: using %s", db)
+	if cfg.to.auto {
+		logf(cfg, "dbbench: no --db given: using %s", cfg.to.engine)
 	}
-	switch db {
+	switch cfg.to.engine {
 	case EngineSQLite:
 		e, err := openSQLite(ctx, cfg)
 		if err != nil {
@@ -401,18 +375,11 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 		}, nil
 	case EngineMariaDBLocal:
 		return openMariaDBLocal(ctx, cfg)
-	case EnginePGEnv:
-		db = ""
-	}
-	if isMySQLURL(db) {
-		c, err := ParseMySQLURL(db)
-		if err != nil {
-			return nil, nil, err
-		}
+	case EngineMySQL:
 		if len(cfg.MariaDBSettings) > 0 {
 			logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
 		}
-		e, err := openMySQL(ctx, cfg, EngineMySQL, c)
+		e, err := openMySQL(ctx, cfg, EngineMySQL, cfg.to.mysql)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -421,7 +388,7 @@ func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
 	if len(cfg.PGSettings) > 0 {
 		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
 	}
-	e, err := openPG(ctx, cfg, EnginePGEnv, db)
+	e, err := openPGConfig(ctx, cfg, EnginePGEnv, cfg.to.pg, cfg.to.pgDSN)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,6 +401,7 @@ func summarize(r row, colType string, ms []metrics) Result {
 	if len(ms) == 0 {
 		return res
 	}
+	res.Durability = ms[len(ms)-1].durability
 	var rate, idx, tbl, wal []float64
 	var fpi, ckpt, dens, frag, leaves []float64
 	var pointP50, pointP99, rangeP50, rangeP99 []float64
@@ -490,7 +458,8 @@ func summarize(r row, colType string, ms []metrics) Result {
 	}
 	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
 	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
-	summarizeInnoDB(&res, ms)
+	summarizeCounters(&res, ms)
+	summarizeStructures(&res, ms)
 	// The curve of the run whose throughput is the median.
 	mid := median(rate)
 	best := 0
@@ -538,7 +507,8 @@ func notes(rep *Report, rows []row) []string {
 	if strings.HasPrefix(s.Statistics, "unavailable") {
 		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
 	}
-	if s.Engine != EngineSQLite && !isInnoDBEngine(s.Engine) && s.Profile == ProfileSteady {
+	d := dialectOf(s.Engine)
+	if d.checkpoints && !d.clustered && s.Profile == ProfileSteady {
 		for _, r := range rep.Results {
 			if r.Checkpoints != nil && *r.Checkpoints > 0 {
 				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
@@ -560,13 +530,18 @@ func notes(rep *Report, rows []row) []string {
 				r.label, r.canon, r.textLen, rep.Results[i].ColumnType))
 		}
 	}
+	for _, r := range rep.Results {
+		for _, d := range r.Durability {
+			out = append(out, fmt.Sprintf("%s durability (decided on connect, read again with each take): %s.", r.Scheme, d))
+		}
+	}
 	if s.LeftBehind != "" {
 		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+ExtSchema+".")
 	}
 	if s.OtherRuns > 0 {
 		out = append(out, fmt.Sprintf("Up to %d other idbench session(s) were connected to the server during measured loads: WAL bytes, full-page images and checkpoints are server-wide and include their work, and CHECKPOINTs of one run land in the loads of another. Run one benchmark at a time for figures to compare.", s.OtherRuns))
 	}
-	if s.Engine == EnginePGEnv {
+	if d.sharedServer && !d.clustered {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal && s.Engine != EngineMariaDBLocal {
@@ -579,15 +554,11 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for _, r := range rows {
-		if isInnoDBEngine(s.Engine) {
-			break // mysqlEngine.notes explains InnoDB's text keys
+		if d.textKeyNote == nil {
+			break // the engine's own notes explain its text keys (mysqlEngine.tableNotes)
 		}
-		if r.col == colText && s.Engine == EngineSQLite {
-			out = append(out, "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower.")
-			break
-		}
-		if r.col == colText || r.col == colTextICU {
-			out = append(out, `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`)
+		if n := d.textKeyNote(r); n != "" {
+			out = append(out, n)
 			break
 		}
 	}

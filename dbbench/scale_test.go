@@ -17,6 +17,7 @@ import (
 // report: one run per node count and size, each with its own settings, a simulated fleet only
 // in the fleet study, and every file written.
 func TestRunScaleSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	cfg := small(dbbench.EngineSQLite, "bigserial", "snowflake", "ulid", "uuidv7")
 	cfg.ClockSkew = time.Millisecond
 	var done []string

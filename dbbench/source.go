@@ -131,7 +131,7 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 		if setsBit63(s, id) {
 			r.col = colUint64
 		}
-		if l, ok := s.(idkit.Layouter); ok && l.Layout().TotalBits() == 64 {
+		if l, ok := idkit.As[idkit.Layouter](s); ok && l.Layout().TotalBits() == 64 {
 			r.unsigned = true
 		}
 	case id.Bits() == 128 && col < 0:
@@ -180,7 +180,7 @@ func setsBit63(s idkit.Scheme, first idkit.ID) bool {
 	if first.Uint64() > math.MaxInt64 {
 		return true
 	}
-	l, ok := s.(idkit.Layouter)
+	l, ok := idkit.As[idkit.Layouter](s)
 	return ok && l.Layout().TotalBits() == 64 && time.Until(l.Layout().Int64Until()) < 24*time.Hour
 }
 
@@ -268,6 +268,23 @@ func newSource(r row, nodes int) (*source, error) {
 	}
 	s.gen = g
 	return s, nil
+}
+
+// durability describes the class of each store the source's generators rest on, credentials
+// redacted; nil when they rest on none.
+func (s *source) durability() []string {
+	if s.fleet != nil && s.fleet.durability != nil {
+		return s.fleet.durability()
+	}
+	if s.gen == nil {
+		return nil
+	}
+	ds, _ := idkit.DurabilityOf(s.gen)
+	var out []string
+	for _, d := range ds {
+		out = append(out, idkit.Redact(d.String()))
+	}
+	return out
 }
 
 func (s *source) close() {

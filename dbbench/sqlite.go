@@ -23,6 +23,29 @@ const (
 	sqliteCacheSize = "-65536" // 64 MiB; negative means KiB in SQLite
 )
 
+// sqliteReport is the report dialect of SQLite.
+func sqliteReport() reportDialect {
+	return reportDialect{
+		title: "SQLite",
+		settingsLine: func(s Settings) string {
+			return fmt.Sprintf("page_size %d, cache_size %s", s.SQLitePageSize, s.SQLiteCacheSize)
+		},
+		serverSettings: func(row func(k string, v any), s Settings) {
+			row("sqlite page_size", s.SQLitePageSize)
+			row("sqlite cache_size", s.SQLiteCacheSize)
+		},
+		appDriver:   "database/sql (modernc.org/sqlite)",
+		appBulkUnit: "transaction of prepared INSERTs",
+		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "one transaction of prepared INSERTs per batch of operations"},
+		textKeyNote: func(r row) string {
+			if r.col != colText {
+				return ""
+			}
+			return "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower."
+		},
+	}
+}
+
 // sqliteEngine runs the benchmark on an embedded SQLite database in a
 // temporary directory that close removes.
 type sqliteEngine struct {
@@ -82,6 +105,16 @@ func (e *sqliteEngine) settings(s *Settings) {
 
 func (e *sqliteEngine) batchSize() int { return e.batch }
 
+func (e *sqliteEngine) hasBaseline() bool { return false }
+
+func (e *sqliteEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+
+// tableRows: SQLite runs every row Run accepted.
+func (e *sqliteEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+
+// tableNotes: run.go's notes cover SQLite.
+func (e *sqliteEngine) tableNotes(*Report, []row, []string) []string { return nil }
+
 func (e *sqliteEngine) columnType(c column) string {
 	switch c {
 	case colIdentity:
@@ -130,6 +163,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		return m, err
 	}
 	defer src.close()
+	defer func() { m.durability = src.durability() }() // before close
 	e.tables++
 	tbl := "t" + strconv.Itoa(e.tables)
 	idx := "sqlite_autoindex_" + tbl + "_1"
@@ -283,6 +317,8 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", tbl).Scan(&m.tableBytes); err != nil {
 		return m, fail(ctx, "sqlite: dbstat", err)
 	}
+	m.structure(tbl, "table", m.tableBytes)
+	m.structure(idx, "primary key", m.indexBytes)
 	if !measure {
 		return m, nil
 	}

@@ -23,9 +23,16 @@ var (
 
 // TimeOrder returns nil when the time field is the most significant field, so that the IDs of
 // every node sort by time and those of a range of ticks form one contiguous run of values (all
-// presets). Otherwise it returns an error wrapping ErrUnordered that names the fields above
-// the time field.
+// presets). Otherwise it returns an error wrapping ErrUnordered that says why: a reversed
+// layout, a sharded one (whose runs, one per shard, TickRuns gives), or the fields above the
+// time field.
 func (l Layout) TimeOrder() error {
+	if l.Reverse {
+		return fmt.Errorf("%w: layout %s is reversed, its IDs spread over the whole key space", ErrUnordered, l.label())
+	}
+	if hb := l.ShardBits(); hb > 0 {
+		return fmt.Errorf("%w: layout %s is sharded, its IDs of a time range form one run per shard (%d)", ErrUnordered, l.label(), uint64(1)<<hb)
+	}
 	var above []string
 	for _, f := range l.Fields {
 		if f.Kind == KindTime {

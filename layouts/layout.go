@@ -49,15 +49,16 @@ var (
 // Kind says what a field holds.
 type Kind uint8
 
-// The kinds of field. Every layout has exactly one time field and one sequence field, and any
-// number (zero included) of node fields.
+// The kinds of field. Every layout has exactly one time field and one sequence field, any
+// number (zero included) of node fields, and at most one hash field, on top (see Sharded).
 const (
 	KindTime Kind = iota + 1
 	KindNode
 	KindSeq
+	KindHash
 )
 
-// String returns "time", "node" or "seq".
+// String returns "time", "node", "seq" or "hash".
 func (k Kind) String() string {
 	switch k {
 	case KindTime:
@@ -66,6 +67,8 @@ func (k Kind) String() string {
 		return "node"
 	case KindSeq:
 		return "seq"
+	case KindHash:
+		return "hash"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -93,11 +96,22 @@ func Node(name string, bits uint) Field { return Field{Name: name, Kind: KindNod
 //
 // The node value of an ID is the concatenation of its node fields in layout order, so for
 // Twitter's datacenter(5)+worker(5) the node is datacenter<<5 | worker.
+//
+// Two settings shape the IDs for range-partitioned databases (Spanner, CockroachDB, TiDB),
+// where an ever-increasing key sends every insert to the last range. A hash field on top
+// (Sharded, TiDB's AUTO_RANDOM shape) spreads the IDs over 2^S shards, each time-ordered.
+// Reverse (Spanner's bit_reversed_positive) stores the bit reversal of the layout's value,
+// which spreads them over the whole key space and gives up time order. The layout's value is
+// what the fields compose; the stored ID is what Compose returns and Decompose and Check read.
 type Layout struct {
 	Name   string        // the preset's name, or a user's label
 	Fields []Field       // from the most significant field down
 	Unit   time.Duration // what one tick of the time field is worth
 	Epoch  time.Time     // the instant whose tick is zero
+	// Reverse stores each ID as the bit reversal of the layout's value over 63 bits: value
+	// bit i becomes bit 62-i, and bit 63 stays zero (see Stored). A layout of 64 bits then
+	// ends at Int64Until: MaxTick is the last tick whose value stays below 2^63.
+	Reverse bool
 }
 
 // Validate reports whether l describes a usable ID. Its error wraps ErrInvalid and names the
@@ -134,6 +148,10 @@ func (l Layout) Validate() error {
 			nSeq++
 			seqName = f.Name
 		case KindNode:
+		case KindHash:
+			if err := l.validHash(i, f); err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("%w: field %q has unknown kind %d", ErrInvalid, f.Name, f.Kind)
 		}
@@ -283,8 +301,14 @@ func (l Layout) Nodes() uint64 {
 	return 1 << n
 }
 
-// MaxTick returns the largest tick the time field holds.
-func (l Layout) MaxTick() int64 { return int64(1)<<l.TimeBits() - 1 }
+// MaxTick returns the largest tick the time field holds: 2^timeBits-1, or for a reversed
+// layout of 64 bits the last tick whose value stays below 2^63 (Reverse works on 63 bits).
+func (l Layout) MaxTick() int64 {
+	if l.Reverse && l.TotalBits() == 64 {
+		return l.int64Tick() - 1
+	}
+	return int64(1)<<l.TimeBits() - 1
+}
 
 // RunsOut returns the first instant the time field cannot hold: Epoch + 2^timeBits ticks.
 // Times past the range of time.Time saturate.
@@ -299,7 +323,7 @@ func (l Layout) Int64Until() time.Time { return l.tickTime(l.int64Tick()) }
 // layouts of 63 bits or less).
 func (l Layout) int64Tick() int64 {
 	if l.TotalBits() < 64 {
-		return l.MaxTick() + 1
+		return int64(1) << l.TimeBits()
 	}
 	shift, _ := l.KindShift(KindTime)
 	if shift == 63 {
@@ -375,6 +399,7 @@ type Parts struct {
 	Time  time.Time // Epoch + Tick*Unit
 	Node  uint64    // the node fields concatenated in layout order
 	Seq   uint64
+	Hash  uint64  // the hash field, the ID's shard (0 without one)
 	Named []Value // every field, in layout order
 }
 
@@ -385,9 +410,11 @@ type Value struct {
 	Value uint64
 }
 
-// Decompose splits id into its fields. Bits above the layout's total are ignored; call Check
+// Decompose splits a stored ID into its fields, undoing Reverse. Bits outside the layout's
+// value are ignored, and so is a hash field that does not match the other fields; call Check
 // first where they matter.
 func (l Layout) Decompose(id uint64) Parts {
+	id = l.Value(id)
 	p := Parts{Named: make([]Value, 0, len(l.Fields))}
 	pos := l.TotalBits()
 	for _, f := range l.Fields {
@@ -401,24 +428,45 @@ func (l Layout) Decompose(id uint64) Parts {
 			p.Seq = v
 		case KindNode:
 			p.Node = p.Node<<f.Bits | v
+		case KindHash:
+			p.Hash = v
 		}
 	}
 	p.Time = l.tickTime(p.Tick)
 	return p
 }
 
-// Check reports whether id can have come from l: no bits set above the layout's total.
+// Check reports whether id can have come from l: no bits set above the layout's total (for a
+// reversed layout: none below the bits its value reverses into, and bit 63 clear), a hash
+// field that matches the other fields, and for a reversed layout of 64 bits a tick no later
+// than MaxTick. Its errors wrap ErrRange.
 func (l Layout) Check(id uint64) error {
 	total := l.TotalBits()
+	if l.Reverse {
+		// A reversed value fills bits 62 down to 63-total; bit 63 stays clear.
+		if total > 63 {
+			total = 63
+		}
+		if id>>63 != 0 || id&mask(63-total) != 0 {
+			return fmt.Errorf("%w: %d is not a reversed ID of layout %s (bits 62 to %d)", ErrRange, id, l.label(), 63-total)
+		}
+		return nil
+	}
 	if total < 64 && id>>total != 0 {
 		return fmt.Errorf("%w: %d has bits set above the %d bits of layout %s", ErrRange, id, total, l.label())
+	}
+	if hs, hb := l.KindShift(KindHash); hb > 0 {
+		got, want := id>>hs&mask(hb), ShardHash(id&^(mask(hb)<<hs), hb)
+		if got != want {
+			return fmt.Errorf("%w: %d is not an ID of the sharded layout %s: its hash field holds %d, its other fields hash to %d", ErrRange, id, l.label(), got, want)
+		}
 	}
 	return nil
 }
 
-// Compose builds an ID from a tick, a node value and a sequence number, checking each against
-// its field.
-func (l Layout) Compose(tick int64, node, seq uint64) (uint64, error) {
+// ComposeValue is Compose without the last steps of the stored form: the hash field stays
+// zero and the value is not reversed. Generators compose with it and call Stored.
+func (l Layout) ComposeValue(tick int64, node, seq uint64) (uint64, error) {
 	if tick < 0 || tick > l.MaxTick() {
 		return 0, fmt.Errorf("%w: tick %d outside the %d-bit time field of layout %s", ErrRange, tick, l.TimeBits(), l.label())
 	}
@@ -429,6 +477,17 @@ func (l Layout) Compose(tick int64, node, seq uint64) (uint64, error) {
 		return 0, fmt.Errorf("%w: sequence %d outside the %d-bit sequence field of layout %s", ErrRange, seq, sb, l.label())
 	}
 	return l.compose(uint64(tick), node, seq), nil
+}
+
+// Compose builds the stored ID of a tick, a node value and a sequence number, checking each
+// against its field: the fields' value, with the hash field filled in and reversed as the
+// layout says (see Stored).
+func (l Layout) Compose(tick int64, node, seq uint64) (uint64, error) {
+	v, err := l.ComposeValue(tick, node, seq)
+	if err != nil {
+		return 0, err
+	}
+	return l.Stored(v), nil
 }
 
 func (l Layout) compose(tick, node, seq uint64) uint64 {
@@ -508,7 +567,13 @@ func mask(bits uint) uint64 {
 	return 1<<bits - 1
 }
 
-// String describes the layout in one line, e.g. "twitter 41/5+5/12 1ms epoch 2010-11-04T01:42:54.657Z".
+// String describes the layout in one line, e.g. "twitter 41/5+5/12 1ms epoch
+// 2010-11-04T01:42:54.657Z", with " reversed" at the end for a reversed layout. A hash field
+// shows as its width, first: "4/41/5+5/8".
 func (l Layout) String() string {
-	return fmt.Sprintf("%s %s %v epoch %s", l.label(), l.bitString(), l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
+	s := fmt.Sprintf("%s %s %v epoch %s", l.label(), l.bitString(), l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
+	if l.Reverse {
+		s += " reversed"
+	}
+	return s
 }

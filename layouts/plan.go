@@ -35,6 +35,10 @@ type Requirement struct {
 	// ShardBits is the width of a "shard" field placed above the node, for IDs that carry the
 	// logical shard of their row (Instagram's layout). Zero means none.
 	ShardBits uint
+	// HashBits is the width of a hash field on top, above the time (TiDB's AUTO_RANDOM shape,
+	// see Layout.Sharded), which spreads the IDs over 2^HashBits shards of a range-partitioned
+	// database. Zero means none; at most MaxShardBits.
+	HashBits uint
 	// Years is how long, counted from Epoch, the time field must last.
 	Years float64
 	// Unit is the time unit, at most MaxUnit. Zero means the planner tries 1ms, 10ms and 1s.
@@ -88,12 +92,12 @@ type Fit struct {
 
 // Need is the width each field must have for a requirement at one unit.
 type Need struct {
-	Unit                         time.Duration
-	Time, Shard, DC, Worker, Seq uint // Worker is the whole node when DC is 0
+	Unit                               time.Duration
+	Hash, Time, Shard, DC, Worker, Seq uint // Worker is the whole node when DC is 0
 }
 
 // Total returns the bits a Need adds up to.
-func (n Need) Total() uint { return n.Time + n.Shard + n.DC + n.Worker + n.Seq }
+func (n Need) Total() uint { return n.Hash + n.Time + n.Shard + n.DC + n.Worker + n.Seq }
 
 // BitsFor returns the width of the smallest field that holds n distinct values: 0 for n <= 1.
 func BitsFor(n uint64) uint {
@@ -202,7 +206,7 @@ func (r Requirement) nodes() uint64 { return max(r.Nodes, 1) }
 
 // NeedAt returns the field widths r needs at unit.
 func (r Requirement) NeedAt(unit time.Duration) Need {
-	n := Need{Unit: unit, Time: TimeBitsFor(r.Years, unit), Shard: r.ShardBits, Seq: SeqBitsFor(r.IDsPerSecond, unit)}
+	n := Need{Unit: unit, Hash: r.HashBits, Time: TimeBitsFor(r.Years, unit), Shard: r.ShardBits, Seq: SeqBitsFor(r.IDsPerSecond, unit)}
 	if r.Datacenters > 0 {
 		n.DC = BitsFor(r.Datacenters)
 		n.Worker = BitsFor((r.nodes() + r.Datacenters - 1) / r.Datacenters)
@@ -233,6 +237,8 @@ func (r Requirement) check() error {
 		return fmt.Errorf("%w: time unit %v is longer than %v", ErrInvalid, r.Unit, MaxUnit)
 	case r.MaxBits > 64:
 		return fmt.Errorf("%w: %d bits in all: IDs have at most 64", ErrInvalid, r.MaxBits)
+	case r.HashBits > MaxShardBits:
+		return fmt.Errorf("%w: %d hash bits: at most %d", ErrInvalid, r.HashBits, MaxShardBits)
 	case r.Datacenters > r.nodes():
 		return fmt.Errorf("%w: %d datacenters for %d nodes: want at most one datacenter per node", ErrInvalid, r.Datacenters, r.nodes())
 	}
@@ -241,7 +247,7 @@ func (r Requirement) check() error {
 
 // Plan returns the layouts that meet r, for each unit tried in order (r.Unit, or
 // DefaultPlanUnits), one per way of spending the spare bits (time, seq, node; fewer when
-// two give the same layout or there are none to spend). Fields run time / shard /
+// two give the same layout or there are none to spend). Fields run (hash /) time / shard /
 // datacenter / worker (or node) / seq, as in Twitter's layout.
 //
 // Plan returns an error wrapping ErrInvalid for a requirement out of range, and a *NoFitError
@@ -291,7 +297,11 @@ func (r Requirement) layout(n Need, sp Spare) Layout {
 	case SpareNode:
 		n.Worker += spare
 	}
-	fs := []Field{Time(n.Time)}
+	var fs []Field
+	if n.Hash > 0 {
+		fs = append(fs, Hash(n.Hash))
+	}
+	fs = append(fs, Time(n.Time))
 	if n.Shard > 0 {
 		fs = append(fs, Node("shard", n.Shard))
 	}
@@ -351,6 +361,9 @@ func (r Requirement) Check(l Layout) []string {
 	if l.NodeBits() < need {
 		out = append(out, fmt.Sprintf("%d node bits, %d needed", l.NodeBits(), need))
 	}
+	if l.ShardBits() < r.HashBits {
+		out = append(out, fmt.Sprintf("%d hash bits, %d needed (shard_bits=)", l.ShardBits(), r.HashBits))
+	}
 	life := spanToTick(r.Epoch, l, new(big.Int).Lsh(big.NewInt(1), l.TimeBits()))
 	if !r.lasts(life) {
 		ro := l.RunsOut().UTC().Format(time.DateOnly)
@@ -401,7 +414,7 @@ func (e *NoFitError) Is(target error) bool { return target == ErrNoFit }
 // Relax is one way to make a requirement fit: the requirement named Name would have to
 // become Value (at Unit).
 type Relax struct {
-	Name  string        // "max-bits", "nodes", "rate", "years", "shard-bits", "datacenters"
+	Name  string        // "max-bits", "nodes", "rate", "years", "shard-bits", "hash-bits", "datacenters"
 	Value float64       // the value that fits
 	Unit  time.Duration // the unit at which it fits
 }
@@ -442,6 +455,9 @@ func (e *NoFitError) Relaxations() []Relax {
 			if s := int(n.Shard) - over; s >= 0 && over > 0 {
 				better(Relax{Name: "shard-bits", Value: float64(s), Unit: n.Unit}, true)
 			}
+			if h := int(n.Hash) - over; h >= 0 && over > 0 {
+				better(Relax{Name: "hash-bits", Value: float64(h), Unit: n.Unit}, true)
+			}
 		}
 		if t := min(62, int(r.maxBits())-int(n.Total()-n.Time)); t >= 1 {
 			y := floorSignificant(math.Ldexp(1, t) * float64(n.Unit) / float64(Year))
@@ -451,7 +467,7 @@ func (e *NoFitError) Relaxations() []Relax {
 		}
 	}
 	var out []Relax
-	for _, name := range []string{"max-bits", "nodes", "rate", "years", "shard-bits"} {
+	for _, name := range []string{"max-bits", "nodes", "rate", "years", "shard-bits", "hash-bits"} {
 		if x, ok := best[name]; ok {
 			out = append(out, x)
 		}
@@ -519,9 +535,13 @@ func floorSignificant(v float64) float64 {
 	return math.Floor(v*scale) / scale
 }
 
-// String renders the widths of a Need: "time 42 + node 10 + seq 7".
+// String renders the widths of a Need: "time 42 + node 10 + seq 7", with "hash 4 + " first
+// when it has a hash field.
 func (n Need) String() string {
 	var ps []string
+	if n.Hash > 0 {
+		ps = append(ps, fmt.Sprintf("hash %d", n.Hash))
+	}
 	ps = append(ps, fmt.Sprintf("time %d", n.Time))
 	if n.Shard > 0 {
 		ps = append(ps, fmt.Sprintf("shard %d", n.Shard))

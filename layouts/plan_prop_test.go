@@ -91,6 +91,9 @@ func randomRequirement(rng *rand.Rand) layouts.Requirement {
 	if rng.IntN(4) == 0 {
 		r.ShardBits = uint(rng.IntN(8))
 	}
+	if rng.IntN(4) == 0 {
+		r.HashBits = uint(1 + rng.IntN(layouts.MaxShardBits))
+	}
 	r.MaxBits = []uint{0, 53, 63, 64, 40, 58}[rng.IntN(6)]
 	return r
 }
@@ -175,6 +178,8 @@ func planAgrees(t *testing.T, r layouts.Requirement) (bad bool) {
 				rr.Years = x.Value
 			case "shard-bits":
 				rr.ShardBits = uint(x.Value)
+			case "hash-bits":
+				rr.HashBits = uint(x.Value)
 			}
 			if _, err := layouts.Plan(rr); err != nil {
 				errorf("relaxing %s to %v at %v still fails: %v", x.Name, x.Value, x.Unit, err)
@@ -278,16 +283,18 @@ func TestPlanExactEdges(t *testing.T) {
 func FuzzPlan(f *testing.F) {
 	for _, p := range []layouts.Layout{layouts.Twitter, layouts.Sonyflake} {
 		for _, y := range exactYears(p.Epoch, p.RunsOut()) {
-			f.Add(1.0, y, uint64(1), uint64(0), uint8(0), int64(p.Unit), p.Epoch.Unix(), int64(p.Epoch.Nanosecond()), uint8(64))
+			f.Add(1.0, y, uint64(1), uint64(0), uint8(0), int64(p.Unit), p.Epoch.Unix(), int64(p.Epoch.Nanosecond()), uint8(64), uint8(0))
 		}
 	}
-	f.Add(100000.0, 70.0, uint64(1024), uint64(0), uint8(0), int64(time.Millisecond), planEpoch.Unix(), int64(0), uint8(63))
-	f.Add(5000.0, 30.0, uint64(256), uint64(4), uint8(6), int64(0), planEpoch.Unix(), int64(0), uint8(53))
-	f.Add(4096000.0, 1e5, uint64(1), uint64(0), uint8(0), int64(time.Nanosecond), int64(0), int64(1), uint8(0))
-	f.Add(1.0, 1.0, uint64(1), uint64(0), uint8(0), int64(2*time.Hour), planEpoch.Unix(), int64(0), uint8(63))
-	f.Add(math.NaN(), math.Inf(1), uint64(0), uint64(3), uint8(70), int64(-1), int64(-1e12), int64(-5), uint8(99))
-	f.Fuzz(func(t *testing.T, rate, years float64, nodes, dcs uint64, shard uint8, unit, sec, nsec int64, maxBits uint8) {
-		r := layouts.Requirement{IDsPerSecond: rate, Years: years, Nodes: nodes, Datacenters: dcs, ShardBits: uint(shard),
+	f.Add(100000.0, 70.0, uint64(1024), uint64(0), uint8(0), int64(time.Millisecond), planEpoch.Unix(), int64(0), uint8(63), uint8(0))
+	f.Add(5000.0, 30.0, uint64(256), uint64(4), uint8(6), int64(0), planEpoch.Unix(), int64(0), uint8(53), uint8(0))
+	f.Add(4096000.0, 1e5, uint64(1), uint64(0), uint8(0), int64(time.Nanosecond), int64(0), int64(1), uint8(0), uint8(0))
+	f.Add(1.0, 1.0, uint64(1), uint64(0), uint8(0), int64(2*time.Hour), planEpoch.Unix(), int64(0), uint8(63), uint8(0))
+	f.Add(math.NaN(), math.Inf(1), uint64(0), uint64(3), uint8(70), int64(-1), int64(-1e12), int64(-5), uint8(99), uint8(0))
+	f.Add(50000.0, 50.0, uint64(64), uint64(0), uint8(0), int64(time.Millisecond), planEpoch.Unix(), int64(0), uint8(63), uint8(4))
+	f.Add(5000.0, 30.0, uint64(256), uint64(4), uint8(6), int64(0), planEpoch.Unix(), int64(0), uint8(64), uint8(15))
+	f.Fuzz(func(t *testing.T, rate, years float64, nodes, dcs uint64, shard uint8, unit, sec, nsec int64, maxBits, hash uint8) {
+		r := layouts.Requirement{IDsPerSecond: rate, Years: years, Nodes: nodes, Datacenters: dcs, ShardBits: uint(shard), HashBits: uint(hash % 17),
 			Unit: time.Duration(unit), Epoch: time.Unix(sec%(1<<40), nsec), MaxBits: uint(maxBits)}
 		if _, err := layouts.Plan(r); errors.Is(err, layouts.ErrInvalid) {
 			return

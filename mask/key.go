@@ -24,6 +24,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/idkit/idkit/internal/redact"
 )
 
 // ErrKey reports a key that cannot be used: a reference that names nothing (an unset variable,
@@ -96,21 +98,30 @@ func hexVal(c byte) (byte, bool) {
 // maxKeyFile bounds what Load reads from a key file: a key is 33 characters.
 const maxKeyFile = 4 << 10
 
-// IsRef reports whether ref has the form of a key reference, env:NAME or file:PATH, without
-// resolving it. Text that is not a reference may be a key written inline, which must never be
-// printed.
-func IsRef(ref string) bool {
-	kind, rest, ok := strings.Cut(ref, ":")
-	return ok && rest != "" && (kind == "env" || kind == "file")
+// IsRef reports whether ref is a key reference, env:NAME or file:PATH, without resolving it:
+// NAME must be a variable name (a letter or '_', then letters, digits and '_', and no run of
+// 16 hex digits) and PATH must not look like a key (16 or more hex digits alone, or 16 hex
+// digits, ':', 16 hex digits). Text that is not a reference may be a key written inline or
+// pasted after env: or file:, which must never be printed.
+func IsRef(ref string) bool { return redact.SafeRef(ref) }
+
+// CheckRef returns nil when IsRef(ref), else an error wrapping ErrKey that says what is wrong
+// with ref without showing any of its text.
+func CheckRef(ref string) error {
+	if msg := redact.RefError(ref); msg != "" {
+		return fmt.Errorf("%w: %s", ErrKey, msg)
+	}
+	return nil
 }
 
 // Load returns the key a reference names: env:NAME reads the environment variable NAME, and
 // file:PATH the file at PATH (at most 4 KiB), each holding a key as ParseKey reads it. A key is
-// never written inline: specs reach logs and reports. Errors wrap ErrKey, name the variable or
-// file, and never show what it holds.
+// never written inline: specs reach logs and reports. A reference that IsRef refuses (perhaps
+// a key pasted after env: or file:) is refused without being shown; otherwise errors wrap
+// ErrKey, name the variable or file, and never show what it holds.
 func Load(ref string) (Key, error) {
-	if !IsRef(ref) {
-		return Key{}, fmt.Errorf("%w: want env:NAME or file:PATH naming where the key is kept (the value given is not shown: it may be a key, and keys are never written inline)", ErrKey)
+	if err := CheckRef(ref); err != nil {
+		return Key{}, err
 	}
 	kind, name, _ := strings.Cut(ref, ":")
 	var text string

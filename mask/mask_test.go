@@ -244,6 +244,11 @@ func TestLoad(t *testing.T) {
 		"0011223344556677:8899aabbccddeeff": "never written inline",
 		"env:":                              "want env:NAME or file:PATH",
 		"vault:x":                           "want env:NAME or file:PATH",
+		// A key pasted after env: or file: is refused without being shown (issue 24, item 7).
+		"env:0011223344556677:8899aabbccddeeff":        "env: wants the name of an environment variable",
+		"env:K8899aabbccddeeff":                        "env: wants the name of an environment variable",
+		"file:0011223344556677:8899aabbccddeeff":       "file: wants the path of a file holding the key",
+		"file:/keys/0011223344556677:8899aabbccddeeff": "file: wants the path of a file holding the key",
 	} {
 		_, err := mask.Load(ref)
 		if !errors.Is(err, mask.ErrKey) || !strings.Contains(err.Error(), want) {

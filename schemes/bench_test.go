@@ -165,3 +165,44 @@ func BenchmarkAdapters(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSnowflakeRange measures Next and NextN on the 22-sequence-bit layout as it is, with
+// a 4-bit hash field on top (shard_bits=4: one fmix64 per ID) and reversed (reverse=true: one
+// bit reversal per ID), on one goroutine; compare with benchstat -col /layout.
+func BenchmarkSnowflakeRange(b *testing.B) {
+	sharded, err := seq22.Sharded(4, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	reversed := seq22.Clone()
+	reversed.Reverse = true
+	for _, tt := range []struct {
+		name string
+		l    layouts.Layout
+	}{{"seq22", seq22}, {"seq22-shard4", sharded}, {"seq22-reverse", reversed}} {
+		b.Run("op=next/layout="+tt.name, func(b *testing.B) {
+			g := mustSnowflake(b, schemes.SnowflakeSettings{Layout: tt.l})
+			mustNext(b, g)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := g.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportRate(b, b.N, tt.l)
+		})
+		b.Run("op=nextn512/layout="+tt.name, func(b *testing.B) {
+			g := mustSnowflake(b, schemes.SnowflakeSettings{Layout: tt.l})
+			buf := make([]uint64, 512)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(buf) {
+				if err := g.NextN(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportRate(b, b.N, tt.l)
+		})
+	}
+}

@@ -1,10 +1,13 @@
 package schemes_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idkit/idkit/layouts"
 	"github.com/idkit/idkit/schemes"
@@ -35,36 +38,48 @@ func TestSnowflakeConcurrent(t *testing.T) {
 			}
 			const workers = 16
 			g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: l, Node: l.Nodes() - 1})
-			per := total / workers
-			out := make([][]uint64, workers)
-			var wg sync.WaitGroup
-			for w := range workers {
-				wg.Go(func() {
-					ids := make([]uint64, per)
-					for i := range ids {
-						id, err := g.Next()
-						if err != nil {
-							t.Errorf("worker %d: %v", w, err)
-							return
-						}
-						if i > 0 && id <= ids[i-1] {
-							t.Errorf("worker %d: ID %d (%d) not above %d", w, i, id, ids[i-1])
-							return
-						}
-						ids[i] = id
-					}
-					out[w] = ids
-				})
-			}
-			wg.Wait()
-			all := make([]uint64, 0, per*workers)
-			for _, ids := range out {
-				all = append(all, ids...)
-			}
-			if id, dup := firstDuplicate(all); dup {
-				t.Fatalf("ID %d issued twice among %d", id, len(all))
-			}
+			checkUnique(t, drawEach(t, workers, total/workers, g.Next))
 		})
+	}
+}
+
+// drawEach calls next per times in each of workers goroutines and returns each one's IDs. It
+// fails the test on an error, or on an ID not above the same goroutine's previous one.
+func drawEach(t *testing.T, workers, per int, next func() (uint64, error)) [][]uint64 {
+	t.Helper()
+	out := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			ids := make([]uint64, 0, per)
+			for range per {
+				id, err := next()
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+				if n := len(ids); n > 0 && id <= ids[n-1] {
+					t.Errorf("worker %d: ID %d (%d) not above %d", w, n, id, ids[n-1])
+					return
+				}
+				ids = append(ids, id)
+			}
+			out[w] = ids
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// checkUnique fails the test when an ID appears twice among the goroutines' IDs.
+func checkUnique(t *testing.T, out [][]uint64) {
+	t.Helper()
+	var all []uint64
+	for _, ids := range out {
+		all = append(all, ids...)
+	}
+	if id, dup := firstDuplicate(all); dup {
+		t.Fatalf("ID %d issued twice among %d", id, len(all))
 	}
 }
 
@@ -110,13 +125,7 @@ func TestSnowflakeNextNConcurrent(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			var all []uint64
-			for _, ids := range out {
-				all = append(all, ids...)
-			}
-			if id, dup := firstDuplicate(all); dup {
-				t.Fatalf("ID %d issued twice among %d", id, len(all))
-			}
+			checkUnique(t, out)
 		})
 	}
 }
@@ -190,4 +199,63 @@ func TestSnowflakeConcurrentNoSpuriousDrift(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSnowflakeContendedTinySeq: goroutines far outnumbering a tick's sequence (8 IDs per ms,
+// 16 goroutines) overshoot the counter of the atomic-add reservation on every tick; no ID
+// repeats, each goroutine's IDs increase, and even the strictest drift policy sees no backward
+// clock (the overshoot never carries into the next tick). The 61-bit time field leaves the
+// counter no headroom, so that layout takes the compare-and-swap path, checked the same way.
+func TestSnowflakeContendedTinySeq(t *testing.T) {
+	epoch := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, l := range []layouts.Layout{
+		custom(epoch, time.Millisecond, layouts.Time(41), layouts.Seq(3)),
+		custom(epoch, time.Millisecond, layouts.Time(61), layouts.Seq(3)),
+	} {
+		t.Run(fmt.Sprintf("time_bits=%d", l.Fields[0].Bits), func(t *testing.T) {
+			g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: l, Drift: schemes.DriftPolicy{MaxWait: -1, MaxContinue: -1}})
+			checkUnique(t, drawEach(t, 16, 250, g.Next)) // 4,000 IDs: about half a second at 8 per ms
+		})
+	}
+}
+
+// TestSnowflakeCloseContended closes a generator while goroutines draw from it: every call
+// that starts after Close returned fails with ErrClosed (no reservation in flight wraps the
+// closed state around to a tick that issues), and no ID repeats.
+func TestSnowflakeCloseContended(t *testing.T) {
+	for _, l := range []layouts.Layout{layouts.Twitter, seq22} {
+		t.Run("layout="+l.Name, func(t *testing.T) {
+			g := mustSnowflake(t, schemes.SnowflakeSettings{Layout: l})
+			var closed atomic.Bool
+			out := make([][]uint64, 8)
+			var wg sync.WaitGroup
+			for w := range out {
+				wg.Go(func() {
+					for i := 0; ; i++ {
+						after := closed.Load()
+						id, err := g.Next()
+						if err != nil {
+							if !errors.Is(err, schemes.ErrClosed) {
+								t.Errorf("worker %d: %v, want ErrClosed", w, err)
+							}
+							if i == 0 || after {
+								return
+							}
+							continue // in flight across Close: the next call must fail too
+						}
+						if after {
+							t.Errorf("worker %d: ID %d issued by a call that started after Close returned", w, id)
+							return
+						}
+						out[w] = append(out[w], id)
+					}
+				})
+			}
+			time.Sleep(20 * time.Millisecond)
+			g.Close()
+			closed.Store(true)
+			wg.Wait()
+			checkUnique(t, out)
+		})
+	}
 }

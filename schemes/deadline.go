@@ -191,18 +191,18 @@ func (g *Snowflake) pastDeadline(ctx context.Context, tick int64) error {
 	return g.sleep(ctx, min(subNs(g.tickNs(lim), ns), int64(10*time.Millisecond)))
 }
 
-// poisoned is the state word a stopped generator holds. No reservation starts from it: it
-// reads as the last sequence number of a tick no clock reaches before the time field ends, so
-// every call takes the slow path, which reports the stop (a generator that really used its
-// last tick has nothing left to issue either).
-const poisoned = math.MaxUint64
+// A stopped generator holds the state word g.poisoned (see newPacking). No reservation starts
+// from it: it reads as a used-up tick no clock reaches before the time field ends, so every
+// call takes the slow path, which reports the stop (a generator that really used its last tick
+// has nothing left to issue either).
 
 // stop makes the generator fail every later call with an error wrapping ErrFenced and err
 // (unless Close stopped it first: then ErrClosed stays the reason). When it returns no call can
 // issue an ID: one that read the state before fails its compare-and-swap, because the state
-// changed, and tries again from the poisoned word.
+// changed, and tries again from the poisoned word; one that reserved with an atomic add after
+// it finds the value past its tick's sequence and drops it.
 func (g *Snowflake) stop(err error) {
 	err = fmt.Errorf("%w: %w", ErrFenced, err)
 	g.stopped.CompareAndSwap(nil, &err)
-	g.state.Store(poisoned)
+	g.state.Store(g.poisoned)
 }

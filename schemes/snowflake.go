@@ -127,11 +127,15 @@ type SnowflakeSettings struct {
 }
 
 // Snowflake is the native Snowflake generator: time, node and sequence packed by a
-// layouts.Layout. It is safe for concurrent use; the hot path is one clock read and one
-// compare-and-swap on a packed (tick, sequence) word, with no lock.
+// layouts.Layout. It is safe for concurrent use; the hot path is one clock read and one atomic
+// add on a packed (tick, counter) word, with no lock and no retry loop (a compare-and-swap
+// only when the tick changes, and for layouts whose time field leaves the counter too few
+// spare bits, see addPath).
 //
 // Guarantees, per generator: IDs strictly increase in issue order (when the sequence field is
-// the lowest field; otherwise their time then sequence do); no ID repeats, whatever the clock
+// the lowest field; otherwise their time then sequence do; for a sharded or reversed layout
+// it is the layout's value, before the hash field is filled in or the bits reversed, that
+// increases, and within each shard the stored IDs); no ID repeats, whatever the clock
 // does; the time field never wraps (ErrTimeOverflow instead). On start it waits until the
 // clock passes the tick it started in (plus the lookahead), so a generator restarted with the
 // same node within the same tick cannot reissue its predecessor's IDs, provided the wall clock
@@ -139,7 +143,7 @@ type SnowflakeSettings struct {
 // implements DeadlineFence, no ID's tick ends after the fence's deadline, and once the fence
 // revokes its permission no call in progress issues another ID.
 type Snowflake struct {
-	state    atomic.Uint64 // tick<<seqBits | seq of the last issued ID
+	state    atomic.Uint64 // tick<<pBits | counter: the last reserved (tick, seq); counter > seqMask is a used-up tick
 	_        [56]byte      // keep the contended word off the read-mostly fields' cache line
 	soft     atomic.Int64  // ticks above this take the slow path: refresh the mark, check overflow
 	hard     atomic.Int64  // ticks above this need a durably saved mark first
@@ -156,6 +160,10 @@ type Snowflake struct {
 	div      divider
 	seqBits  uint
 	seqMask  uint64
+	pBits    uint   // the counter's width in state: seqBits, or 64 - time bits with addPath
+	pMask    uint64 // 1<<pBits - 1
+	addPath  bool   // Next reserves with an atomic add (see newPacking)
+	poisoned uint64 // the state of a stopped generator (see stop)
 	maxTick  int64
 	ahead    int64 // lookahead in ticks
 	maxWait  int64 // ns; negative: off
@@ -163,6 +171,10 @@ type Snowflake struct {
 	tShift   uint
 	sShift   uint
 	nodePart uint64
+	xform    bool // the stored ID is not the layout's value: a hash field or a reversal
+	rev      bool // reversed layout
+	hShift   uint // hash field position and width (hBits 0: none)
+	hBits    uint
 	fence    Fence
 	dl       *Deadline                     // the fence's deadline, when it publishes one
 	dlc      atomic.Pointer[deadlineLimit] // dl converted into ticks
@@ -248,7 +260,7 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	if nodeBits < 64 && s.Node>>nodeBits != 0 {
 		return nil, fmt.Errorf("%w: node %d does not fit the %d node bits of layout %s (0 to %d)", ErrSettings, s.Node, nodeBits, l.Name, uint64(1)<<nodeBits-1)
 	}
-	nodePart, err := l.Compose(0, s.Node, 0)
+	nodePart, err := l.ComposeValue(0, s.Node, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
@@ -267,6 +279,10 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 		own:      -1,
 	}
 	g.seqMask = 1<<g.seqBits - 1
+	g.hShift, g.hBits = l.KindShift(layouts.KindHash)
+	g.rev = l.Reverse
+	g.xform = g.rev || g.hBits > 0
+	g.newPacking(l)
 	g.tShift, _ = l.KindShift(layouts.KindTime)
 	g.sShift, _ = l.KindShift(layouts.KindSeq)
 	g.maxWait, g.maxCont = s.Drift.resolved()
@@ -323,7 +339,7 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 		g.hard.Store(g.maxTick)
 		g.soft.Store(g.maxTick)
 	}
-	g.state.Store(uint64(last)<<g.seqBits | g.seqMask)
+	g.state.Store(uint64(last)<<g.pBits | g.seqMask)
 	g.exhaustedTick.Store(last) // the start tick counts as used up; that is no exhaustion
 	g.driftTick.Store(math.MinInt64)
 	if df, ok := s.Fence.(DeadlineFence); ok && df.Deadline() != nil {
@@ -362,9 +378,80 @@ func (g *Snowflake) tickOf(ns int64) int64 {
 	return int64(g.div.div(uint64(ns)))
 }
 
-// compose turns a packed (tick, seq) word into an ID.
+// minSpare is how many reservations past the end of a tick's sequence the counter must hold
+// before it would carry into the tick (see newPacking): more than goroutines can ever be
+// between loading the state and adding to it.
+const minSpare = 1 << 20
+
+// newPacking chooses how state packs a tick and its counter. Next reserves an ID with one
+// atomic add on the counter instead of a compare-and-swap retry loop, which on a contended
+// cache line cost more than a mutex's hand-off (issue 28): an add always succeeds, so each ID
+// moves the line once. A goroutine adds only when the counter it loaded had room, and a value
+// past the sequence's end is dropped, so the counter overshoots the last sequence number by
+// at most the number of goroutines between their load and their add; it must never carry
+// into the tick. The counter therefore takes every bit below the time field (64 - time bits,
+// up to 2^23 values in the presets against the sequence's 2^12 to 2^22), and a layout where
+// that leaves fewer than minSpare values of headroom keeps the compare-and-swap (mastodon's
+// 48-bit time field, or time and sequence filling all 64 bits).
+//
+// A stopped generator's state, poisoned, is the highest tick the time field's bits can hold
+// with its counter one past the sequence's end: it reads as a used-up tick that no clock
+// reaches, and the adds of goroutines already past their load (fewer than minSpare) cannot
+// wrap it around to a low tick.
+func (g *Snowflake) newPacking(l layouts.Layout) {
+	var timeBits uint
+	for _, f := range l.Fields {
+		if f.Kind == layouts.KindTime {
+			timeBits += f.Bits
+		}
+	}
+	g.pBits, g.poisoned = g.seqBits, math.MaxUint64
+	if c := 64 - timeBits; timeBits > 0 && c > g.seqBits && c < 64 && uint64(1)<<c-uint64(1)<<g.seqBits >= minSpare {
+		g.pBits, g.addPath = c, true
+		g.poisoned = math.MaxUint64 - (uint64(1)<<c - 1) + uint64(1)<<g.seqBits
+	}
+	g.pMask = 1<<g.pBits - 1
+}
+
+// compose turns a packed (tick, counter) word whose counter is at most seqMask into an ID: the
+// layout's value, then for a sharded or reversed layout its stored form (layouts.Layout.Stored).
 func (g *Snowflake) compose(packed uint64) uint64 {
-	return (packed>>g.seqBits)<<g.tShift | g.nodePart | (packed&g.seqMask)<<g.sShift
+	v := g.value(packed)
+	if g.xform {
+		return g.stored(v)
+	}
+	return v
+}
+
+// value turns a packed (tick, counter) word whose counter is at most seqMask into the
+// layout's value.
+func (g *Snowflake) value(packed uint64) uint64 {
+	return (packed>>g.pBits)<<g.tShift | g.nodePart | (packed&g.pMask)<<g.sShift
+}
+
+// fillStored writes the stored forms of consecutive layout values step apart, starting at v,
+// into out: fill for a sharded or reversed layout, with the transform's loop unswitched.
+func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
+	if g.rev {
+		for i := range out {
+			out[i] = layouts.Reverse63(v)
+			v += step
+		}
+		return
+	}
+	hb, hs := g.hBits, g.hShift
+	for i := range out {
+		out[i] = v | layouts.ShardHash(v, hb)<<hs
+		v += step
+	}
+}
+
+// stored is layouts.Layout.Stored without copying the layout.
+func (g *Snowflake) stored(v uint64) uint64 {
+	if g.rev {
+		return layouts.Reverse63(v)
+	}
+	return v | layouts.ShardHash(v, g.hBits)<<g.hShift
 }
 
 // Next returns a new ID. It waits when the sequence of the current tick is used up (or runs
@@ -389,15 +476,28 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 		ns := g.nanos()
 		now := g.tickOf(ns)
 		old := g.state.Load()
-		last := int64(old >> g.seqBits)
+		last := int64(old >> g.pBits)
 		var next uint64
 		switch {
 		case now > last:
 			if now > g.maxTick {
 				return 0, g.overflow()
 			}
-			next = uint64(now) << g.seqBits
-		case now >= last-g.ahead && old&g.seqMask != g.seqMask:
+			next = uint64(now) << g.pBits
+		case now >= last-g.ahead && old&g.pMask < g.seqMask:
+			if g.addPath {
+				next = g.state.Add(1)
+				// The common case, spelled out here rather than in added: a call costs
+				// a few percent of an ID.
+				if next>>g.pBits == uint64(last) && next&g.pMask <= g.seqMask && g.dl == nil && last <= g.soft.Load() {
+					return g.compose(next), nil
+				}
+				id, ok, err := g.added(ctx, next, last)
+				if ok || err != nil {
+					return id, err
+				}
+				continue
+			}
 			next = old + 1
 		default:
 			var ok bool
@@ -410,7 +510,7 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 				continue
 			}
 		}
-		tick := int64(next >> g.seqBits)
+		tick := int64(next >> g.pBits)
 		if g.dl != nil {
 			// limit(), spelled out: it is too big for the compiler to inline.
 			if c := g.dlc.Load(); c.st != g.dl.cur.Load() || tick >= c.tick {
@@ -431,9 +531,43 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	}
 }
 
+// added finishes a reservation NextContext made with one atomic add on tick last (the state
+// it loaded had room on that tick), when its common case does not apply: next is the value
+// the add gave. It returns the ID and true; false when next is not one to issue (another
+// goroutine moved the state to a later tick, used the tick up, or stopped the generator in
+// between: the value is lost, never issued, and the caller tries again); or an error from
+// the deadline or the mark, like NextContext's.
+//
+// The checks that NextContext makes before its compare-and-swap come after the add here: the
+// add is the reservation, and the ID is issued only when they pass. A deadline fence revoked
+// after the add is seen by the deadline check; a stop or Close during a synchronous mark save
+// by the check after it; otherwise a stop after the add is no different from a
+// compare-and-swap that succeeded just before it.
+func (g *Snowflake) added(ctx context.Context, next uint64, last int64) (uint64, bool, error) {
+	if int64(next>>g.pBits) != last || next&g.pMask > g.seqMask {
+		return 0, false, nil
+	}
+	if g.dl != nil {
+		if c := g.dlc.Load(); c.st != g.dl.cur.Load() || last >= c.tick {
+			return 0, false, g.pastDeadline(ctx, last)
+		}
+	}
+	if last > g.soft.Load() {
+		if err := g.reserve(ctx, last); err != nil {
+			return 0, false, err
+		}
+		// A synchronous mark save can take long: a Close or a fence's stop while it ran
+		// fails this call, as the compare-and-swap after it would have.
+		if p := g.stopped.Load(); p != nil {
+			return 0, false, *p
+		}
+	}
+	return g.compose(next), true, nil
+}
+
 // NextN fills dst with new IDs, reserving as many as the current tick has left with one
 // compare-and-swap, so a batch costs about one clock read per tick it spans. The IDs are
-// consecutive in issue order. On error, dst may be partly filled; the error says how many.
+// consecutive in issue order (their layout values, for a sharded or reversed layout). On error, dst may be partly filled; the error says how many.
 // It is NextNContext with context.Background().
 func (g *Snowflake) NextN(dst []uint64) error { return g.NextNContext(context.Background(), dst) }
 
@@ -453,15 +587,15 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 		ns := g.nanos()
 		now := g.tickOf(ns)
 		old := g.state.Load()
-		last := int64(old >> g.seqBits)
+		last := int64(old >> g.pBits)
 		var first uint64
 		switch {
 		case now > last:
 			if now > g.maxTick {
 				return fmt.Errorf("%w (after %d of %d IDs)", g.overflow(), total-len(dst), total)
 			}
-			first = uint64(now) << g.seqBits
-		case now >= last-g.ahead && old&g.seqMask != g.seqMask:
+			first = uint64(now) << g.pBits
+		case now >= last-g.ahead && old&g.pMask < g.seqMask:
 			first = old + 1
 		default:
 			var ok bool
@@ -474,9 +608,9 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 				continue
 			}
 		}
-		n := min(uint64(len(dst)), g.seqMask-first&g.seqMask+1)
+		n := min(uint64(len(dst)), g.seqMask-first&g.pMask+1)
 		end := first + n - 1 // on first's tick: n stops at the end of its sequence
-		tick := int64(first >> g.seqBits)
+		tick := int64(first >> g.pBits)
 		if g.dl != nil {
 			if c := g.dlc.Load(); c.st != g.dl.cur.Load() || tick >= c.tick {
 				if err := g.pastDeadline(ctx, tick); err != nil {
@@ -493,7 +627,11 @@ func (g *Snowflake) NextNContext(ctx context.Context, dst []uint64) error {
 		if !g.state.CompareAndSwap(old, end) {
 			continue
 		}
-		fill(dst[:n], g.compose(first), uint64(1)<<g.sShift)
+		if g.xform {
+			g.fillStored(dst[:n], g.value(first), uint64(1)<<g.sShift)
+		} else {
+			fill(dst[:n], g.compose(first), uint64(1)<<g.sShift)
+		}
 		dst = dst[n:]
 	}
 	return nil
@@ -517,13 +655,15 @@ func fill(out []uint64, id, step uint64) {
 // packed word and true, or false after waiting (the caller reads the clock again). Every wait
 // ends early when ctx is done.
 func (g *Snowflake) slow(ctx context.Context, old uint64, ns, now int64) (uint64, bool, error) {
-	if old == poisoned {
+	if old >= g.poisoned {
+		// Stopped; or, with addPath, the last tick of a 64-bit time field used up (and
+		// overshot by adds), which the code below reports as an overflow.
 		if p := g.stopped.Load(); p != nil {
 			return 0, false, *p
 		}
 	}
-	last := int64(old >> g.seqBits)
-	exhausted := old&g.seqMask == g.seqMask
+	last := int64(old >> g.pBits)
+	exhausted := old&g.pMask >= g.seqMask
 	if now < last-g.ahead {
 		// The callers read the clock before loading old, so another goroutine may have
 		// issued on a later tick in between (a preempted goroutine's reading can be many
@@ -619,7 +759,7 @@ func (g *Snowflake) nextTick(last int64) (uint64, bool, error) {
 	if last+1 > g.maxTick {
 		return 0, false, g.overflow()
 	}
-	return uint64(last+1) << g.seqBits, true, nil
+	return uint64(last+1) << g.pBits, true, nil
 }
 
 // overflow is the error for a tick past the time field.
@@ -770,7 +910,7 @@ func (g *Snowflake) Close() error {
 		return nil
 	}
 	g.stopped.Store(&err) // wins over a fence's stop: the generator is closed whatever else
-	g.state.Store(poisoned)
+	g.state.Store(g.poisoned)
 	if g.saveStop != nil {
 		g.saveStop()
 	}

@@ -25,8 +25,9 @@ type SonyflakeSettings struct {
 // last time, sleeping as long as the step whenever 256 IDs use up a 10 ms tick. It is safe for
 // concurrent use (the library holds a mutex).
 type Sonyflake struct {
-	sf     *sonyflake.Sonyflake
-	layout layouts.Layout
+	sf      *sonyflake.Sonyflake
+	layout  layouts.Layout
+	machine uint16
 }
 
 // NewSonyflake returns the adapter. Errors wrap ErrSettings (start time in the future). It
@@ -50,7 +51,7 @@ func NewSonyflake(s SonyflakeSettings) (*Sonyflake, error) {
 	}
 	now := time.Now()
 	time.Sleep(l.TickTime(l.Tick(now) + 1).Sub(now))
-	return &Sonyflake{sf: sf, layout: l}, nil
+	return &Sonyflake{sf: sf, layout: l, machine: machine}, nil
 }
 
 // SonyflakeLayout returns the layout of the IDs the adapter makes with start time start (zero:
@@ -80,6 +81,9 @@ func (g *Sonyflake) Next() (uint64, error) {
 	}
 	return id, nil
 }
+
+// Machine returns the 16-bit machine ID the adapter puts in every ID.
+func (g *Sonyflake) Machine() uint16 { return g.machine }
 
 // Layout returns the adapter's layout, with its epoch.
 func (g *Sonyflake) Layout() layouts.Layout { return g.layout.Clone() }

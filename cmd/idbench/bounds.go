@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/idkit/idkit"
@@ -32,12 +32,12 @@ func parseBoundsTime(flag, v string) (*time.Time, error) {
 	return &t, nil
 }
 
-// bounds answers q with codec c: the lowest and highest ID with a decoded time in the range,
-// and their decoded times.
-func (q boundsQuery) bounds(c idkit.Codec) (lo, hi idkit.ID, loTime, hiTime time.Time, err error) {
-	if _, ok := c.(idkit.TimeRanger); !ok {
+// ranges answers q with codec c: the runs of IDs with a decoded time in the range (one, or
+// one per shard of a sharded layout), and the decoded times of the first and the last tick.
+func (q boundsQuery) ranges(c idkit.Codec) (rs []idkit.Range, loTime, hiTime time.Time, err error) {
+	if _, ok := idkit.As[idkit.TimeRanger](c); !ok {
 		_, _, err := idkit.Bounds(c, farPast(), farFuture())
-		return lo, hi, loTime, hiTime, fmt.Errorf("inspect: --scheme %s: %w", idkit.Redact(q.spec), err)
+		return nil, loTime, hiTime, fmt.Errorf("inspect: --scheme %s: %w", idkit.Redact(q.spec), err)
 	}
 	from, to := farPast(), farFuture()
 	if q.from != nil {
@@ -49,34 +49,25 @@ func (q boundsQuery) bounds(c idkit.Codec) (lo, hi idkit.ID, loTime, hiTime time
 	if q.from == nil || q.to == nil {
 		// An open end stands for the whole life of the time field; say plainly when the
 		// given end lies beyond it, rather than quoting a range to the end of time.
-		wlo, whi, err := idkit.Bounds(c, farPast(), farFuture())
+		all, err := idkit.ShardBounds(c, farPast(), farFuture())
 		if err != nil {
-			return lo, hi, loTime, hiTime, fmt.Errorf("inspect: %w", err)
+			return nil, loTime, hiTime, fmt.Errorf("inspect: %w", err)
 		}
-		first, err1 := c.Decode(wlo)
-		last, err2 := c.Decode(whi)
-		if err := errors.Join(err1, err2); err != nil {
-			return lo, hi, loTime, hiTime, fmt.Errorf("inspect: %w", err)
-		}
+		first, last := all[0].LoTime, all[0].HiTime
 		switch {
-		case q.from != nil && from.After(last.Time):
-			return lo, hi, loTime, hiTime, fmt.Errorf("inspect: %w: no ID of %s has a decoded time at or after %s: the last tick of its time field starts at %s",
-				idkit.ErrTimeRange, idkit.Redact(q.spec), formatTime(from), formatTime(last.Time))
-		case q.to != nil && !to.After(first.Time):
-			return lo, hi, loTime, hiTime, fmt.Errorf("inspect: %w: no ID of %s has a decoded time before %s: its first tick starts at %s",
-				idkit.ErrTimeRange, idkit.Redact(q.spec), formatTime(to), formatTime(first.Time))
+		case q.from != nil && from.After(last):
+			return nil, loTime, hiTime, fmt.Errorf("inspect: %w: no ID of %s has a decoded time at or after %s: the last tick of its time field starts at %s",
+				idkit.ErrTimeRange, idkit.Redact(q.spec), formatTime(from), formatTime(last))
+		case q.to != nil && !to.After(first):
+			return nil, loTime, hiTime, fmt.Errorf("inspect: %w: no ID of %s has a decoded time before %s: its first tick starts at %s",
+				idkit.ErrTimeRange, idkit.Redact(q.spec), formatTime(to), formatTime(first))
 		}
 	}
-	lo, hi, err = idkit.Bounds(c, from, to)
+	rs, err = idkit.ShardBounds(c, from, to)
 	if err != nil {
-		return lo, hi, loTime, hiTime, fmt.Errorf("inspect: %w", err)
+		return nil, loTime, hiTime, fmt.Errorf("inspect: %w", err)
 	}
-	pl, err1 := c.Decode(lo)
-	ph, err2 := c.Decode(hi)
-	if err := errors.Join(err1, err2); err != nil {
-		return lo, hi, loTime, hiTime, fmt.Errorf("inspect: %w", err)
-	}
-	return lo, hi, pl.Time, ph.Time, nil
+	return rs, rs[0].LoTime, rs[0].HiTime, nil
 }
 
 // sqlLiteral writes id as a SQL literal of its stored form: a 64-bit ID as its unsigned
@@ -114,10 +105,14 @@ func (q boundsQuery) describe() string {
 
 // runBounds prints the bounds of q as text or JSON.
 func runBounds(stdout io.Writer, c idkit.Codec, q boundsQuery, asJSON bool) error {
-	lo, hi, loTime, hiTime, err := q.bounds(c)
+	rs, loTime, hiTime, err := q.ranges(c)
 	if err != nil {
 		return err
 	}
+	if len(rs) > 1 {
+		return runShardBounds(stdout, q, rs, loTime, hiTime, asJSON)
+	}
+	lo, hi := rs[0].Lo, rs[0].Hi
 	if asJSON {
 		return writeBoundsJSON(stdout, q, lo, hi, loTime, hiTime)
 	}
@@ -153,6 +148,57 @@ func runBounds(stdout io.Writer, c idkit.Codec, q boundsQuery, asJSON bool) erro
 	return nil
 }
 
+// runShardBounds prints the ranges of a sharded layout, one per shard, as text or JSON. For
+// --at each shard's range runs to the end of the time field: the shards' IDs interleave, so
+// "id >= lo" alone would take in other shards' earlier IDs.
+func runShardBounds(stdout io.Writer, q boundsQuery, rs []idkit.Range, loTime, hiTime time.Time, asJSON bool) error {
+	where := idkit.Where("id", rs)
+	if asJSON {
+		j := q.jsonHead(rs[0].Lo, loTime, where)
+		j.Hi, j.HiTime = str(rs[len(rs)-1].Hi.String()), str(formatTime(hiTime))
+		for _, r := range rs {
+			j.Shards = append(j.Shards, shardJSON{Shard: r.Shard, Lo: r.Lo.String(), Hi: r.Hi.String()})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(j); err != nil {
+			return fmt.Errorf("inspect: writing: %w", err)
+		}
+		return nil
+	}
+	ew := &errWriter{w: stdout}
+	ew.printf("%s:\n", q.describe())
+	ew.printf("the layout is sharded: its IDs lie in %d runs, one per value of its hash field, each ordered by time.\n", len(rs))
+	ew.printf("Decoded times: lo %s, hi %s.\n\n", formatTime(loTime), formatTime(hiTime))
+	if ew.err != nil {
+		return fmt.Errorf("inspect: writing: %w", ew.err)
+	}
+	t := newTable(stdout, ">SHARD", "LO", "HI")
+	for _, r := range rs {
+		if err := t.row(strconv.FormatUint(r.Shard, 10), r.Lo.String(), r.Hi.String()); err != nil {
+			return fmt.Errorf("inspect: writing: %w", err)
+		}
+	}
+	if err := t.flush(); err != nil {
+		return fmt.Errorf("inspect: writing: %w", err)
+	}
+	ew.printf("\nWHERE %s\n", where)
+	if rs[len(rs)-1].Hi.Uint64() > math.MaxInt64 {
+		ew.printf("(IDs above 2^63-1 do not fit a signed bigint; numeric(20,0) and BIGINT UNSIGNED hold them as these numbers)\n")
+	}
+	if ew.err != nil {
+		return fmt.Errorf("inspect: writing: %w", ew.err)
+	}
+	return nil
+}
+
+// shardJSON is one shard's range in inspect's --json answer for a sharded layout.
+type shardJSON struct {
+	Shard uint64 `json:"shard"`
+	Lo    string `json:"lo"`
+	Hi    string `json:"hi"`
+}
+
 // boundsJSON is inspect's --json answer in time-range mode.
 type boundsJSON struct {
 	Scheme string  `json:"scheme"`
@@ -165,21 +211,36 @@ type boundsJSON struct {
 	HiTime *string `json:"hi_time,omitempty"`
 	LoUUID *string `json:"lo_uuid,omitempty"`
 	HiUUID *string `json:"hi_uuid,omitempty"`
-	Where  string  `json:"where"`
+	// Shards holds a sharded layout's ranges, one per shard; Lo is then the first shard's
+	// lowest ID and Hi the last shard's highest, and only Where selects exactly the range.
+	Shards []shardJSON `json:"shards,omitempty"`
+	Where  string      `json:"where"`
 }
 
-func writeBoundsJSON(w io.Writer, q boundsQuery, lo, hi idkit.ID, loTime, hiTime time.Time) error {
-	str := func(s string) *string { return &s }
-	j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: lo.String(), LoTime: formatTime(loTime), Where: q.where(lo, hi)}
-	if q.at {
+// str returns a pointer to s, for the optional fields of boundsJSON.
+func str(s string) *string { return &s }
+
+// jsonHead fills the fields of q's JSON answer that every form has: the scheme, the times
+// asked for, lo and where.
+func (q boundsQuery) jsonHead(lo idkit.ID, loTime time.Time, where string) boundsJSON {
+	j := boundsJSON{Scheme: idkit.Redact(q.spec), Lo: lo.String(), LoTime: formatTime(loTime), Where: where}
+	switch {
+	case q.at:
 		j.At = str(formatTime(*q.from))
-	} else {
+	default:
 		if q.from != nil {
 			j.From = str(formatTime(*q.from))
 		}
 		if q.to != nil {
 			j.To = str(formatTime(*q.to))
 		}
+	}
+	return j
+}
+
+func writeBoundsJSON(w io.Writer, q boundsQuery, lo, hi idkit.ID, loTime, hiTime time.Time) error {
+	j := q.jsonHead(lo, loTime, q.where(lo, hi))
+	if !q.at {
 		j.Hi, j.HiTime = str(hi.String()), str(formatTime(hiTime))
 	}
 	if lo.Format() == idkit.FormatULID {

@@ -44,6 +44,11 @@ func TestInspectBoundsGolden(t *testing.T) {
 		{"bad_time", []string{"inspect", "--from", "yesterday", "--to", "2026-01-01"}},
 		{"at_and_from", []string{"inspect", "--at", "2026-01-01", "--from", "2026-01-01"}},
 		{"with_ids", []string{"inspect", "--from", "2026-01-01", twitterID}},
+		{"sharded", []string{"inspect", "--scheme", "snowflake:shard_bits=2", "--from", "2026-01-01", "--to", "2026-01-02"}},
+		{"sharded_unsigned_at_json", []string{"inspect", "--scheme", "snowflake:layout=discord,shard_bits=3", "--json", "--at", "2026-01-01"}},
+		{"sharded_open_to", []string{"inspect", "--scheme", "snowflake:shard_bits=1", "--to", "2010-11-04T01:42:54.659Z"}},
+		{"sharded_before_epoch", []string{"inspect", "--scheme", "snowflake:shard_bits=3", "--to", "2001-01-01"}},
+		{"reversed", []string{"inspect", "--scheme", "snowflake:reverse=true", "--from", "2026-01-01"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -247,10 +247,12 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	if cfg.DB == dbbench.EngineAllLocal {
 		return runDBAllLocal(ctx, stdout, stderr, cfg, *asJSON, *asBench, *out)
 	}
-	rep, err := dbbench.Run(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("db: %w", err)
+	rep, runErr := dbbench.Run(ctx, cfg)
+	if rep == nil {
+		return fmt.Errorf("db: %w", runErr)
 	}
+	// A report with an error (a failed time check) is written as any other, then the error
+	// fails the command: the finished loads are not lost.
 	switch {
 	case *asJSON:
 		err = dbbench.WriteJSON(stdout, rep)
@@ -270,6 +272,9 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 			return fmt.Errorf("db: %w", err)
 		}
 		fmt.Fprintf(stderr, "idbench: report written to %s\n", *out)
+	}
+	if runErr != nil {
+		return fmt.Errorf("db: %w", runErr)
 	}
 	return nil
 }

@@ -45,7 +45,14 @@ are in the form the column stores, never the public text of prefix= or mask=: fo
 the ULID text, and the UUID text of the same 16 bytes for a uuid column. A range that overlaps
 the life of the scheme's time field is clamped to it; one wholly outside it is an error. Only
 time-ordered schemes have such bounds: every snowflake layout whose time field is its top
-field (all presets), sonyflake, ulid and uuidv7; uuidv4 and segment IDs do not.
+field (all presets), sonyflake, ulid and uuidv7; uuidv4, segment IDs and a snowflake layout
+with reverse=true do not.
+
+A sharded snowflake layout (shard_bits=S, or a hash field in fields=) has one range per shard,
+2^S of them, each ordered by time: the table lists them by shard, and the WHERE clause ORs
+them (with --at each shard's range runs to the end of the time field). Its --json answer adds
+"shards", a list of {"shard", "lo", "hi"}; "lo" and "hi" are then the first shard's lowest ID
+and the last shard's highest, and only "where" selects exactly the rows of the range.
 
 An ID's decoded time is the start of its tick (1 ms for twitter, discord, instagram, mastodon,
 ulid and uuidv7; 10 ms for sonyflake; 1 s for baidu; unit= for a custom layout), so the bounds
@@ -86,6 +93,7 @@ Examples:
   idbench gen --scheme sonyflake -n 3 | idbench inspect --scheme sonyflake
   idbench inspect --scheme snowflake --from 2026-01-01 --to 2026-01-02
   idbench inspect --scheme uuidv7 --json --at 2026-01-01T09:30:00Z
+  idbench inspect --scheme "snowflake:shard_bits=4" --from 2026-01-01 --to 2026-01-02
 `
 
 // isTerminal reports whether r is an interactive terminal, where waiting for IDs on standard

@@ -66,6 +66,10 @@ func TestInspectGolden(t *testing.T) {
 		{"wrong_scheme", "", []string{"inspect", "--scheme", "uuidv7", uuidv4ID, uuidv7ID}},
 		{"all_bad", "", []string{"inspect", "--scheme", "ulid", twitterID}},
 		{"no_ids", "", []string{"inspect"}},
+		// Twitter's layout at 2026-01-01T00:00:00Z, node 3, sequence 0 to 2: sharded, the hash
+		// field spreads them; reversed, the sequence's low bits lead.
+		{"sharded_ids", "", []string{"inspect", "--scheme", "snowflake:shard_bits=4", "1854789489000186624", "6466475507427574529", "7042936259730998018", "1854789489000186625"}},
+		{"reversed_ids_json", "", []string{"inspect", "--scheme", "snowflake:reverse=true", "--json", "1691015788662252", "4613377034216050156", "2307534025002356204"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -163,7 +163,8 @@ This page is the output of ` + "`idbench layouts --markdown`" + `. Each preset i
 Snowflake-family layout of package ` + "`github.com/idkit/idkit/layouts`" + ` with its published bits
 and epoch; use one with ` + "`idkit.New(\"snowflake:layout=NAME\")`" + `, set its node sub-fields by
 name (` + "`snowflake:layout=twitter,datacenter=1,worker=3`" + `), or describe your own with
-` + "`time_bits`, `node_bits`, `seq_bits`, `unit` and `epoch`" + `.
+` + "`time_bits`, `node_bits`, `seq_bits`, `unit` and `epoch`" + `. For range-partitioned databases
+any of them takes ` + "`reverse=true`" + ` or ` + "`shard_bits=S`" + ` (see the last section).
 
 | Preset | Bits | Unit | Epoch (UTC) | IDs/s per node | Nodes | Time runs out | Fits int64 until | Fields |
 |---|---|--:|---|--:|--:|---|---|---|
@@ -187,5 +188,6 @@ name (` + "`snowflake:layout=twitter,datacenter=1,worker=3`" + `), or describe y
 - Every current 64-bit ID exceeds 2^53, the largest integer a JavaScript number holds
   exactly; idkit's JSON encodes them as strings.
 `)
+	writeRangeLayoutsMarkdown(ew)
 	return ew.err
 }

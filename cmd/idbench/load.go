@@ -24,6 +24,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/bearer"
+	"github.com/idkit/idkit/internal/redact"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 	"github.com/idkit/idkit/schemes/remote/server"
@@ -273,6 +274,9 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		}
 	}
 	if *tokenEnv != "" {
+		if !redact.EnvName(*tokenEnv) {
+			return usagef("load", "load: --token-env wants the name of an environment variable (a letter or '_', then letters, digits and '_'); the %d characters given are not one and are not shown: they may be the token", len(*tokenEnv))
+		}
 		if c.token = os.Getenv(*tokenEnv); c.token == "" {
 			return usagef("load", "load: --token-env %s: the variable is not set", *tokenEnv)
 		}

@@ -45,6 +45,13 @@ func TestLoadUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2 (usage); stderr %s", args, r.code, r.stderr)
 		}
 	}
+	// A token pasted where its variable's name belongs is refused and not shown (issue 24,
+	// item 7).
+	const token = "s3cret-T0ken/value"
+	r := idbench(t, "", "load", "--spawn", "--token-env", token)
+	if r.code != 2 || strings.Contains(r.stdout+r.stderr, "s3cret") || !strings.Contains(r.stderr, "--token-env wants the name of an environment variable") {
+		t.Errorf("--token-env %s: exit %d, stderr %s; want 2 (usage), the token not shown", token, r.code, r.stderr)
+	}
 }
 
 // TestLoadSpawn runs short loads against an in-process idkitd over every protocol: requests

@@ -7,6 +7,7 @@
 //	idbench speed                   generation cost per scheme, beside the wrapped libraries
 //	idbench db                      B-tree cost per scheme: PostgreSQL, InnoDB, SQLite
 //	idbench scale                   how that cost grows with the fleet and the table
+//	idbench dist                    a MODEL of each scheme on a range-partitioned cluster
 //	idbench plan                    design a layout for a load
 //	idbench nodes --store URL       the node slots of a lease store and who holds them
 //	idbench load --spawn            requests/s and latency of the idkitd ID service
@@ -90,6 +91,7 @@ func commands() []command {
 		{"speed", "measure generation cost per scheme beside the wrapped libraries", runSpeed},
 		{"db", "measure the database B-tree cost of each scheme", withoutStdin(runDB)},
 		{"scale", "measure how B-tree cost grows with the fleet (--nodes) and the table (--sizes)", withoutStdin(runScale)},
+		{"dist", "MODEL a range-partitioned cluster (CockroachDB, Spanner, TiDB, YugabyteDB) per scheme", withoutStdin(runDist)},
 		{"plan", "design a layout for a load: IDs/s per node, nodes, years, bit limits", runPlan},
 		{"nodes", "list the node slots of a lease store (etcd, PostgreSQL) and who holds them", withoutStdin(runNodes)},
 		{"load", "drive an idkitd ID service (or one started in process) and report req/s and latency", withoutStdin(runLoad)},

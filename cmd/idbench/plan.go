@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,8 @@ import (
 )
 
 const planHelp = `Usage: idbench plan --rate N --years Y [--nodes K | --datacenters D --nodes K]
-                    [--unit D] [--shard-bits S] [--js | --max-bits B | --unsigned]
-                    [--epoch DATE] [--json]
+                    [--unit D] [--shard-bits S] [--hash-bits H] [--js | --max-bits B | --unsigned]
+                    [--epoch DATE] [--target DB] [--json]
 
 Designs 64-bit Snowflake-family layouts for a load: prints every layout that fits as a spec
 idkit.New accepts (append node=N, or the named node fields, to start a generator), with what
@@ -33,24 +34,35 @@ Flags:
   --datacenters D   split the node into datacenter and worker fields, as Twitter does
   --unit D          time unit (1ms, 10ms, 1s, ...); default: try 1ms, 10ms and 1s
   --shard-bits S    a shard field of S bits above the node, for IDs that carry their shard
+  --hash-bits H     a hash field of H bits (1 to 15) on top, above the time: TiDB's AUTO_RANDOM
+                    shape (shard_bits= in a spec), which spreads inserts over 2^H shards of a
+                    range-partitioned database (CockroachDB, Spanner, TiDB), each time-ordered
   --max-bits B      total width: 53 keeps IDs exact in JavaScript, 63 (default) in a signed
                     64-bit column (PostgreSQL bigint, Java long), 64 uses every bit
   --js              the same as --max-bits 53
   --unsigned        the same as --max-bits 64
   --epoch DATE      the epoch of the designed layouts and the day the life counts from,
                     as 2026-01-01 or RFC 3339 (default: today, UTC)
-  --json            one JSON array of the layouts that fit, designed ones first, then presets
+  --target DB       the database the IDs key: postgres, innodb (one B-tree: keep the time
+                    order), cockroachdb, spanner, tidb (range-partitioned: spread the writes
+                    with reverse=true, shard_bits=S or uuidv4), yugabyte (hashes the key);
+                    adds advice, the pre-split statement and the adapted spec
+  --json            one JSON array of the layouts that fit, designed ones first, then presets;
+                    with --target each has target_spec, the spec adapted to the target
 
 Examples:
   idbench plan --rate 100000 --nodes 1024 --years 70 --unit 1ms
   idbench plan --rate 100000 --nodes 10 --years 70 --js
   idbench plan --rate 5000 --datacenters 4 --nodes 256 --shard-bits 6 --years 30 --json
+  idbench plan --rate 50000 --nodes 64 --years 50 --hash-bits 4
+  idbench plan --rate 100000 --nodes 64 --years 50 --target tidb
 `
 
 // planRequest is the parsed command line of "idbench plan".
 type planRequest struct {
 	req    layouts.Requirement
 	asJSON bool
+	target string // "" or one of planTargets
 }
 
 // parsePlan reads the flags of "idbench plan". It returns flag.ErrHelp after writing the help.
@@ -62,11 +74,13 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 	dcs := fs.Uint64("datacenters", 0, "")
 	unit := fs.Duration("unit", 0, "")
 	shard := fs.Uint("shard-bits", 0, "")
+	hash := fs.Uint("hash-bits", 0, "")
 	maxBits := fs.Uint("max-bits", 0, "")
 	js := fs.Bool("js", false, "")
 	unsigned := fs.Bool("unsigned", false, "")
 	epoch := fs.String("epoch", "", "")
 	asJSON := fs.Bool("json", false, "")
+	target := fs.String("target", "", "")
 	pos, err := parseFlags(fs, "plan", planHelp, stdout, args)
 	if err != nil {
 		return planRequest{}, err
@@ -90,8 +104,12 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 		return planRequest{}, usagef("plan", "plan: --datacenters %d is more than --nodes %d", *dcs, *nodes)
 	case set["unit"] && (*unit <= 0 || *unit > layouts.MaxUnit):
 		return planRequest{}, usagef("plan", "plan: --unit %v: want a positive duration of at most %v, such as 1ms, 10ms or 1s", *unit, layouts.MaxUnit)
+	case set["target"] && !slices.Contains(planTargets, *target):
+		return planRequest{}, usagef("plan", "plan: --target %q: want one of %s", *target, strings.Join(planTargets, ", "))
 	case *shard > 62:
 		return planRequest{}, usagef("plan", "plan: --shard-bits %d: want 0 to 62", *shard)
+	case *hash > layouts.MaxShardBits:
+		return planRequest{}, usagef("plan", "plan: --hash-bits %d: want 0 to %d (as TiDB's AUTO_RANDOM)", *hash, layouts.MaxShardBits)
 	case set["max-bits"] && (*maxBits < 3 || *maxBits > 64):
 		return planRequest{}, usagef("plan", "plan: --max-bits %d: want 3 to 64 (53 for JavaScript, 63 for signed columns)", *maxBits)
 	}
@@ -127,12 +145,14 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 			Nodes:        *nodes,
 			Datacenters:  *dcs,
 			ShardBits:    *shard,
+			HashBits:     *hash,
 			Years:        *years,
 			Unit:         *unit,
 			Epoch:        start,
 			MaxBits:      mb,
 		},
 		asJSON: *asJSON,
+		target: *target,
 	}, nil
 }
 
@@ -167,9 +187,12 @@ func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string)
 		return usagef("plan", "plan: %w", err)
 	}
 	if pr.asJSON {
-		err = writePlanJSON(stdout, pr.req, fits)
+		err = writePlanJSONFor(stdout, pr.req, fits, pr.target)
 	} else {
 		err = writePlanText(stdout, pr.req, fits)
+		if err == nil && pr.target != "" {
+			err = writePlanTarget(stdout, pr.target, pr.req, fits)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("plan: writing: %w", err)
@@ -208,6 +231,8 @@ func planNoFit(nf *layouts.NoFitError) error {
 			fmt.Fprintf(&b, " --years %s or fewer", v)
 		case "shard-bits":
 			fmt.Fprintf(&b, " --shard-bits %s or fewer", v)
+		case "hash-bits":
+			fmt.Fprintf(&b, " --hash-bits %s or fewer", v)
 		default:
 			fmt.Fprintf(&b, " %s %s", x.Name, v)
 		}
@@ -233,8 +258,12 @@ func planSpec(l layouts.Layout) string {
 	b.WriteString("snowflake:")
 	nodes := l.NodeFields()
 	if len(nodes) == 1 && nodes[0].Name == "node" || len(nodes) == 0 {
-		// time_bits, node_bits and seq_bits reshape the default layout into time/node/seq.
-		fmt.Fprintf(&b, "time_bits=%d,node_bits=%d,seq_bits=%d", l.TimeBits(), l.NodeBits(), l.SeqBits())
+		// time_bits, node_bits and seq_bits reshape the default layout into time/node/seq;
+		// shard_bits then takes the hash field's bits out of the sequence.
+		fmt.Fprintf(&b, "time_bits=%d,node_bits=%d,seq_bits=%d", l.TimeBits(), l.NodeBits(), l.SeqBits()+l.ShardBits())
+		if hb := l.ShardBits(); hb > 0 {
+			fmt.Fprintf(&b, ",shard_bits=%d", hb)
+		}
 	} else {
 		b.WriteString("fields=" + l.FieldList())
 	}
@@ -324,6 +353,9 @@ func writePlanText(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 	}
 	if r.ShardBits > 0 {
 		nodes += fmt.Sprintf(", %d shard bits", r.ShardBits)
+	}
+	if r.HashBits > 0 {
+		nodes += fmt.Sprintf(", a %d-bit hash field on top (2^%d time-ordered shards)", r.HashBits, r.HashBits)
 	}
 	ew.printf("Requirement: %s IDs/s per node at peak, %s, %s years from %s, %s.\n\n",
 		planRate(r.IDsPerSecond), nodes, formatFloat(r.Years, 2), planEpoch(r.Epoch), planLimit(maxBitsOf(r)))
@@ -446,6 +478,8 @@ type planJSON struct {
 	LifeYears       float64     `json:"life_years"`
 	Int64Until      string      `json:"int64_until"`
 	AppendToStart   string      `json:"append_to_start"`
+	Target          string      `json:"target,omitempty"`
+	TargetSpec      string      `json:"target_spec,omitempty"`
 	RequiredNodes   uint64      `json:"required_nodes"`
 	RequiredRate    float64     `json:"required_ids_per_sec_per_node"`
 	RequiredYears   float64     `json:"required_years"`
@@ -453,7 +487,16 @@ type planJSON struct {
 }
 
 func writePlanJSON(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error {
+	return writePlanJSONFor(w, r, fits, "")
+}
+
+// writePlanJSONFor is writePlanJSON with each layout's spec adapted to target ("" for none).
+func writePlanJSONFor(w io.Writer, r layouts.Requirement, fits []layouts.Fit, target string) error {
 	var out []planJSON
+	var adv targetAdvice
+	if target != "" {
+		adv = adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5"))
+	}
 	add := func(l layouts.Layout, spec, preset, spare string, nodes uint64) {
 		j := planJSON{
 			Spec:            spec,
@@ -475,6 +518,9 @@ func writePlanJSON(w io.Writer, r layouts.Requirement, fits []layouts.Fit) error
 			RequiredRate:    r.IDsPerSecond,
 			RequiredYears:   r.Years,
 			RequiredMaxBits: maxBitsOf(r),
+		}
+		if target != "" {
+			j.Target, j.TargetSpec = target, adv.adapt(spec, l, r)
 		}
 		if r.IDsPerSecond > 0 {
 			h := l.IDsPerSecond() / r.IDsPerSecond

@@ -32,6 +32,12 @@ var planArgs = []struct {
 	{[]string{"plan", "--rate", "100000", "--nodes", "10", "--years", "70", "--js", "--epoch", "2026-01-01"}, "plan/seed_10_nodes_js.golden", 0},
 	{[]string{"plan", "--rate", "5000", "--datacenters", "4", "--nodes", "256", "--shard-bits", "6", "--years", "30", "--epoch", "2026-01-01"}, "plan/shard.golden", 0},
 	{[]string{"plan", "--rate", "5000", "--datacenters", "4", "--nodes", "256", "--shard-bits", "6", "--years", "30", "--epoch", "2026-01-01", "--json"}, "plan/shard_json.golden", 0},
+	// A hash field on top for a range-partitioned database (TiDB's AUTO_RANDOM shape).
+	{[]string{"plan", "--rate", "50000", "--nodes", "64", "--years", "50", "--hash-bits", "4", "--unit", "1ms", "--epoch", "2026-01-01"}, "plan/hash.golden", 0},
+	{[]string{"plan", "--rate", "50000", "--nodes", "64", "--years", "50", "--hash-bits", "4", "--epoch", "2026-01-01", "--json"}, "plan/hash_json.golden", 0},
+	{[]string{"plan", "--rate", "5000", "--datacenters", "4", "--nodes", "256", "--hash-bits", "5", "--years", "30", "--unsigned", "--epoch", "2026-01-01", "--json"}, "plan/hash_dc_json.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "1024", "--years", "70", "--hash-bits", "5", "--unit", "1ms", "--epoch", "2026-01-01"}, "plan/hash_refused.golden", 1},
+	{[]string{"plan", "--rate", "1", "--years", "70", "--hash-bits", "16"}, "plan/hash_too_wide.golden", 2},
 	// Nothing fits: the seed design with 1,024 nodes below 2^53.
 	{[]string{"plan", "--rate", "100000", "--nodes", "1024", "--years", "70", "--js", "--epoch", "2026-01-01"}, "plan/refused_js.golden", 1},
 	{[]string{"plan", "--rate", "1", "--years", "1000", "--unit", "1ns", "--epoch", "2026-01-01"}, "plan/refused_years.golden", 1},

@@ -145,3 +145,30 @@ func TestFlagErrorsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRefNotEchoed: a mask key pasted after env: or file: (issue 24, item 7) makes every
+// idbench command that takes a spec fail without showing it.
+func TestKeyRefNotEchoed(t *testing.T) {
+	const k0, k1 = "0011223344556677", "8899aabbccddeeff"
+	for _, spec := range []string{
+		"snowflake:mask=env:" + k0 + ":" + k1,
+		"uuidv7:mask=file:" + k0 + ":" + k1,
+		"typeid:prefix=user,mask=env:" + k1,
+		"ulid:mask=" + k0 + ":" + k1,
+	} {
+		for _, args := range [][]string{
+			{"gen", "--scheme", spec, "-n", "1"},
+			{"inspect", "--scheme", spec, "--stored", "1"},
+			{"inspect", "--scheme", spec, "--from", "2024-01-01T00:00:00Z", "--to", "2024-01-02T00:00:00Z"},
+			{"speed", "--schemes", spec, "--benchtime", "1x", "--count", "1"},
+		} {
+			res := idbench(t, "", args...)
+			if res.code == 0 {
+				t.Errorf("%q: accepted", args)
+			}
+			if out := res.stdout + res.stderr; strings.Contains(out, k0) || strings.Contains(out, k1) {
+				t.Errorf("%q: output shows the key:\n%s", args, out)
+			}
+		}
+	}
+}

@@ -63,7 +63,9 @@ Examples:
   idbench speed --schemes "snowflake:time_bits=41,node_bits=0,seq_bits=22;segment:step=100000"
 
 A segment spec without store= (segment, segment:step=N) gets a private PostgreSQL cluster
-started for the run as its store (needs the PostgreSQL server binaries).
+started for the run as its store (needs the PostgreSQL server binaries). For a row that rests
+on a store (segment, a node held under a lease), the table ends with each store's durability
+class (sync, single, async, unknown), why and its epoch, as read with the run's last take.
   idbench speed --benchstat > new.txt && benchstat old.txt new.txt
 `
 
@@ -208,6 +210,37 @@ type speedResult struct {
 	// VsLibrary* are this row's ns/ID divided by its library's, for adapter rows.
 	VsLibrarySerial   *float64 `json:"vs_library_serial"`
 	VsLibraryParallel *float64 `json:"vs_library_parallel"`
+	// Durability is the class of each store a segment or leased scheme rests on, as read
+	// with its last take of the run (idkit.DurabilityOf).
+	Durability []durabilityResult `json:"durability,omitempty"`
+}
+
+// durabilityResult is one store's idkit.Durability, credentials redacted.
+type durabilityResult struct {
+	Store         string `json:"store"`
+	Class         string `json:"class"`
+	Reason        string `json:"reason,omitempty"`
+	Epoch         string `json:"epoch,omitempty"`
+	AsyncAccepted bool   `json:"async_accepted,omitempty"`
+	Failovers     int    `json:"failovers"`
+	Text          string `json:"text"` // the one-line form the table prints
+}
+
+// durabilityOf returns a function reading the durability of the stores s rests on, nil for a
+// scheme without a store.
+func durabilityOf(s idkit.Scheme) func() []durabilityResult {
+	if _, ok := idkit.DurabilityOf(s); !ok {
+		return nil
+	}
+	return func() []durabilityResult {
+		ds, _ := idkit.DurabilityOf(s)
+		out := make([]durabilityResult, len(ds))
+		for i, d := range ds {
+			out[i] = durabilityResult{Store: idkit.Redact(d.Store), Class: d.Class, Reason: idkit.Redact(d.Reason), Epoch: d.Epoch,
+				AsyncAccepted: d.AsyncAccepted, Failovers: d.Failovers, Text: idkit.Redact(d.String())}
+		}
+		return out
+	}
 }
 
 // measurement is one testing.Benchmark result, per ID, or the median of several.
@@ -263,6 +296,8 @@ type subject struct {
 	parallel func(*stopper) func(*testing.B)
 	batch    func(*stopper) func(*testing.B) // nil without a batch method
 	close    func()
+	// durability reads the stores' durability after the rounds; nil without a store.
+	durability func() []durabilityResult
 }
 
 // stopper ends a measurement early on cancellation or a generator error. Loops consult it
@@ -392,6 +427,9 @@ func measureSpeed(ctx context.Context, stderr io.Writer, cfg speedConfig) (*spee
 	for i, s := range subs {
 		r := s.res
 		r.Serial, r.Parallel = median(serial[i]), median(parallel[i])
+		if s.durability != nil {
+			r.Durability = s.durability()
+		}
 		if len(batch[i]) > 0 {
 			m := median(batch[i])
 			r.Batch = &m
@@ -525,10 +563,11 @@ func subjects(ctx context.Context, cfg speedConfig, local *localStore) ([]subjec
 // signal ends even a wait for a long tick; its fast path costs the same as Next.
 func schemeSubject(ctx context.Context, name string, s idkit.Scheme) subject {
 	sub := subject{
-		res:   speedResult{Name: idkit.Redact(name), Kind: "scheme", Scheme: idkit.Redact(s.Name()), Library: libraryFor(s.Name())},
-		close: func() { closeScheme(s, "speed", io.Discard) },
+		res:        speedResult{Name: idkit.Redact(name), Kind: "scheme", Scheme: idkit.Redact(s.Name()), Library: libraryFor(s.Name())},
+		close:      func() { closeScheme(s, "speed", io.Discard) },
+		durability: durabilityOf(s),
 	}
-	if l, ok := s.(idkit.Layouter); ok {
+	if l, ok := idkit.As[idkit.Layouter](s); ok {
 		sub.res.Cap = ptr(l.Layout().IDsPerSecond())
 	}
 	next := func() error { _, err := s.Next(); return err }
@@ -638,6 +677,7 @@ func (r *speedReport) writeTable(w io.Writer) error {
 	ew.printf("VS LIB: ns/ID of the adapter divided by that of the library row below it (same run).\n")
 	ew.printf("BATCH: ns/ID through the scheme's batch method (NextBatch), one goroutine.\n")
 	ew.printf("%s %s/%s, GOMAXPROCS=%d, benchtime %s per measurement, median of %d rounds.\n", r.Go, r.GOOS, r.GOARCH, r.GOMAXPROCS, r.Benchtime, r.Count)
+	writeDurability(ew, r.Results)
 	return ew.err
 }
 
@@ -689,4 +729,18 @@ func (r *speedReport) writeBenchstat(w io.Writer) error {
 		line("NextBatch", x.Name, x.Batch)
 	}
 	return ew.err
+}
+
+// writeDurability prints the durability class of each store the rows rest on, if any does.
+func writeDurability(ew *errWriter, rows []speedResult) {
+	head := false
+	for _, x := range rows {
+		for _, d := range x.Durability {
+			if !head {
+				ew.printf("DURABILITY: each store's class, decided on connect and read again with its last take:\n")
+				head = true
+			}
+			ew.printf("  %s: %s\n", x.Name, d.Text)
+		}
+	}
 }

@@ -273,6 +273,7 @@ func TestRunAllWithoutDB(t *testing.T) {
 }
 
 func TestRunAllSQLite(t *testing.T) {
+	skipSQLiteUnderRace(t)
 	if testing.Short() {
 		t.Skip("loads a database")
 	}
@@ -314,5 +315,46 @@ func TestSpeedSegmentLocalStore(t *testing.T) {
 	x := rep.Results[0]
 	if x.Name != "segment:step=500" || !strings.HasPrefix(x.Scheme, "segment:store=pg://") || x.Batch == nil || x.Serial.NsPerID <= 0 {
 		t.Errorf("row %+v", x)
+	}
+	// The private cluster has no standby: class single, with the server's epoch.
+	if len(x.Durability) != 1 || x.Durability[0].Class != "single" || x.Durability[0].Epoch == "" ||
+		!strings.HasPrefix(x.Durability[0].Store, "store 1 ") || x.Durability[0].Failovers != 0 {
+		t.Errorf("durability %+v", x.Durability)
+	}
+}
+
+// TestSpeedDurabilityTable: the table names each store's durability class below the legend,
+// for rows that rest on a store, and says nothing of it for the others.
+func TestSpeedDurabilityTable(t *testing.T) {
+	rep := &speedReport{Go: "go1", GOOS: "linux", GOARCH: "amd64", GOMAXPROCS: 2, Benchtime: "1x", Count: 1, Results: []speedResult{
+		{Name: "ulid", Kind: "scheme"},
+		{Name: "segment:step=500", Kind: "scheme", Durability: []durabilityResult{{Store: "store 1 pg://h/db", Class: "sync",
+			Text: "store 1 pg://h/db: sync: synchronous_standby_names = 's1'; epoch 7/2"}}},
+	}}
+	var b strings.Builder
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "DURABILITY: each store's class, decided on connect and read again with its last take:\n" +
+		"  segment:step=500: store 1 pg://h/db: sync: synchronous_standby_names = 's1'; epoch 7/2\n"
+	if !strings.HasSuffix(b.String(), want) {
+		t.Errorf("table:\n%s\nwant it to end with\n%s", b.String(), want)
+	}
+	rep.Results = rep.Results[:1]
+	b.Reset()
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "DURABILITY") {
+		t.Errorf("a table without stores mentions durability:\n%s", b.String())
+	}
+}
+
+// skipSQLiteUnderRace skips a test that loads SQLite when the race detector is on (see
+// raceEnabled); `make test` runs it again without the detector.
+func skipSQLiteUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("loads SQLite, which the race detector slows tenfold: make test runs it without -race (go test -run SQLite ./cmd/idbench/)")
 	}
 }

@@ -135,7 +135,8 @@ func (p *proc) settledRSS(t *testing.T) int64 {
 // TestFaultFlood is issue 17's reproduction at full size: one connection opens 2,000 streams
 // that each ask for 10,000 text UUIDv7 and reads nothing, against both of idkitd's listeners;
 // the process's RSS must grow by less than 100 MB. The control lifts the limits
-// (--max-streams, --max-conn-bytes) and sends 500 such streams: the RSS must grow by more
+// (--max-streams, --max-conn-bytes, and the server-wide --max-total-streams and
+// --max-total-bytes) and sends 500 such streams: the RSS must grow by more
 // than 250 MB (the unlimited grpc-go path of the old code grew from 22 MB to 2.2 GB).
 func TestFaultFlood(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -150,7 +151,7 @@ func TestFaultFlood(t *testing.T) {
 		want    string
 	}{
 		{"limits", nil, 2000, func(g int64) bool { return g < 100<<20 }, "under 100 MB"},
-		{"control", []string{"--max-streams", "100000", "--max-conn-bytes", strconv.Itoa(1 << 40)}, 500, func(g int64) bool { return g > 250<<20 }, "over 250 MB (the fault)"},
+		{"control", []string{"--max-streams", "100000", "--max-conn-bytes", strconv.Itoa(1 << 40), "--max-total-streams", "100000", "--max-total-bytes", strconv.Itoa(1 << 40)}, 500, func(g int64) bool { return g > 250<<20 }, "over 250 MB (the fault)"},
 	} {
 		for _, grpcPort := range []bool{false, true} {
 			stack := map[bool]string{false: "net-http", true: "grpc-go"}[grpcPort]

@@ -15,6 +15,12 @@
 //	listen = "127.0.0.1:7070"
 //	grpc_listen = "127.0.0.1:7071"     # optional: gRPC only, served by grpc-go
 //	max_count = 10000
+//	max_conns = 1024                    # bounds across connections (docs/service.md)
+//	max_total_streams = 4096
+//	max_total_bytes = 67108864
+//	max_open_streams = 512              # with tokens: requests without one
+//	max_open_watches = 128
+//	max_open_conns = 64                 # with tokens: connections that showed none
 //	tls_cert = "/etc/idkitd/cert.pem"   # with tls_key: serve TLS
 //	tls_key = "/etc/idkitd/key.pem"
 //	tokens_file = "/etc/idkitd/tokens"  # bearer tokens, one a line
@@ -98,6 +104,12 @@ type fileConfig struct {
 	MaxCount      int               `toml:"max_count"`
 	MaxStreams    int               `toml:"max_streams"`
 	MaxConnBytes  int               `toml:"max_conn_bytes"`
+	MaxConns      int               `toml:"max_conns"`
+	MaxTotal      int               `toml:"max_total_streams"`
+	MaxTotalBytes int               `toml:"max_total_bytes"`
+	MaxOpen       int               `toml:"max_open_streams"`
+	MaxWatches    int               `toml:"max_open_watches"`
+	MaxOpenConns  int               `toml:"max_open_conns"`
 	TLSCert       string            `toml:"tls_cert"`
 	TLSKey        string            `toml:"tls_key"`
 	TokensFile    string            `toml:"tokens_file"`
@@ -113,7 +125,7 @@ type fileConfig struct {
 }
 
 // fileKeys are the config file's keys, for the error that names an unknown one.
-const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, log_format, allow_unmask, [generators]"
+const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, max_conns, max_total_streams, max_total_bytes, max_open_streams, max_open_watches, max_open_conns, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, log_format, allow_unmask, [generators]"
 
 // genFlags collects repeated --gen NAME=SPEC.
 type genFlags []server.Generator
@@ -188,6 +200,12 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		maxCount      = fs.Int("max-count", 0, fmt.Sprintf("most IDs one request may ask for (default %d)", server.DefaultMaxCount))
 		maxStreams    = fs.Int("max-streams", 0, fmt.Sprintf("most requests one HTTP/2 connection may have in flight (default %d)", server.DefaultMaxStreams))
 		maxConnBytes  = fs.Int("max-conn-bytes", 0, fmt.Sprintf("most bytes of answers one connection may leave unread before its requests wait (default %d)", server.DefaultMaxConnBytes))
+		maxConns      = fs.Int("max-conns", 0, fmt.Sprintf("most connections open at a time, both listeners together; more are closed at once (default: half the open-file limit, at most 1024; here %d)", server.DefaultMaxConns()))
+		maxTotal      = fs.Int("max-total-streams", 0, fmt.Sprintf("most requests in flight on all connections together; more get UNAVAILABLE (503) (default %d)", server.DefaultMaxTotalStreams))
+		maxTotalBytes = fs.Int("max-total-bytes", 0, fmt.Sprintf("most bytes of unsent answers on all connections together; Next requests wait beyond it (default %d)", server.DefaultMaxTotalBytes))
+		maxOpen       = fs.Int("max-open-streams", 0, fmt.Sprintf("with --tokens: most requests in flight from callers without a token (health, reflection, probes) (default %d)", server.DefaultMaxOpenStreams))
+		maxOpenConns  = fs.Int("max-open-conns", 0, fmt.Sprintf("with --tokens: most connections that have shown no token yet, counted from their accept; one more closes the oldest (default %d)", server.DefaultMaxOpenConns))
+		maxWatches    = fs.Int("max-open-watches", 0, fmt.Sprintf("with --tokens: most long-lived streams (health Watch, reflection) from callers without a token (default %d)", server.DefaultMaxOpenWatches))
 		tlsCert       = fs.String("tls-cert", "", "TLS certificate `file` (with --tls-key)")
 		tlsKey        = fs.String("tls-key", "", "TLS key `file`")
 		tokens        = fs.String("tokens", "", "`file` of bearer tokens, one a line; requests must carry one")
@@ -225,7 +243,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			return server.Config{}, "", usageError{fmt.Errorf("config %s: unknown key %q (known: %s)", *configPath, und[0].String(), fileKeys)}
 		}
 	}
-	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask,
+	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes,
+		MaxConns: fc.MaxConns, MaxTotalStreams: fc.MaxTotal, MaxTotalBytes: fc.MaxTotalBytes, MaxOpenStreams: fc.MaxOpen, MaxOpenWatches: fc.MaxWatches, MaxOpenConns: fc.MaxOpenConns, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask,
 		CORSOrigins: fc.CORSOrigins, CompressResponses: fc.Compress}
 	names := make([]string, 0, len(fc.Generators))
 	for n := range fc.Generators {
@@ -272,6 +291,18 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			cfg.MaxStreams = *maxStreams
 		case "max-conn-bytes":
 			cfg.MaxConnBytes = *maxConnBytes
+		case "max-conns":
+			cfg.MaxConns = *maxConns
+		case "max-total-streams":
+			cfg.MaxTotalStreams = *maxTotal
+		case "max-total-bytes":
+			cfg.MaxTotalBytes = *maxTotalBytes
+		case "max-open-streams":
+			cfg.MaxOpenStreams = *maxOpen
+		case "max-open-watches":
+			cfg.MaxOpenWatches = *maxWatches
+		case "max-open-conns":
+			cfg.MaxOpenConns = *maxOpenConns
 		case "tls-cert":
 			cfg.TLSCert = *tlsCert
 		case "tls-key":
@@ -316,7 +347,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"max count", cfg.MaxCount}, {"max streams", cfg.MaxStreams}, {"max conn bytes", cfg.MaxConnBytes}} {
+	}{{"max count", cfg.MaxCount}, {"max streams", cfg.MaxStreams}, {"max conn bytes", cfg.MaxConnBytes}, {"max conns", cfg.MaxConns},
+		{"max total streams", cfg.MaxTotalStreams}, {"max total bytes", cfg.MaxTotalBytes}, {"max open streams", cfg.MaxOpenStreams}, {"max open watches", cfg.MaxOpenWatches}, {"max open conns", cfg.MaxOpenConns}} {
 		if v.n < 0 {
 			return server.Config{}, "", usageError{fmt.Errorf("%s %d: want a positive number", v.name, v.n)}
 		}

@@ -34,6 +34,7 @@ func TestParseArgs(t *testing.T) {
 	badDelay := write("bad-delay.toml", "shutdown_delay = \"-2s\"\n[generators]\na = \"ulid\"\n")
 	unknown := write("unknown.toml", "listn = \"x\"\n[generators]\na = \"ulid\"\n")
 	broken := write("broken.toml", "[generators\n")
+	bounds := write("bounds.toml", "max_conns = 10\nmax_total_streams = 11\nmax_total_bytes = 12\nmax_open_streams = 13\nmax_open_watches = 14\nmax_open_conns = 15\n[generators]\na = \"ulid\"\n")
 	unmask := write("unmask.toml", "allow_unmask = true\n[generators]\na = \"ulid\"\n")
 	tokens := write("tokens", "# comment\n\nsecret-one\n")
 	browser := write("browser.toml", "cors_origins = [\"https://a.example\"]\ncompress_responses = true\nmetrics_tokens_file = \""+tokens+"\"\n[generators]\na = \"ulid\"\n")
@@ -66,6 +67,9 @@ func TestParseArgs(t *testing.T) {
 		{"scrape tokens from a flag", []string{"--gen", "a=ulid", "--metrics-tokens", tokens}, "cors=[] compress=false metrics=1"},
 		{"empty scrape tokens", []string{"--gen", "a=ulid", "--metrics-tokens", write("empty2", "#\n")}, "holds no token"},
 		{"negative streams", []string{"--gen", "a=ulid", "--max-streams", "-1"}, "max streams -1"},
+		{"bounds from the file", []string{"--config", bounds}, "bounds=10/11/12/13/14/15"},
+		{"bounds from flags", []string{"--config", bounds, "--max-conns", "20", "--max-total-streams", "21", "--max-total-bytes", "22", "--max-open-streams", "23", "--max-open-watches", "24", "--max-open-conns", "25"}, "bounds=20/21/22/23/24/25"},
+		{"negative max conns", []string{"--gen", "a=ulid", "--max-conns", "-1"}, "max conns -1"},
 		{"masked IDs stay masked", []string{"--gen", "a=ulid"}, "unmask=false"},
 		{"allow unmask", []string{"--gen", "a=ulid", "--allow-unmask"}, "unmask=true"},
 		{"allow unmask in the file", []string{"--config", unmask}, "unmask=true"},
@@ -90,6 +94,7 @@ func TestParseArgs(t *testing.T) {
 				}
 				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v unmask=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout, cfg.AllowUnmask)
 				got += fmt.Sprintf(" cors=%v compress=%v metrics=%d", cfg.CORSOrigins, cfg.CompressResponses, len(cfg.MetricsTokens))
+				got += fmt.Sprintf(" bounds=%d/%d/%d/%d/%d/%d", cfg.MaxConns, cfg.MaxTotalStreams, cfg.MaxTotalBytes, cfg.MaxOpenStreams, cfg.MaxOpenWatches, cfg.MaxOpenConns)
 			}
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("got %q, want %q", got, tc.want)
@@ -186,6 +191,36 @@ func TestFlagErrorsRedacted(t *testing.T) {
 			if strings.Contains(stderr.String(), pw) {
 				t.Errorf("%q: stderr shows the password:\n%s", args, stderr.String())
 			}
+		}
+	}
+}
+
+// TestKeyRefNotEchoed: a mask key pasted after env: or file: in a generator's spec (issue 24,
+// item 7) stops idkitd with an error that does not show it, from a flag or the config file.
+func TestKeyRefNotEchoed(t *testing.T) {
+	const k0, k1 = "0011223344556677", "8899aabbccddeeff"
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "gens.toml")
+	if err := os.WriteFile(conf, []byte("[generators]\norders = \"snowflake:node=1,mask=env:"+k0+":"+k1+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--gen", "orders=snowflake:node=1,mask=env:" + k0 + ":" + k1},
+		{"--gen", "orders=uuidv7:mask=file:" + k0 + ":" + k1},
+		{"--gen", "orders=typeid:prefix=user,mask=env:K_" + k1},
+		{"--gen", "orders=ulid:mask=" + k0 + ":" + k1},
+		{"--config", conf},
+	} {
+		var stderr strings.Builder
+		err := run(context.Background(), &stderr, args)
+		if report(&stderr, err) == 0 {
+			t.Errorf("%q: accepted", args)
+		}
+		if strings.Contains(stderr.String(), k0) || strings.Contains(stderr.String(), k1) {
+			t.Errorf("%q: stderr shows the key:\n%s", args, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "bad spec") {
+			t.Errorf("%q: stderr does not say what is wrong:\n%s", args, stderr.String())
 		}
 	}
 }

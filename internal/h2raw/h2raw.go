@@ -55,11 +55,9 @@ func Dial(t testing.TB, addr string, settings ...http2.Setting) *Conn {
 // Close closes the connection.
 func (r *Conn) Close() error { return r.c.Close() }
 
-// Send starts a request and returns its stream ID. Header names are lower case, given as name
-// and value pairs; the pseudo headers come from method and path. A nil body ends the stream
-// with the headers.
-func (r *Conn) Send(method, path string, body []byte, hdrs ...string) uint32 {
-	r.t.Helper()
+// TrySend is Send that returns a write error (the server closed the connection) instead of
+// failing the test.
+func (r *Conn) TrySend(method, path string, body []byte, hdrs ...string) (uint32, error) {
 	r.hbuf.Reset()
 	for _, f := range [][2]string{{":method", method}, {":scheme", "http"}, {":authority", "idkitd"}, {":path", path}} {
 		r.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
@@ -72,12 +70,24 @@ func (r *Conn) Send(method, path string, body []byte, hdrs ...string) uint32 {
 	r.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	defer r.c.SetWriteDeadline(time.Time{})
 	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: r.hbuf.Bytes(), EndHeaders: true, EndStream: body == nil}); err != nil {
-		r.t.Fatal(err)
+		return id, err
 	}
 	if body != nil {
 		if err := r.fr.WriteData(id, true, body); err != nil {
-			r.t.Fatal(err)
+			return id, err
 		}
+	}
+	return id, nil
+}
+
+// Send starts a request and returns its stream ID. Header names are lower case, given as name
+// and value pairs; the pseudo headers come from method and path. A nil body ends the stream
+// with the headers.
+func (r *Conn) Send(method, path string, body []byte, hdrs ...string) uint32 {
+	r.t.Helper()
+	id, err := r.TrySend(method, path, body, hdrs...)
+	if err != nil {
+		r.t.Fatal(err)
 	}
 	return id
 }

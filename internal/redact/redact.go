@@ -4,6 +4,7 @@
 package redact
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -24,8 +25,12 @@ type span struct{ start, end int }
 //   - the value of every key=value pair whose key is pass, pwd, or ends in password or passwd
 //     (any case: libpq's password= and sslpassword=, a URL query's ?password=, ODBC's Pwd=),
 //     quoted ('it”s', 'a\'b') or not;
-//   - the value of an idkit spec's mask= setting unless it is a key reference (env:NAME or
-//     file:PATH): a key written inline by mistake, up to the next ',' or blank.
+//   - the value of an idkit spec's mask= setting unless it is a key reference safe to print
+//     (SafeRef: env:NAME with NAME a variable name, file:PATH not shaped like a key): a key
+//     written inline or pasted after env: or file:, up to the next ',', blank or '"';
+//   - the value of a NAME_env= setting (token_env=) that is not a variable name (EnvName).
+//
+// Redacting twice gives what redacting once gives.
 //
 // It errs on the side of hiding too much: where it cannot tell where a password ends, it hides
 // up to the next blank (for a URL query value, up to the next '&'). A password that contains
@@ -244,40 +249,141 @@ type redacted struct {
 func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
 
-// inlineKeys finds the values of mask= settings that are not key references (env:NAME,
-// file:PATH), in any case of the key: they may be keys written inline.
+// inlineKeys finds the values of mask= settings that are not safe key references (SafeRef),
+// in any case of the key: they may be keys written inline, or keys pasted after env: or file:.
+// A value ends at ',', a blank or '"' (the end of a quoted spec), so that redacting a message
+// twice changes nothing; a key, k0:k1 in hex, holds none of these. It also finds the value of
+// every NAME_env= setting (token_env=) that is not a variable name: a pasted token.
 func inlineKeys(s string, spans []span) []span {
 	found := spans
 	lower := strings.ToLower(s)
-	for i := 0; ; {
-		j := strings.Index(lower[i:], "mask")
-		if j < 0 {
-			return spans
+	for _, key := range []string{"mask", "_env"} {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], key)
+			if j < 0 {
+				break
+			}
+			ks := i + j
+			i = ks + len(key)
+			if key == "mask" && ks > 0 && isKeyChar(s[ks-1]) || inside(found, ks) {
+				continue
+			}
+			if key == "_env" && (ks == 0 || !isKeyChar(s[ks-1])) {
+				continue
+			}
+			e := i
+			for e < len(s) && isBlank(s[e]) {
+				e++
+			}
+			if e >= len(s) || s[e] != '=' {
+				continue
+			}
+			v := e + 1
+			for v < len(s) && isBlank(s[v]) {
+				v++
+			}
+			end := v
+			for end < len(s) && s[end] != ',' && s[end] != '"' && !isBlank(s[end]) {
+				end++
+			}
+			val := s[v:end]
+			// A reference quoted in prose ends before its closing punctuation: "(mask=env:K):".
+			ref := strings.TrimRight(val, ").;:'")
+			safe := SafeRef(ref)
+			if key == "_env" {
+				safe = EnvName(ref)
+			}
+			if end > v && !safe && val != Mask {
+				spans = append(spans, span{v, end})
+			}
+			i = max(i, end)
 		}
-		ks := i + j
-		i = ks + len("mask")
-		if ks > 0 && isKeyChar(s[ks-1]) || inside(found, ks) {
-			continue
-		}
-		e := i
-		for e < len(s) && isBlank(s[e]) {
-			e++
-		}
-		if e >= len(s) || s[e] != '=' {
-			continue
-		}
-		v := e + 1
-		for v < len(s) && isBlank(s[v]) {
-			v++
-		}
-		end := v
-		for end < len(s) && s[end] != ',' && !isBlank(s[end]) {
-			end++
-		}
-		val := s[v:end]
-		if end > v && !strings.HasPrefix(val, "env:") && !strings.HasPrefix(val, "file:") {
-			spans = append(spans, span{v, end})
-		}
-		i = max(i, end)
 	}
+	return spans
 }
+
+// EnvName reports whether name can name an environment variable as a shell writes one (a
+// letter or '_', then letters, digits and '_') and does not look like key material (KeyLike).
+// A name that fails may be a secret pasted where its name belongs, and must not be printed.
+func EnvName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' || KeyLike(name) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyLike reports whether s holds what looks like a mask key or half of one: a run of 16 or
+// more hex digits (k0 or k1 of a k0:k1 key).
+func KeyLike(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if isHex(s[i]) {
+			if run++; run >= 16 {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
+}
+
+// pathKeyLike reports whether a file path looks like a key pasted in its place: the path is
+// 16 or more hex digits alone, or holds a key's shape (16 hex digits, ':', 16 hex digits).
+// Other long hex runs are left alone: container and content-addressed paths hold them.
+func pathKeyLike(p string) bool {
+	t := strings.TrimSpace(p)
+	if len(t) >= 16 && strings.IndexFunc(t, func(r rune) bool { return r > 0x7f || !isHex(byte(r)) }) < 0 {
+		return true
+	}
+	for i := strings.IndexByte(t, ':'); i >= 0; {
+		l := i
+		for l > 0 && isHex(t[l-1]) {
+			l--
+		}
+		r := i + 1
+		for r < len(t) && isHex(t[r]) {
+			r++
+		}
+		if i-l >= 16 && r-i-1 >= 16 {
+			return true
+		}
+		j := strings.IndexByte(t[i+1:], ':')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// RefError says why ref is not a key reference that may be printed, without showing any of
+// its text, or returns "" for a safe reference (SafeRef). The text after env: must be a
+// variable name (EnvName); the text after file: must not look like a key (16 or more hex
+// digits alone, or 16 hex digits, ':', 16 hex digits).
+func RefError(ref string) string {
+	kind, rest, ok := strings.Cut(ref, ":")
+	switch {
+	case !ok || kind != "env" && kind != "file" || rest == "":
+		return "want env:NAME or file:PATH naming where the key is kept (the value given is not shown: it may be a key, and keys are never written inline)"
+	case kind == "env" && !EnvName(rest):
+		return fmt.Sprintf("env: wants the name of an environment variable (a letter or '_', then letters, digits and '_'); the %d characters given are not one and are not shown: they may be a key pasted in place of its variable's name", len(rest))
+	case kind == "file" && pathKeyLike(rest):
+		return fmt.Sprintf("file: wants the path of a file holding the key; the %d characters given look like a key and are not shown: write the key into a file and name the file", len(rest))
+	}
+	return ""
+}
+
+// SafeRef reports whether ref is a key reference, env:NAME or file:PATH, whose text may be
+// printed: RefError has nothing to say about it.
+func SafeRef(ref string) bool { return RefError(ref) == "" }

@@ -288,9 +288,10 @@ func optional(b *optBase, has uint64) idkit.Scheme {
 }
 
 // TestRegisteredKeepsInterfaces builds every combination of optional interfaces with prefix=
-// and with mask=: the scheme New returns has each interface exactly when the registered scheme
-// has it, answered by it; it is always a Batcher, ContextScheme, ContextBatcher, io.Closer and
-// Formatter. NewCodec keeps Layouter and TimeRanger the same way.
+// and with mask=: idkit.As finds each interface on the scheme New returns exactly when the
+// registered scheme has it, answered by it; the scheme is always a Batcher, ContextScheme,
+// ContextBatcher, io.Closer and Formatter, by type assertion too. NewCodec's codec keeps
+// Layouter and TimeRanger the same way, and idkit.Bounds reaches the scheme's.
 func TestRegisteredKeepsInterfaces(t *testing.T) {
 	t.Setenv("IDKIT_TEST_MASK_KEY", "0011223344556677:8899aabbccddeeff")
 	const testMaskRef = "env:IDKIT_TEST_MASK_KEY"
@@ -312,36 +313,39 @@ func TestRegisteredKeepsInterfaces(t *testing.T) {
 					t.Errorf("%s: %s is %v, want %v", spec, what, got, want)
 				}
 			}
-			l, ok := s.(idkit.Layouter)
+			l, ok := idkit.As[idkit.Layouter](s)
 			check("Layouter", ok, want(0))
 			if ok && l.Layout().Name != "twitter" {
 				t.Errorf("%s: Layout() = %s, not the scheme's", spec, l.Layout().Name)
 			}
-			n, ok := s.(idkit.Noder)
+			n, ok := idkit.As[idkit.Noder](s)
 			check("Noder", ok, want(1))
 			if ok && n.Node() != 7 {
 				t.Errorf("%s: Node() = %d, not the scheme's", spec, n.Node())
 			}
-			st, ok := s.(idkit.StatsReporter)
+			st, ok := idkit.As[idkit.StatsReporter](s)
 			check("StatsReporter", ok, want(2))
 			if ok && st.Stats().SeqExhausted != 3 {
 				t.Errorf("%s: Stats() = %+v, not the scheme's", spec, st.Stats())
 			}
-			f, ok := s.(idkit.Fenced)
+			f, ok := idkit.As[idkit.Fenced](s)
 			check("Fenced", ok, want(3))
 			if ok && !errors.Is(f.Err(), errOptFence) {
 				t.Errorf("%s: Err() = %v, not the scheme's", spec, f.Err())
 			}
-			tr, ok := s.(idkit.TimeRanger)
+			tr, ok := idkit.As[idkit.TimeRanger](s)
 			check("TimeRanger", ok, want(4))
 			if ok {
 				if lo, hi, err := tr.Bounds(time.Now(), time.Now().Add(time.Hour)); err != nil || lo.Uint64() != 1 || hi.Uint64() != 2 {
 					t.Errorf("%s: Bounds() = %v, %v, %v, not the scheme's", spec, lo, hi, err)
 				}
 			}
-			_, ok = c.(idkit.Layouter)
+			if lo, hi, err := idkit.Bounds(c, time.Now(), time.Now().Add(time.Hour)); (err == nil) != want(4) || err == nil && (lo.Uint64() != 1 || hi.Uint64() != 2) {
+				t.Errorf("%s: idkit.Bounds(codec) = %v, %v, %v", spec, lo, hi, err)
+			}
+			_, ok = idkit.As[idkit.Layouter](c)
 			check("the codec's Layouter", ok, want(0))
-			_, ok = c.(idkit.TimeRanger)
+			_, ok = idkit.As[idkit.TimeRanger](c)
 			check("the codec's TimeRanger", ok, want(4))
 			_, ok = s.(idkit.Batcher)
 			check("Batcher", ok, true)
@@ -366,5 +370,46 @@ func TestRegisteredKeepsInterfaces(t *testing.T) {
 				t.Errorf("%s: Parse(%q) = %s, %v; want %s", spec, pub, back, err, id)
 			}
 		}
+	}
+}
+
+// wrapper is a user's own Scheme wrapper: Unwrap lets idkit.As reach through it.
+type wrapper struct{ idkit.Scheme }
+
+func (w wrapper) Unwrap() idkit.Scheme { return w.Scheme }
+
+// loop unwraps to itself.
+type loop struct{ *optBase }
+
+func (l loop) Unwrap() idkit.Scheme { return l }
+
+// TestAsChain: As walks a chain of wrappers (a user's around New's around the registered
+// scheme), stops at the first value that has the interface, and ends on a chain that loops.
+func TestAsChain(t *testing.T) {
+	s, err := idkit.New("optional:has=2,prefix=opt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wrapper{wrapper{s}}
+	if n, ok := idkit.As[idkit.Noder](w); !ok || n.Node() != 7 {
+		t.Errorf("As[Noder] through two wrappers = %v, %v", n, ok)
+	}
+	if _, ok := idkit.As[idkit.Layouter](w); ok {
+		t.Error("As[Layouter] found one the scheme does not have")
+	}
+	if f, ok := idkit.As[idkit.Formatter](w); !ok || f != s.(idkit.Formatter) {
+		t.Errorf("As[Formatter] = %v, %v; want New's wrapper, the first along the chain", f, ok)
+	}
+	if _, ok := idkit.As[*optBase](w); ok {
+		t.Error("As[*optBase] found the base inside the struct scheme") // it is a field, not a link
+	}
+	if _, ok := idkit.As[idkit.Noder](loop{&optBase{}}); ok {
+		t.Error("As[Noder] on a loop found one")
+	}
+	if _, ok := idkit.As[idkit.Noder](nil); ok {
+		t.Error("As[Noder](nil) found one")
+	}
+	if _, ok := idkit.As[idkit.Noder](wrapper{}); ok {
+		t.Error("As[Noder] of a wrapper around nil found one")
 	}
 }

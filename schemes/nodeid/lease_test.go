@@ -291,3 +291,92 @@ func TestHoldErrors(t *testing.T) {
 		t.Error("negative TTL accepted")
 	}
 }
+
+// sendView is a connection to a memStore whose requests spend delay on the way to the store,
+// and that records when each Renew was sent (called) and when it reached the store. With
+// lose set, a renewal reaches the store and is applied, but its answer is lost.
+type sendView struct {
+	view
+	delay time.Duration
+	lose  bool
+
+	mu     sync.Mutex
+	sent   []time.Time
+	arrive []time.Time
+}
+
+func (v *sendView) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
+	time.Sleep(v.delay)
+	return v.view.Claim(ctx, req)
+}
+
+func (v *sendView) Renew(ctx context.Context, c nodeid.Claim) error {
+	sent := time.Now()
+	time.Sleep(v.delay)
+	v.mu.Lock()
+	v.sent, v.arrive = append(v.sent, sent), append(v.arrive, time.Now())
+	v.mu.Unlock()
+	err := v.view.Renew(ctx, c)
+	if v.lose && err == nil {
+		return errors.New("renewal answer lost")
+	}
+	return err
+}
+
+// TestLeaseDeadlineCountsFromSend holds what issue 25 asks of a lease across elections: the
+// deadline counts from when the claim or keep-alive was sent, not from when it reached the
+// store or was answered (etcd extends a lease from when its leader handles the keep-alive, and
+// a new leader extends every lease by an election timeout, etcd #4778, #9395: both only make
+// the store's expiry later than the holder's count); and a renewal whose answer was lost is not
+// a success, even though the store applied it. It passes on the code before issue 25: Hold and
+// renewLoop read the clock before they send.
+func TestLeaseDeadlineCountsFromSend(t *testing.T) {
+	const delay = 40 * time.Millisecond // below the renewal timeout, TTL/6 = 100 ms
+	for _, lose := range []bool{false, true} {
+		t.Run(fmt.Sprintf("answer-lost=%v", lose), func(t *testing.T) {
+			m := &memStore{slots: map[uint64]*memSlot{}}
+			v := &sendView{view: view{m: m}, delay: delay, lose: lose}
+			sent := time.Now()
+			l, err := nodeid.Hold(context.Background(), v, nodeid.LeaseSettings{Nodes: 4, TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			at, _ := l.Deadline().Load()
+			if late := at.Sub(sent.Add(ttl / 2)); late > delay/2 {
+				t.Errorf("after the claim the deadline is TTL/2 + %v after the claim was sent; want it counted from the send (it took %v to arrive)", late, delay)
+			}
+			// Wait for a renewal to be answered, and read the deadline it set: the count of
+			// answered renewals must not change around the read.
+			var got time.Time
+			var ok, failed uint64
+			for {
+				ok, failed = l.Renewals()
+				got, _ = l.Deadline().Load()
+				if ok2, failed2 := l.Renewals(); ok+failed > 0 && ok2 == ok && failed2 == failed {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			v.mu.Lock()
+			sent, arrived := v.sent[max(ok, 1)-1], v.arrive[max(ok, 1)-1]
+			v.mu.Unlock()
+			if lose {
+				if ok != 0 || failed == 0 || !got.Equal(at) {
+					t.Errorf("renewal applied by the store but unanswered: %d ok, %d failed, deadline moved by %v; want it counted as failed and the deadline unmoved", ok, failed, got.Sub(at))
+				}
+				return
+			}
+			if late := got.Sub(sent.Add(ttl / 2)); late > delay/2 || late < -delay {
+				t.Errorf("after a renewal the deadline is TTL/2 %+v from its send; want it counted from the send", late)
+			}
+			// The store's own expiry counts from the arrival, TTL/2 past the deadline at least.
+			m.mu.Lock()
+			expires := m.slots[l.Node()].expires
+			m.mu.Unlock()
+			if margin := expires.Sub(got); margin < ttl/2 {
+				t.Errorf("the store lets the holding lapse %v after the holder's deadline (arrival %v after the send); want at least TTL/2", margin, arrived.Sub(sent))
+			}
+		})
+	}
+}

@@ -57,7 +57,9 @@ func FuzzParse(f *testing.F) {
 func TestLoopback(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:7070": true, "127.8.9.10:1": true, "[::1]:7070": true, "[::ffff:127.0.0.1]:1": true,
-		"localhost:7070": true, "LOCALHOST.:1": true, "idkitd.localhost:1": true,
+		"localhost:7070": true, "LOCALHOST.:1": true,
+		// Go asks the network's DNS for names under .localhost (issue 24, item 8).
+		"idkitd.localhost:1": false, "a.b.localhost.:1": false, "x.LOCALHOST:1": false,
 		"10.0.0.1:7070": false, "[::2]:1": false, "idkitd:7070": false, "localhost.example:1": false,
 		"0.0.0.0:1": false, "nocolon": false, "[::1%lo]:1": true,
 	} {

@@ -22,7 +22,8 @@
 //	                      the Connect protocol and its JSON form through connect-go
 //	tls=true              HTTPS with the system roots (default false: cleartext HTTP/2)
 //	token_env=VAR         send the bearer token held in environment variable VAR; without
-//	                      tls=true only to a loopback address (localhost, 127.0.0.0/8, ::1),
+//	                      tls=true only to a loopback address (localhost, 127.0.0.0/8, ::1;
+//	                      not other names under .localhost, which Go resolves through DNS),
 //	                      since anyone on the path reads a token sent in cleartext
 //	insecure_token=true   send the token over cleartext to other addresses too (a network
 //	                      you trust, or a sidecar that adds TLS)
@@ -63,6 +64,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
+	"github.com/idkit/idkit/internal/redact"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 )
 
@@ -166,6 +168,11 @@ func parse(sp *idkit.Settings) (Config, error) {
 		return c, err
 	}
 	if v, ok := sp.Lookup("token_env"); ok {
+		if !redact.EnvName(v) {
+			// Perhaps the token itself, pasted where its variable's name belongs: not shown
+			// (Errorf's quoted spec hides such token_env values too).
+			return c, sp.Errorf("token_env= wants the name of an environment variable (a letter or '_', then letters, digits and '_'); the %d characters given are not one and are not shown: they may be the token", len(v))
+		}
 		c.Token, ok = os.LookupEnv(v)
 		if !ok || c.Token == "" {
 			return c, sp.Errorf("token_env=%s: the variable is not set", v)
@@ -286,15 +293,18 @@ func Dial(ctx context.Context, c Config) (*Scheme, error) {
 	return s, nil
 }
 
-// loopback reports whether addr's host is a loopback address or the name localhost.
+// loopback reports whether addr's host is a literal loopback address or the name localhost.
+// Names under .localhost are not exempt: RFC 6761 lets resolvers answer them with loopback,
+// but Go's resolver asks the network's DNS for them (only "localhost" itself is answered from
+// /etc/hosts on every system), so a DNS server could send the token anywhere.
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true // RFC 6761: resolves to loopback
+	if host == "localhost" {
+		return true
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()

@@ -159,6 +159,10 @@ func TestSpecErrors(t *testing.T) {
 		{"remote:addr=192.0.2.1:7070,generator=orders,token_env=IDKIT_TEST_SOME_TOKEN", "a bearer token over cleartext to an address that is not loopback"},
 		{"remote:addr=idkitd.example:7070,generator=orders,token_env=IDKIT_TEST_SOME_TOKEN,insecure_token=false", "set tls=true, or insecure_token=true"},
 		{"remote:addr=" + addr + ",generator=orders,insecure_token=maybe", "insecure_token=maybe"},
+		{"remote:addr=idkitd.localhost:7070,generator=orders,token_env=IDKIT_TEST_SOME_TOKEN", "a bearer token over cleartext to an address that is not loopback"},
+		// A token pasted where its variable's name belongs is refused and not shown (issue
+		// 24, item 7).
+		{"remote:addr=" + addr + ",generator=orders,token_env=s3cret-token.value", "token_env= wants the name of an environment variable"},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			_, err := idkit.New(tc.spec)

@@ -31,7 +31,8 @@ func init() {
 //	dynamic=true, max_step=N   Leaf's adaptive step
 //	buffer=false  no background preload (for comparisons)
 //	timeout=3s    one store round trip; wait=5s: how long Next waits when both blocks are dry
-var segmentKeys = []string{"store", "store2", "key", "step", "dynamic", "max_step", "buffer", "timeout", "wait"}
+//	gap=1000      blocks a counter skips after a failover of its store (Settings.FailoverGap)
+var segmentKeys = []string{"store", "store2", "key", "step", "dynamic", "max_step", "buffer", "timeout", "wait", "gap"}
 
 // segmentSpec is a segment spec read but not started.
 type segmentSpec struct {
@@ -86,6 +87,12 @@ func readSegment(sp *idkit.Settings) (segmentSpec, error) {
 	if ss.set.Wait, _, err = sp.Duration("wait"); err != nil {
 		return ss, err
 	}
+	if ss.set.FailoverGap, _, err = sp.Uint("gap", 1<<40); err != nil {
+		return ss, err
+	}
+	if ss.set.FailoverGap == 0 && sp.Has("gap") {
+		return ss, sp.Errorf("gap=0: a failover must skip at least one block; want a whole number from 1 (default %d)", DefaultFailoverGap)
+	}
 	if err := sp.Done(segmentKeys...); err != nil {
 		return ss, err
 	}
@@ -133,7 +140,7 @@ func buildSegment(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error)
 		closeAll()
 		return nil, sp.Wrapf(err, "segment")
 	}
-	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss)}, nil
+	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss), urls: ss.urls}, nil
 }
 
 // segmentName is the canonical spec of a segment scheme, credentials redacted.
@@ -163,6 +170,9 @@ func segmentName(ss segmentSpec) string {
 	}
 	if ss.set.Wait != 0 {
 		b.WriteString(",wait=" + ss.set.Wait.String())
+	}
+	if ss.set.FailoverGap != 0 {
+		b.WriteString(",gap=" + strconv.FormatUint(ss.set.FailoverGap, 10))
 	}
 	return b.String()
 }
@@ -215,11 +225,12 @@ func (c segmentCodec) Decode(id idkit.ID) (idkit.Parts, error) {
 }
 
 // segmentScheme wraps Segment. It implements idkit.Scheme, Batcher, the context variants,
-// Widther and io.Closer.
+// Widther, Durabler and io.Closer.
 type segmentScheme struct {
 	segmentCodec
 	g    *Segment
 	name string
+	urls []string // the stores', for Durability
 }
 
 func (s *segmentScheme) Name() string { return s.name }

@@ -33,6 +33,16 @@
 // Durability is the stores' part: a store hands out a block only once its increment would
 // survive a crash of its server, and refuses a server that could lose it (see each store
 // package and docs/segment.md).
+//
+// Failover: a replicated store can lose acknowledged takes when a standby that did not hold
+// them is promoted, and then hand their numbers out again. Stores refuse such a replica set
+// unless told otherwise (durability=async in the store URL), and fence every take with the
+// store's epoch, the history its primary writes (PostgreSQL's system identifier and timeline,
+// MariaDB's server_id and GTID domain, Redis's replication ID): a take in another epoch than
+// the one the key's row was last written in first moves the counter on by Settings.FailoverGap
+// blocks, and a Segment that sees a store's epoch change drops every block it holds from that
+// store that was not synchronously acknowledged. A take whose outcome is unknown (an error
+// at or after COMMIT) is never used, and its numbers never reused.
 package segment
 
 import (
@@ -78,6 +88,10 @@ const (
 	DefaultLongBlock  = 30 * time.Minute
 	// DefaultPreload is the share of a block used before the next one is taken (Leaf: 10%).
 	DefaultPreload = 0.1
+	// DefaultFailoverGap is how many blocks a counter skips when a take finds its store in
+	// another epoch (after a failover) than the key's last take: takes an asynchronous
+	// standby lost are then not handed out again as long as they were fewer.
+	DefaultFailoverGap = 1000
 )
 
 // Request asks a store for a block.
@@ -90,6 +104,10 @@ type Request struct {
 	// records them in the key's row when it creates it and refuses, with an error wrapping
 	// ErrClass, a request whose Index or Count differs from the row's.
 	Index, Count int
+	// Gap is how many blocks of Step the store skips before this one when the key's row was
+	// last written in another epoch than the store's current one (Settings.FailoverGap); a
+	// store that knows no epochs ignores it.
+	Gap uint64
 }
 
 // Block is a range of a store's counter, First to Last inclusive, First at least 1. A store
@@ -97,6 +115,13 @@ type Request struct {
 // Last-Step+1.
 type Block struct {
 	First, Last uint64
+	// Epoch names the history the store's primary wrote the take in (see the package doc);
+	// empty when the store does not know. A Segment that sees it change drops the blocks of
+	// that store taken in the old epoch unless Synchronous.
+	Epoch string
+	// Synchronous reports that every standby that could be promoted held the take when the
+	// store acknowledged it.
+	Synchronous bool
 }
 
 // Store hands out blocks of one counter per key. Take must be atomic across every process
@@ -144,6 +169,9 @@ type Settings struct {
 	Wait time.Duration
 	// Clock is read for the dynamic step; nil means the system clock.
 	Clock Clock
+	// FailoverGap is how many blocks a counter skips after a failover (DefaultFailoverGap
+	// when 0; see the package doc).
+	FailoverGap uint64
 }
 
 // span is the part of a block not yet issued, as IDs: next, next+stride, … up to last.
@@ -151,6 +179,8 @@ type span struct {
 	next, last uint64
 	stride     uint64
 	preload    uint64 // issuing this ID starts taking the next block
+	store      int    // the store it came from
+	sync       bool   // Block.Synchronous
 }
 
 func (p *span) left() uint64 {
@@ -168,6 +198,8 @@ type storeState struct {
 	retry time.Time     // skip st until then after a failure
 	dead  error         // st handed out a block that cannot be used; never asked again
 	delay time.Duration // current back-off
+	epoch string        // the epoch of st's last block
+	fence int           // epoch changes seen
 }
 
 // Segment issues IDs from blocks. It is safe for concurrent use. Close it to stop the
@@ -226,6 +258,9 @@ func New(set Settings) (*Segment, error) {
 	}
 	if set.Preload == 0 {
 		set.Preload = DefaultPreload
+	}
+	if set.FailoverGap == 0 {
+		set.FailoverGap = DefaultFailoverGap
 	}
 	if set.Timeout == 0 {
 		set.Timeout = DefaultTimeout
@@ -466,7 +501,7 @@ func (s *Segment) load(done chan struct{}) {
 				defer s.wg.Done()
 				ctx, cancel := context.WithTimeout(s.ctx, s.set.Timeout)
 				defer cancel()
-				b, err := st.Take(ctx, Request{Key: s.set.Key, Step: step, Index: i, Count: len(s.stores)})
+				b, err := st.Take(ctx, Request{Key: s.set.Key, Step: step, Index: i, Count: len(s.stores), Gap: s.set.FailoverGap})
 				res <- takeResult{i, b, err}
 			}()
 		}
@@ -620,12 +655,26 @@ func (s *Segment) accept(i int, b Block) (span, error) {
 	case b.Last > MaxID/n:
 		return span{}, fmt.Errorf("%w: store %d's counter for key %q reached %d, beyond %d", ErrExhausted, i+1, s.set.Key, b.Last, MaxID/n)
 	}
+	if b.Epoch != "" {
+		if st.epoch != "" && b.Epoch != st.epoch {
+			// A failover: what this process holds of the old epoch may be missing on the new
+			// primary, which hands it out again (after the gap, if fewer blocks were lost).
+			st.fence++
+			if s.cur.store == i && !s.cur.sync {
+				s.cur.next, s.cur.last = 1, 0
+			}
+			if s.hasNxt && s.nxt.store == i && !s.nxt.sync {
+				s.hasNxt = false
+			}
+		}
+		st.epoch = b.Epoch
+	}
 	st.high = b.Last
 	st.fails, st.delay = 0, 0
 	// Counter value r of store i is the ID (r-1)*n + i + 1.
 	first := (b.First-1)*n + uint64(i) + 1
 	last := (b.Last-1)*n + uint64(i) + 1
-	p := span{next: first, last: last, stride: n, preload: last + 1}
+	p := span{next: first, last: last, stride: n, preload: last + 1, store: i, sync: b.Synchronous}
 	if !s.set.NoBuffer {
 		p.preload = first + uint64(float64(b.Last-b.First+1)*s.set.Preload)*n
 	}
@@ -662,6 +711,30 @@ func (s *Segment) deadError() error {
 		errs[i] = s.stores[i].dead
 	}
 	return errors.Join(errs...)
+}
+
+// Durability returns what each store last reported of its durability, in the order of
+// Settings.Stores; ClassUnknown for a store that is not a Durabler.
+func (s *Segment) Durability() []Durability {
+	d := make([]Durability, len(s.stores))
+	for i := range s.stores {
+		if st, ok := s.stores[i].st.(Durabler); ok {
+			d[i] = st.Durability()
+		}
+	}
+	return d
+}
+
+// Failovers returns how many times a block came back from one of the stores in another epoch
+// than the block before it.
+func (s *Segment) Failovers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for i := range s.stores {
+		n += s.stores[i].fence
+	}
+	return n
 }
 
 // closedError is the error of every call after Close. s.mu is held.

@@ -18,6 +18,13 @@
 // cluster acknowledged. etcd writes its WAL to disk (fsync) before it acknowledges a write;
 // a member started with --unsafe-no-fsync (etcd 3.4.10 and later) gives that up, which the
 // client cannot detect: never run one under a lease store.
+//
+// Elections: etcd does not answer a request whose wait a leader change aborted, and may still
+// commit it; a new leader extends every lease by an election timeout (etcd #4778, #9395). A
+// claim without an answer is therefore re-read (held under the claim's own etcd lease: used;
+// otherwise ErrUnknown, and the lease is revoked), a renewal without an answer counts as
+// failed, and nodeid.Lease counts its deadline from when it sent the grant or keep-alive, which
+// the store's expiry can only follow, never precede.
 package etcdlease
 
 import (
@@ -102,9 +109,10 @@ func parseURL(raw string) (Settings, error) {
 
 // Store is a nodeid.Store in etcd. It is safe for concurrent use.
 type Store struct {
-	cli    *clientv3.Client
-	own    bool
-	prefix string
+	cli     *clientv3.Client
+	own     bool
+	prefix  string
+	members membership // for Durability
 }
 
 var _ nodeid.Store = (*Store)(nil)
@@ -171,6 +179,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		cancel()
 		return nodeid.Claim{}, err
 	}
+	s.readMembers(ctx)
 	return c, nil
 }
 
@@ -186,7 +195,10 @@ func (s *Store) claim(ctx context.Context, req nodeid.ClaimRequest, grant *clien
 				clientv3.OpPut(s.claimKey(n), string(val))).
 			Commit()
 		if err != nil {
-			return false, 0, fmt.Errorf("etcdlease: claiming slot %d under %s: %w", n, s.prefix, err)
+			// No answer is not a "no": etcd does not answer a request aborted by a leader
+			// change or a timeout, yet the new leader may still commit it. Re-read the slot
+			// before deciding.
+			return s.reread(ctx, n, grant.ID, err)
 		}
 		return resp.Succeeded, resp.Header.Revision, nil
 	}
@@ -236,6 +248,32 @@ func (s *Store) claim(ctx context.Context, req nodeid.ClaimRequest, grant *clien
 		}
 		// Another process took n between the listing and the transaction: list again.
 	}
+}
+
+// ErrUnknown reports a claim whose outcome etcd did not tell and a re-read could not settle.
+// The claim's etcd lease is revoked then, so the claim is void whether or not it was
+// committed; the slot stays free or lapses with it.
+var ErrUnknown = errors.New("etcdlease: claim outcome unknown")
+
+// reread settles a claim transaction that failed with sendErr (a timeout, a lost connection,
+// "leader changed"): it may have been committed. A linearizable read of slot n shows whether
+// the slot is held under grant, the claim's own etcd lease, which nobody else can use; then
+// the claim succeeded at the slot key's CreateRevision, which is also the revision of the
+// claims/n record the transaction wrote. Otherwise the claim is reported as failed with an
+// error wrapping ErrUnknown, and Claim revokes grant, which makes a transaction still in
+// flight fail when it is applied (its lease is gone). The read gets a few seconds of its own
+// when ctx has already ended, so that a claim is not abandoned for want of the answer.
+func (s *Store) reread(ctx context.Context, n uint64, grant clientv3.LeaseID, sendErr error) (bool, int64, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	resp, err := s.cli.Get(rctx, s.slotKey(n))
+	if err != nil {
+		return false, 0, fmt.Errorf("%w: claiming slot %d under %s: %w (re-reading the slot: %v)", ErrUnknown, n, s.prefix, sendErr, err)
+	}
+	if len(resp.Kvs) == 1 && resp.Kvs[0].Lease == int64(grant) {
+		return true, resp.Kvs[0].CreateRevision, nil
+	}
+	return false, 0, fmt.Errorf("%w: claiming slot %d under %s: %w; the slot is not held under this claim's lease", ErrUnknown, n, s.prefix, sendErr)
 }
 
 // ownerOf names the holder of slot n for a message.

@@ -39,6 +39,32 @@
 // and every write reads fsync and full_page_writes again, unless the store URL says
 // unsafe=true (Settings.Unsafe), for throwaway test clusters. A temporary table is refused
 // always.
+//
+// Replication: a write the primary acknowledged survives a failover only if the promoted
+// standby held it. Open and every write read the server's durability class (internal/pgrepl)
+// in the write's own transaction, after raising synchronous_commit: single (no standby
+// streams), sync (every streaming standby is synchronous) or async. An async or unknown class
+// is refused with ErrNotDurable naming synchronous_standby_names or the standby, unless the
+// store URL says durability=async (Settings.AcceptAsync); a commit whose wait for the
+// synchronous standbys was cancelled (PostgreSQL's "canceling wait for synchronous
+// replication" warning: the commit is local only) counts as not durable. Store.Replication
+// shows the last class read.
+//
+// Failover fence: every claim records the server's epoch (system identifier and timeline,
+// pg_epoch) in its row, and renewals, marks and claims again succeed only in the epoch the
+// claim was made in, so a failover ends every holding and its holder must claim again. A
+// claim that finds a slot last written in another epoch does not take it: it quarantines it
+// for the longer of the two TTLs, counted on the new server, because the promoted standby may
+// lack the holder's last renewals (asynchronously replicated) while the holder issues until
+// TTL/2 after the last one it saw succeed. Marks saved asynchronously can also be lost, so
+// under durability=async a successor's protection from its predecessor's times is the
+// clocks' agreement within TTL/2 (see docs/nodes.md, Replicated stores).
+//
+// A claim whose outcome is unknown (the connection broke at or after COMMIT, a timeout) is
+// possibly claimed, never assumed not: the store re-reads the slot and, when the row names the
+// claim's owner, confirms it with a durable renewal and uses it; otherwise the claim fails
+// with ErrUnknown and the row, if it was written, lapses unused. A batch once sent is never
+// sent again.
 package pglease
 
 import (
@@ -49,8 +75,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/internal/urlquery"
 	"github.com/idkit/idkit/schemes/nodeid"
@@ -86,11 +114,15 @@ type Settings struct {
 	// a crash can make forget a holding or a mark: for throwaway test clusters only (see the
 	// package doc).
 	Unsafe bool
+	// AcceptAsync runs the store although a standby could be promoted without its writes
+	// (durability=async in the URL): the failover fence (see the package doc) is then the only
+	// protection.
+	AcceptAsync bool
 }
 
 // ParseURL reads "postgres://…", "postgresql://…" or "pg://…" into Settings. The query
-// parameters namespace, table and unsafe (true or false) are taken out for
-// Settings.Namespace, Settings.Table and Settings.Unsafe; the rest of the URL goes to pgx
+// parameters namespace, table, unsafe (true or false) and durability (sync or async) are taken
+// out for Settings.Namespace, Settings.Table, Settings.Unsafe and Settings.AcceptAsync; the rest of the URL goes to pgx
 // ("pg" becomes "postgres"). The query is read strictly (internal/urlquery): a pair that does
 // not parse (';', %zz), a key given twice and a key that is neither the store's, nor pgx's,
 // nor one of a few session settings (application_name, search_path, options,
@@ -138,6 +170,14 @@ func parseURL(raw string) (Settings, error) {
 			return Settings{}, fmt.Errorf("pglease: store URL: unsafe=%.20q: want true or false", v)
 		}
 	}
+	switch v, ok := q["durability"]; {
+	case !ok, v == "sync":
+	case v == "async":
+		s.AcceptAsync = true
+	default:
+		return Settings{}, fmt.Errorf("pglease: store URL: durability=%.20q: want sync (the default: refuse a standby that could be promoted without a claim) or async (accept it, with the failover fence as the only protection)", v)
+	}
+	delete(q, "durability")
 	delete(q, "namespace")
 	delete(q, "table")
 	delete(q, "unsafe")
@@ -154,7 +194,7 @@ func parseURL(raw string) (Settings, error) {
 // pgx would send any other key to the server as a setting, so a misspelt one (tabel=) would
 // only fail when the server refused it, or not at all.
 var knownParam = urlquery.Known(
-	"namespace", "table", "unsafe",
+	"namespace", "table", "unsafe", "durability",
 	// pgconn: parameters of the connection, not sent to the server.
 	"host", "port", "database", "user", "password", "passfile", "connect_timeout",
 	"sslmode", "sslkey", "sslcert", "sslcertmode", "sslrootcert", "sslnegotiation", "sslpassword",
@@ -167,7 +207,7 @@ var knownParam = urlquery.Known(
 	"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout",
 )
 
-const knownHint = "the store takes namespace, table, unsafe, pgx's connection parameters " +
+const knownHint = "the store takes namespace, table, unsafe, durability, pgx's connection parameters " +
 	"(sslmode, connect_timeout, …) and the settings application_name, search_path, options, " +
 	"client_encoding, timezone, statement_timeout, lock_timeout and " +
 	"idle_in_transaction_session_timeout"
@@ -200,41 +240,88 @@ type Store struct {
 	table  string
 	q      queries
 	unsafe bool // accept fsync or full_page_writes off, an UNLOGGED table
+	async  bool // Settings.AcceptAsync
 	// asyncCommit leaves synchronous_commit to the server: only the durability test sets it,
 	// for its control run.
 	asyncCommit bool
 
 	mu   sync.Mutex // serialises use of conn
 	conn *pgx.Conn  // nil or closed: connect on next use
+	// cancelled is set by the connection's OnNotice when PostgreSQL warns that a commit's wait
+	// for the synchronous standbys was cancelled; write reads and clears it (under mu).
+	cancelled atomic.Bool
+
+	repMu sync.Mutex
+	rep   Replication
+}
+
+// Replication is what a Store last read of the server's replication, with the write it
+// checked.
+type Replication struct {
+	Class  string // pgrepl's class: "single", "sync", "async" or "unknown"
+	Reason string // the setting or standby that decides it
+	Epoch  string // system identifier/timeline of the server's history
+	// AsyncAccepted is Settings.AcceptAsync: an async class is run, not refused.
+	AsyncAccepted bool
+}
+
+// Replication returns what the store read of the server's replication at its last write
+// (Open's table check included), for readiness checks and logs.
+func (s *Store) Replication() Replication {
+	s.repMu.Lock()
+	defer s.repMu.Unlock()
+	return s.rep
 }
 
 var _ nodeid.Store = (*Store)(nil)
 
 type queries struct {
-	taken, claim, again, owner, renew, release, load, save, slots string
+	taken, claim, again, owner, mine, renew, release, load, save, slots string
 }
 
-func newQueries(t string) queries {
+// epochSQL is the server's epoch as pgrepl.Epoch.String writes it: system identifier and the
+// timeline of the current WAL file, which pg_promote() changes at once.
+const epochSQL = `((SELECT system_identifier FROM pg_control_system())::text || '/' ||
+	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text)`
+
+// failoverOwner is the owner a claim writes into a slot it found last written in another
+// epoch: the slot is kept from everyone for a TTL (see the package doc).
+const failoverOwner = "(quarantined after a failover)"
+
+// newQueries returns the statements on table t. Without fenced they ignore the epoch, as
+// before the failover fence: only the fault test's control uses that.
+func newQueries(t string, fenced bool) queries {
 	const ttl = "make_interval(secs => $4::float8)"
+	same, inEpoch := `s.pg_epoch IS NOT DISTINCT FROM EXCLUDED.pg_epoch`, ` AND pg_epoch = `+epochSQL
+	if !fenced {
+		same, inEpoch = "true", ""
+	}
 	return queries{
 		taken: `SELECT slot FROM ` + t + ` WHERE namespace = $1 AND slot < $2 AND owner <> '' AND expires_at > now() ORDER BY slot`,
-		claim: `INSERT INTO ` + t + ` AS s (namespace, slot, owner, expires_at, epoch, claimed_at)
-			VALUES ($1, $2, $3, now() + ` + ttl + `, 1, now())
+		// A free slot last written in this epoch is claimed; a slot last written in another
+		// one (before a failover, or by a version without epochs) is quarantined instead.
+		claim: `INSERT INTO ` + t + ` AS s (namespace, slot, owner, expires_at, epoch, claimed_at, pg_epoch, ttl_s)
+			VALUES ($1, $2, $3, now() + ` + ttl + `, 1, now(), ` + epochSQL + `, $4::float8)
 			ON CONFLICT (namespace, slot) DO UPDATE
-			SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, epoch = s.epoch + 1, claimed_at = now()
-			WHERE s.owner = '' OR s.expires_at <= now()
-			RETURNING epoch`,
-		again: `UPDATE ` + t + ` SET owner = $3, expires_at = now() + ` + ttl + `, epoch = epoch + 1, claimed_at = now()
-			WHERE namespace = $1 AND slot = $2 AND epoch = $5 AND (owner = '' OR expires_at <= now())
+			SET owner = CASE WHEN ` + same + ` THEN EXCLUDED.owner ELSE '` + failoverOwner + `' END,
+				expires_at = CASE WHEN ` + same + ` THEN EXCLUDED.expires_at
+					ELSE GREATEST(s.expires_at, now() + make_interval(secs => GREATEST($4::float8, COALESCE(s.ttl_s, 0)))) END,
+				ttl_s = CASE WHEN ` + same + ` THEN EXCLUDED.ttl_s ELSE GREATEST($4::float8, COALESCE(s.ttl_s, 0)) END,
+				epoch = s.epoch + 1, claimed_at = now(), pg_epoch = EXCLUDED.pg_epoch
+			WHERE (s.owner = '' OR s.expires_at <= now()) AND ` + same + ` OR NOT ` + same + `
+			RETURNING epoch, owner = $3`,
+		again: `UPDATE ` + t + ` SET owner = $3, expires_at = now() + ` + ttl + `, epoch = epoch + 1, claimed_at = now(), ttl_s = $4::float8
+			WHERE namespace = $1 AND slot = $2 AND epoch = $5 AND (owner = '' OR expires_at <= now())` + inEpoch + `
 			RETURNING epoch`,
 		owner: `SELECT owner, claimed_at, expires_at FROM ` + t + ` WHERE namespace = $1 AND slot = $2`,
+		mine:  `SELECT epoch FROM ` + t + ` WHERE namespace = $1 AND slot = $2 AND owner = $3`,
 		renew: `UPDATE ` + t + ` SET expires_at = now() + ` + ttl + `
-			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $5 AND expires_at > now()`,
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $5 AND expires_at > now()` + inEpoch,
 		release: `UPDATE ` + t + ` SET owner = '', expires_at = '-infinity'
 			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4`,
 		load: `SELECT mark_ns FROM ` + t + ` WHERE namespace = $1 AND slot = $2`,
 		save: `UPDATE ` + t + ` SET mark_ns = GREATEST(mark_ns, $5)
-			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4 AND expires_at > now()`,
+			WHERE namespace = $1 AND slot = $2 AND owner = $3 AND epoch = $4 AND expires_at > now()` + inEpoch,
 		slots: `SELECT slot, owner, owner <> '' AND expires_at > now(), expires_at, epoch, mark_ns FROM ` + t + `
 			WHERE namespace = $1 ORDER BY slot`,
 	}
@@ -266,7 +353,17 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table), unsafe: s.Unsafe}
+	cfg = cfg.Copy() // OnNotice below must not change the caller's Config
+	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table, true), unsafe: s.Unsafe, async: s.AcceptAsync}
+	onNotice := cfg.OnNotice
+	cfg.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
+		if pgrepl.CancelledWait(n) {
+			st.cancelled.Store(true)
+		}
+		if onNotice != nil {
+			onNotice(c, n)
+		}
+	}
 	if err := st.createTable(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -337,7 +434,10 @@ func (s *Store) checkSettings(fsync, fpw string) error {
 func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) (int64, error) {
 	var n int64
 	var fsync, fpw string
+	var rs pgrepl.Scan
+	cancelled := false
 	err := s.with(ctx, func(c *pgx.Conn) error {
+		s.cancelled.Store(false)
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		settings := durableSetting
@@ -345,6 +445,7 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 			settings = `SELECT '', current_setting('fsync'), current_setting('full_page_writes')`
 		}
 		b.Queue(settings)
+		b.Queue(pgrepl.Query)
 		b.Queue(sql, args...)
 		b.Queue("COMMIT")
 		br := c.SendBatch(ctx, b)
@@ -354,6 +455,9 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 			}
 			var sc string
 			if err := br.QueryRow().Scan(&sc, &fsync, &fpw); err != nil {
+				return err
+			}
+			if err := br.QueryRow().Scan(rs.Dest()...); err != nil {
 				return err
 			}
 			if len(dest) > 0 {
@@ -374,6 +478,7 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
+		cancelled = s.cancelled.Swap(false)
 		if c.PgConn().TxStatus() != 'I' && !c.IsClosed() {
 			// The statement failed inside the transaction (or no row was scanned and the
 			// batch stopped): end it, or the connection is useless for the next call.
@@ -381,12 +486,49 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 				c.Close(context.WithoutCancel(ctx))
 			}
 		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			// The batch may have run up to its COMMIT: never send it again (pgx reports a
+			// connection that broke while the answer was read as "conn closed", safe to
+			// retry, TestClaimCommitAnswerLost).
+			err = sentError{err}
+		}
 		return err
 	})
 	if err == nil {
 		err = s.checkSettings(fsync, fpw)
 	}
+	if err == nil && cancelled {
+		err = fmt.Errorf("%w: the commit's wait for the synchronous standbys at %s was cancelled: it is on the primary only, and a failover can lose it", ErrNotDurable, s.where())
+	}
+	if err == nil && !s.asyncCommit {
+		var f pgrepl.Facts
+		if f, err = rs.Facts(); err == nil {
+			err = s.checkReplication(f)
+		} else {
+			err = fmt.Errorf("%w: reading the replication of the server at %s: %w", ErrNotDurable, s.where(), err)
+		}
+	}
 	return n, err
+}
+
+// checkReplication decides the durability class of a write from the facts its transaction
+// read after raising synchronous_commit, records it for Replication, and refuses a class a
+// failover can set back (async or unknown, unless Settings.AcceptAsync and the server is not
+// a standby): the write has committed then, but its caller must not rely on it.
+func (s *Store) checkReplication(f pgrepl.Facts) error {
+	class, reason := f.Class()
+	s.repMu.Lock()
+	s.rep = Replication{Class: class.String(), Reason: reason, Epoch: f.Epoch.String(), AsyncAccepted: s.async}
+	s.repMu.Unlock()
+	switch {
+	case class == pgrepl.Sync, class == pgrepl.Single:
+		return nil
+	case s.async && !f.InRecovery:
+		return nil
+	case class == pgrepl.Async:
+		return fmt.Errorf("%w: the server at %s replicates asynchronously (%s), so a failover to that standby can lose an acknowledged claim or renewal and hand one node to two processes; list every standby that may be promoted in synchronous_standby_names, or add durability=async to the store URL (Settings.AcceptAsync) to run with the failover fence as the only protection", ErrNotDurable, s.where(), reason)
+	}
+	return fmt.Errorf("%w: cannot tell whether a standby of the server at %s holds every claim: %s", ErrNotDurable, s.where(), reason)
 }
 
 // createTable creates the lease table. CREATE TABLE IF NOT EXISTS is not safe against itself
@@ -422,10 +564,24 @@ func (s *Store) createTx(ctx context.Context, tx pgx.Tx) error {
 			epoch      bigint      NOT NULL DEFAULT 0,
 			claimed_at timestamptz,
 			mark_ns    bigint      NOT NULL DEFAULT 0,
+			pg_epoch   text,
+			ttl_s      float8,
 			PRIMARY KEY (namespace, slot)
 		)`)
 	if err != nil {
 		return err
+	}
+	// Tables made before the failover fence get its columns; their rows read as written in
+	// another epoch, and are quarantined once.
+	var cols int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass
+		AND attname IN ('pg_epoch', 'ttl_s') AND NOT attisdropped`, s.table).Scan(&cols); err != nil {
+		return err
+	}
+	if cols < 2 {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+s.table+` ADD COLUMN IF NOT EXISTS pg_epoch text, ADD COLUMN IF NOT EXISTS ttl_s float8`); err != nil {
+			return err
+		}
 	}
 	return s.checkDurable(ctx, tx)
 }
@@ -447,7 +603,14 @@ func (s *Store) checkDurable(ctx context.Context, tx pgx.Tx) error {
 			return fmt.Errorf("%w: the lease table %s is UNLOGGED, so a crash empties it and hands held slots to other processes; ALTER TABLE %s SET LOGGED, or add unsafe=true to the store URL for a throwaway test server", ErrNotDurable, s.table, s.table)
 		}
 	}
-	return s.checkSettings(fsync, fpw)
+	if err := s.checkSettings(fsync, fpw); err != nil || s.asyncCommit {
+		return err
+	}
+	f, err := pgrepl.Read(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("%w: reading the replication of the server at %s: %w", ErrNotDurable, s.where(), err)
+	}
+	return s.checkReplication(f)
 }
 
 // Namespace returns the namespace the slots live in.
@@ -463,29 +626,36 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		req.Nodes = 1 << 62 // slot is a bigint
 	}
 	secs := req.TTL.Seconds()
+	mk := func(n uint64, epoch int64) nodeid.Claim {
+		return nodeid.Claim{Node: n, Owner: req.Owner, TTL: req.TTL, Epoch: epoch}
+	}
 	claim := func(n uint64) (int64, bool, error) {
 		var epoch int64
-		_, err := s.write(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch)
+		var won bool
+		_, err := s.write(ctx, s.q.claim, []any{s.ns, int64(n), req.Owner, secs}, &epoch, &won)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, false, nil
 		}
 		if err != nil {
-			return 0, false, fmt.Errorf("pglease: claiming slot %d in %s/%s: %w", n, s.table, s.ns, err)
+			if c, ok := s.reread(ctx, mk(n, 0), err); ok {
+				return c.Epoch, true, nil
+			}
+			return 0, false, fmt.Errorf("pglease: claiming slot %d in %s/%s: %w", n, s.table, s.ns, unknown(err))
 		}
-		return epoch, true, nil
-	}
-	mk := func(n uint64, epoch int64) nodeid.Claim {
-		return nodeid.Claim{Node: n, Owner: req.Owner, TTL: req.TTL, Epoch: epoch}
+		return epoch, won, nil
 	}
 	switch {
 	case req.Again != nil:
 		var epoch int64
 		_, err := s.write(ctx, s.q.again, []any{s.ns, int64(req.Again.Node), req.Owner, secs, req.Again.Epoch}, &epoch)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nodeid.Claim{}, fmt.Errorf("pglease: slot %d in %s/%s: %w", req.Again.Node, s.table, s.ns, nodeid.ErrTaken)
+			return nodeid.Claim{}, fmt.Errorf("pglease: slot %d in %s/%s (claimed by another owner since, or last written before a failover): %w", req.Again.Node, s.table, s.ns, nodeid.ErrTaken)
 		}
 		if err != nil {
-			return nodeid.Claim{}, fmt.Errorf("pglease: claiming slot %d again in %s/%s: %w", req.Again.Node, s.table, s.ns, err)
+			if c, ok := s.reread(ctx, mk(req.Again.Node, 0), err); ok && c.Epoch == req.Again.Epoch+1 {
+				return c, nil
+			}
+			return nodeid.Claim{}, fmt.Errorf("pglease: claiming slot %d again in %s/%s: %w", req.Again.Node, s.table, s.ns, unknown(err))
 		}
 		return mk(req.Again.Node, epoch), nil
 	case req.Exact:
@@ -524,6 +694,55 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		}
 		// Another process took n between the listing and the claim: list again.
 	}
+}
+
+// ErrUnknown is wrapped by the error of a claim whose outcome PostgreSQL did not tell (the
+// connection broke at or after COMMIT, a timeout) and a re-read could not confirm.
+var ErrUnknown = errors.New("pglease: claim outcome unknown")
+
+// reread settles a claim of slot c.Node whose write failed with sendErr: it may have been
+// committed, so it is "possibly claimed", never "not claimed". If the row names c.Owner (a
+// token unique to the claiming Lease), the claim is confirmed by renewing it, a durable write
+// of its own whose commit comes after the claim's in the WAL, so a synchronous standby that
+// holds the renewal holds the claim; the confirmed claim is returned. Otherwise the slot is
+// left alone: a claim committed anyway lapses after its TTL unused. The re-read gets a few
+// seconds of its own when ctx has ended.
+func (s *Store) reread(ctx context.Context, c nodeid.Claim, sendErr error) (nodeid.Claim, bool) {
+	if errors.Is(sendErr, ErrNotDurable) || !sent(sendErr) {
+		return c, false // committed but not durably (possibly claimed, never used), or never sent
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if err := s.queryRow(rctx, s.q.mine, []any{s.ns, int64(c.Node), c.Owner}, &c.Epoch); err != nil {
+		return c, false
+	}
+	if err := s.Renew(rctx, c); err != nil {
+		return c, false
+	}
+	return c, true
+}
+
+// sentError is an error of a batch that was sent: its statements may have run, so it is not
+// safe to retry, whatever the driver says.
+type sentError struct{ error }
+
+func (e sentError) Unwrap() error     { return e.error }
+func (e sentError) SafeToRetry() bool { return false }
+
+// sent reports whether err is that of a batch that was sent (sentError).
+func sent(err error) bool {
+	var se sentError
+	return errors.As(err, &se)
+}
+
+// unknown marks the error of a claim that may have been committed although it is not used:
+// ErrNotDurable says so already, a batch that was sent wraps ErrUnknown, and one that never
+// left (no connection) is a plain failure.
+func unknown(err error) error {
+	if errors.Is(err, ErrNotDurable) || !sent(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnknown, err)
 }
 
 // lowestFree returns the lowest number in [0, nodes) not in sorted.

@@ -59,7 +59,7 @@ func TestStore(t *testing.T) { storetest.Run(t, target) }
 func TestParseURL(t *testing.T) {
 	for _, tc := range []struct {
 		in, dsn, ns, table string
-		unsafe, err        bool
+		unsafe, err, async bool
 	}{
 		{in: "postgres://u@127.0.0.1:5432/app", dsn: "postgres://u@127.0.0.1:5432/app"},
 		{in: "pg://u@h/app?sslmode=disable&namespace=orders", dsn: "postgres://u@h/app?sslmode=disable", ns: "orders"},
@@ -67,6 +67,10 @@ func TestParseURL(t *testing.T) {
 		{in: "pg://h/app?unsafe=true&sslmode=disable", dsn: "postgres://h/app?sslmode=disable", unsafe: true},
 		{in: "pg://h/app?unsafe=false", dsn: "postgres://h/app"},
 		{in: "pg://h/app?unsafe=maybe", err: true},
+		{in: "pg://h/app?durability=async&sslmode=disable", dsn: "postgres://h/app?sslmode=disable", async: true},
+		{in: "pg://h/app?durability=sync", dsn: "postgres://h/app"},
+		{in: "pg://h/app?durability=none", err: true},
+		{in: "pg://h/app?durability=async&durability=async", err: true},
 		{in: "mysql://h/app", err: true},
 		{in: "pg://h/app?namespace=", err: true},
 		{in: "pg://h/app?table=a;drop", err: true},
@@ -78,7 +82,7 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("ParseURL(%q) error %v, want error %v", tc.in, err, tc.err)
 			continue
 		}
-		if err == nil && (s.DSN != tc.dsn || s.Namespace != tc.ns || s.Table != tc.table || s.Unsafe != tc.unsafe) {
+		if err == nil && (s.DSN != tc.dsn || s.Namespace != tc.ns || s.Table != tc.table || s.Unsafe != tc.unsafe || s.AcceptAsync != tc.async) {
 			t.Errorf("ParseURL(%q) = %+v, want %q %q %q", tc.in, s, tc.dsn, tc.ns, tc.table)
 		}
 	}

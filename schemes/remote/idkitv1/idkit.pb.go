@@ -484,11 +484,19 @@ type BoundsResponse struct {
 	// tick is the scheme's tick ("1ms"), empty when the server cannot tell.
 	Tick string `protobuf:"bytes,9,opt,name=tick,proto3" json:"tick,omitempty"`
 	// where is the SQL condition that selects the range: "id >= lo AND id <= hi" with the
-	// numbers or quoted text filled in ("id >= lo" for at).
+	// numbers or quoted text filled in ("id >= lo" for at); for a sharded generator the
+	// shards' conditions in parentheses joined by OR.
 	Where string `protobuf:"bytes,10,opt,name=where,proto3" json:"where,omitempty"`
 	// note says how the bounds meet the times asked for: exact on ticks, and off by at most
 	// one tick at each edge against a created_at column when from or to is not on a tick.
-	Note          string `protobuf:"bytes,11,opt,name=note,proto3" json:"note,omitempty"`
+	Note string `protobuf:"bytes,11,opt,name=note,proto3" json:"note,omitempty"`
+	// shards holds, for a generator whose snowflake layout is sharded (shard_bits=S, a hash
+	// field on top), one range per shard, 2^S of them, in order: such IDs of a time range are
+	// one run per shard, each ordered by time. lo and hi are then the first shard's lowest ID
+	// and the last shard's highest, which also bound IDs outside the range: only where (or
+	// the shards) selects exactly the range. Empty for every other generator. With at, each
+	// shard's range runs to the end of the time field.
+	Shards        []*ShardRange `protobuf:"bytes,12,rep,name=shards,proto3" json:"shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -600,6 +608,93 @@ func (x *BoundsResponse) GetNote() string {
 	return ""
 }
 
+func (x *BoundsResponse) GetShards() []*ShardRange {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+// ShardRange is the run of one shard's IDs in a BoundsResponse.
+type ShardRange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// shard is the value of the layout's hash field.
+	Shard uint64 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// lo64 and hi64 are the shard's smallest and largest ID of the range (both included), as
+	// unsigned numbers; lo_text and hi_text the same in decimal.
+	Lo64          uint64 `protobuf:"fixed64,2,opt,name=lo64,proto3" json:"lo64,omitempty"`
+	Hi64          uint64 `protobuf:"fixed64,3,opt,name=hi64,proto3" json:"hi64,omitempty"`
+	LoText        string `protobuf:"bytes,4,opt,name=lo_text,json=loText,proto3" json:"lo_text,omitempty"`
+	HiText        string `protobuf:"bytes,5,opt,name=hi_text,json=hiText,proto3" json:"hi_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardRange) Reset() {
+	*x = ShardRange{}
+	mi := &file_idkit_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardRange) ProtoMessage() {}
+
+func (x *ShardRange) ProtoReflect() protoreflect.Message {
+	mi := &file_idkit_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardRange.ProtoReflect.Descriptor instead.
+func (*ShardRange) Descriptor() ([]byte, []int) {
+	return file_idkit_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ShardRange) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ShardRange) GetLo64() uint64 {
+	if x != nil {
+		return x.Lo64
+	}
+	return 0
+}
+
+func (x *ShardRange) GetHi64() uint64 {
+	if x != nil {
+		return x.Hi64
+	}
+	return 0
+}
+
+func (x *ShardRange) GetLoText() string {
+	if x != nil {
+		return x.LoText
+	}
+	return ""
+}
+
+func (x *ShardRange) GetHiText() string {
+	if x != nil {
+		return x.HiText
+	}
+	return ""
+}
+
 type GeneratorsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -608,7 +703,7 @@ type GeneratorsRequest struct {
 
 func (x *GeneratorsRequest) Reset() {
 	*x = GeneratorsRequest{}
-	mi := &file_idkit_proto_msgTypes[7]
+	mi := &file_idkit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +715,7 @@ func (x *GeneratorsRequest) String() string {
 func (*GeneratorsRequest) ProtoMessage() {}
 
 func (x *GeneratorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[7]
+	mi := &file_idkit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +728,7 @@ func (x *GeneratorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GeneratorsRequest.ProtoReflect.Descriptor instead.
 func (*GeneratorsRequest) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{7}
+	return file_idkit_proto_rawDescGZIP(), []int{8}
 }
 
 // Generator describes one named generator.
@@ -655,15 +750,18 @@ type Generator struct {
 	IdsPerSecond float64 `protobuf:"fixed64,7,opt,name=ids_per_second,json=idsPerSecond,proto3" json:"ids_per_second,omitempty"`
 	// ready is false while the generator cannot issue IDs (for example a lost lease);
 	// reason then says why.
-	Ready         bool   `protobuf:"varint,8,opt,name=ready,proto3" json:"ready,omitempty"`
-	Reason        string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	Ready  bool   `protobuf:"varint,8,opt,name=ready,proto3" json:"ready,omitempty"`
+	Reason string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	// durability lists the stores the scheme rests on (segment stores, a node's lease store);
+	// empty for a scheme without one.
+	Durability    []*Generator_Durability `protobuf:"bytes,10,rep,name=durability,proto3" json:"durability,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Generator) Reset() {
 	*x = Generator{}
-	mi := &file_idkit_proto_msgTypes[8]
+	mi := &file_idkit_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +773,7 @@ func (x *Generator) String() string {
 func (*Generator) ProtoMessage() {}
 
 func (x *Generator) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[8]
+	mi := &file_idkit_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +786,7 @@ func (x *Generator) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Generator.ProtoReflect.Descriptor instead.
 func (*Generator) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{8}
+	return file_idkit_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Generator) GetName() string {
@@ -754,6 +852,13 @@ func (x *Generator) GetReason() string {
 	return ""
 }
 
+func (x *Generator) GetDurability() []*Generator_Durability {
+	if x != nil {
+		return x.Durability
+	}
+	return nil
+}
+
 type GeneratorsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Generators    []*Generator           `protobuf:"bytes,1,rep,name=generators,proto3" json:"generators,omitempty"`
@@ -763,7 +868,7 @@ type GeneratorsResponse struct {
 
 func (x *GeneratorsResponse) Reset() {
 	*x = GeneratorsResponse{}
-	mi := &file_idkit_proto_msgTypes[9]
+	mi := &file_idkit_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +880,7 @@ func (x *GeneratorsResponse) String() string {
 func (*GeneratorsResponse) ProtoMessage() {}
 
 func (x *GeneratorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[9]
+	mi := &file_idkit_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +893,7 @@ func (x *GeneratorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GeneratorsResponse.ProtoReflect.Descriptor instead.
 func (*GeneratorsResponse) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{9}
+	return file_idkit_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GeneratorsResponse) GetGenerators() []*Generator {
@@ -806,7 +911,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_idkit_proto_msgTypes[10]
+	mi := &file_idkit_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +923,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[10]
+	mi := &file_idkit_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +936,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{10}
+	return file_idkit_proto_rawDescGZIP(), []int{11}
 }
 
 type PingResponse struct {
@@ -842,7 +947,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_idkit_proto_msgTypes[11]
+	mi := &file_idkit_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +959,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idkit_proto_msgTypes[11]
+	mi := &file_idkit_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +972,100 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_idkit_proto_rawDescGZIP(), []int{11}
+	return file_idkit_proto_rawDescGZIP(), []int{12}
+}
+
+// Durability is one store's durability class, as the store decided it on connect and read
+// it again with its last take (a block, a lease claim or renewal).
+type Generator_Durability struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// store names the store, credentials redacted.
+	Store string `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	// class is "sync", "single", "async" or "unknown".
+	Class string `protobuf:"bytes,2,opt,name=class,proto3" json:"class,omitempty"`
+	// reason names the setting, standby or status that decides the class.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// epoch is the store's epoch at its last take; a failover changes it.
+	Epoch string `protobuf:"bytes,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// async_accepted is true when the store runs an async class because its URL says
+	// durability=async: failover fencing is then the only protection.
+	AsyncAccepted bool `protobuf:"varint,5,opt,name=async_accepted,json=asyncAccepted,proto3" json:"async_accepted,omitempty"`
+	// failovers counts blocks a segment scheme got in another epoch than the block before.
+	Failovers     uint64 `protobuf:"varint,6,opt,name=failovers,proto3" json:"failovers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Generator_Durability) Reset() {
+	*x = Generator_Durability{}
+	mi := &file_idkit_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Generator_Durability) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Generator_Durability) ProtoMessage() {}
+
+func (x *Generator_Durability) ProtoReflect() protoreflect.Message {
+	mi := &file_idkit_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Generator_Durability.ProtoReflect.Descriptor instead.
+func (*Generator_Durability) Descriptor() ([]byte, []int) {
+	return file_idkit_proto_rawDescGZIP(), []int{9, 0}
+}
+
+func (x *Generator_Durability) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
+func (x *Generator_Durability) GetAsyncAccepted() bool {
+	if x != nil {
+		return x.AsyncAccepted
+	}
+	return false
+}
+
+func (x *Generator_Durability) GetFailovers() uint64 {
+	if x != nil {
+		return x.Failovers
+	}
+	return 0
 }
 
 var File_idkit_proto protoreflect.FileDescriptor
@@ -906,7 +1104,7 @@ const file_idkit_proto_rawDesc = "" +
 	"\tgenerator\x18\x01 \x01(\tR\tgenerator\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\tR\x02to\x12\x0e\n" +
-	"\x02at\x18\x04 \x01(\tR\x02at\"\x86\x02\n" +
+	"\x02at\x18\x04 \x01(\tR\x02at\"\xb4\x02\n" +
 	"\x0eBoundsResponse\x12\x12\n" +
 	"\x04lo64\x18\x01 \x01(\x06R\x04lo64\x12\x12\n" +
 	"\x04hi64\x18\x02 \x01(\x06R\x04hi64\x12\x14\n" +
@@ -919,8 +1117,16 @@ const file_idkit_proto_rawDesc = "" +
 	"\x04tick\x18\t \x01(\tR\x04tick\x12\x14\n" +
 	"\x05where\x18\n" +
 	" \x01(\tR\x05where\x12\x12\n" +
-	"\x04note\x18\v \x01(\tR\x04note\"\x13\n" +
-	"\x11GeneratorsRequest\"\xed\x01\n" +
+	"\x04note\x18\v \x01(\tR\x04note\x12,\n" +
+	"\x06shards\x18\f \x03(\v2\x14.idkit.v1.ShardRangeR\x06shards\"|\n" +
+	"\n" +
+	"ShardRange\x12\x14\n" +
+	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x12\n" +
+	"\x04lo64\x18\x02 \x01(\x06R\x04lo64\x12\x12\n" +
+	"\x04hi64\x18\x03 \x01(\x06R\x04hi64\x12\x17\n" +
+	"\alo_text\x18\x04 \x01(\tR\x06loText\x12\x17\n" +
+	"\ahi_text\x18\x05 \x01(\tR\x06hiText\"\x13\n" +
+	"\x11GeneratorsRequest\"\xdb\x03\n" +
 	"\tGenerator\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04spec\x18\x02 \x01(\tR\x04spec\x12\x16\n" +
@@ -930,7 +1136,19 @@ const file_idkit_proto_rawDesc = "" +
 	"\x06layout\x18\x06 \x01(\tR\x06layout\x12$\n" +
 	"\x0eids_per_second\x18\a \x01(\x01R\fidsPerSecond\x12\x14\n" +
 	"\x05ready\x18\b \x01(\bR\x05ready\x12\x16\n" +
-	"\x06reason\x18\t \x01(\tR\x06reasonB\a\n" +
+	"\x06reason\x18\t \x01(\tR\x06reason\x12>\n" +
+	"\n" +
+	"durability\x18\n" +
+	" \x03(\v2\x1e.idkit.v1.Generator.DurabilityR\n" +
+	"durability\x1a\xab\x01\n" +
+	"\n" +
+	"Durability\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05class\x18\x02 \x01(\tR\x05class\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\tR\x05epoch\x12%\n" +
+	"\x0easync_accepted\x18\x05 \x01(\bR\rasyncAccepted\x12\x1c\n" +
+	"\tfailovers\x18\x06 \x01(\x04R\tfailoversB\a\n" +
 	"\x05_node\"I\n" +
 	"\x12GeneratorsResponse\x123\n" +
 	"\n" +
@@ -958,39 +1176,43 @@ func file_idkit_proto_rawDescGZIP() []byte {
 	return file_idkit_proto_rawDescData
 }
 
-var file_idkit_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_idkit_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_idkit_proto_goTypes = []any{
-	(*NextRequest)(nil),        // 0: idkit.v1.NextRequest
-	(*NextResponse)(nil),       // 1: idkit.v1.NextResponse
-	(*DecodeRequest)(nil),      // 2: idkit.v1.DecodeRequest
-	(*Field)(nil),              // 3: idkit.v1.Field
-	(*DecodeResponse)(nil),     // 4: idkit.v1.DecodeResponse
-	(*BoundsRequest)(nil),      // 5: idkit.v1.BoundsRequest
-	(*BoundsResponse)(nil),     // 6: idkit.v1.BoundsResponse
-	(*GeneratorsRequest)(nil),  // 7: idkit.v1.GeneratorsRequest
-	(*Generator)(nil),          // 8: idkit.v1.Generator
-	(*GeneratorsResponse)(nil), // 9: idkit.v1.GeneratorsResponse
-	(*PingRequest)(nil),        // 10: idkit.v1.PingRequest
-	(*PingResponse)(nil),       // 11: idkit.v1.PingResponse
+	(*NextRequest)(nil),          // 0: idkit.v1.NextRequest
+	(*NextResponse)(nil),         // 1: idkit.v1.NextResponse
+	(*DecodeRequest)(nil),        // 2: idkit.v1.DecodeRequest
+	(*Field)(nil),                // 3: idkit.v1.Field
+	(*DecodeResponse)(nil),       // 4: idkit.v1.DecodeResponse
+	(*BoundsRequest)(nil),        // 5: idkit.v1.BoundsRequest
+	(*BoundsResponse)(nil),       // 6: idkit.v1.BoundsResponse
+	(*ShardRange)(nil),           // 7: idkit.v1.ShardRange
+	(*GeneratorsRequest)(nil),    // 8: idkit.v1.GeneratorsRequest
+	(*Generator)(nil),            // 9: idkit.v1.Generator
+	(*GeneratorsResponse)(nil),   // 10: idkit.v1.GeneratorsResponse
+	(*PingRequest)(nil),          // 11: idkit.v1.PingRequest
+	(*PingResponse)(nil),         // 12: idkit.v1.PingResponse
+	(*Generator_Durability)(nil), // 13: idkit.v1.Generator.Durability
 }
 var file_idkit_proto_depIdxs = []int32{
 	3,  // 0: idkit.v1.DecodeResponse.fields:type_name -> idkit.v1.Field
-	8,  // 1: idkit.v1.GeneratorsResponse.generators:type_name -> idkit.v1.Generator
-	0,  // 2: idkit.v1.IDService.Next:input_type -> idkit.v1.NextRequest
-	2,  // 3: idkit.v1.IDService.Decode:input_type -> idkit.v1.DecodeRequest
-	5,  // 4: idkit.v1.IDService.Bounds:input_type -> idkit.v1.BoundsRequest
-	7,  // 5: idkit.v1.IDService.Generators:input_type -> idkit.v1.GeneratorsRequest
-	10, // 6: idkit.v1.IDService.Ping:input_type -> idkit.v1.PingRequest
-	1,  // 7: idkit.v1.IDService.Next:output_type -> idkit.v1.NextResponse
-	4,  // 8: idkit.v1.IDService.Decode:output_type -> idkit.v1.DecodeResponse
-	6,  // 9: idkit.v1.IDService.Bounds:output_type -> idkit.v1.BoundsResponse
-	9,  // 10: idkit.v1.IDService.Generators:output_type -> idkit.v1.GeneratorsResponse
-	11, // 11: idkit.v1.IDService.Ping:output_type -> idkit.v1.PingResponse
-	7,  // [7:12] is the sub-list for method output_type
-	2,  // [2:7] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	7,  // 1: idkit.v1.BoundsResponse.shards:type_name -> idkit.v1.ShardRange
+	13, // 2: idkit.v1.Generator.durability:type_name -> idkit.v1.Generator.Durability
+	9,  // 3: idkit.v1.GeneratorsResponse.generators:type_name -> idkit.v1.Generator
+	0,  // 4: idkit.v1.IDService.Next:input_type -> idkit.v1.NextRequest
+	2,  // 5: idkit.v1.IDService.Decode:input_type -> idkit.v1.DecodeRequest
+	5,  // 6: idkit.v1.IDService.Bounds:input_type -> idkit.v1.BoundsRequest
+	8,  // 7: idkit.v1.IDService.Generators:input_type -> idkit.v1.GeneratorsRequest
+	11, // 8: idkit.v1.IDService.Ping:input_type -> idkit.v1.PingRequest
+	1,  // 9: idkit.v1.IDService.Next:output_type -> idkit.v1.NextResponse
+	4,  // 10: idkit.v1.IDService.Decode:output_type -> idkit.v1.DecodeResponse
+	6,  // 11: idkit.v1.IDService.Bounds:output_type -> idkit.v1.BoundsResponse
+	10, // 12: idkit.v1.IDService.Generators:output_type -> idkit.v1.GeneratorsResponse
+	12, // 13: idkit.v1.IDService.Ping:output_type -> idkit.v1.PingResponse
+	9,  // [9:14] is the sub-list for method output_type
+	4,  // [4:9] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_idkit_proto_init() }
@@ -999,14 +1221,14 @@ func file_idkit_proto_init() {
 		return
 	}
 	file_idkit_proto_msgTypes[4].OneofWrappers = []any{}
-	file_idkit_proto_msgTypes[8].OneofWrappers = []any{}
+	file_idkit_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idkit_proto_rawDesc), len(file_idkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -61,14 +61,15 @@ func (s *Server) bounds(req *v1.BoundsRequest) (*v1.BoundsResponse, error) {
 	return g.bounds(r)
 }
 
-// bounds returns the generator's bounds of r in the stored form. Errors are INVALID_ARGUMENT
+// bounds returns the generator's bounds of r in the stored form: one range, or for a
+// sharded snowflake layout one per shard (idkit.ShardBounds). Errors are INVALID_ARGUMENT
 // wrapping idkit.ErrScheme (no time order) or idkit.ErrTimeRange (no ID in the range).
 func (g *generator) bounds(r timeRange) (*v1.BoundsResponse, error) {
 	c := g.s
 	invalid := func(err error) error {
 		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("generator %q: %w", g.name, err))
 	}
-	if _, ok := c.(idkit.TimeRanger); !ok {
+	if _, ok := idkit.As[idkit.TimeRanger](c); !ok {
 		_, _, err := idkit.Bounds(c, farPast, farFuture)
 		return nil, invalid(err)
 	}
@@ -82,36 +83,28 @@ func (g *generator) bounds(r timeRange) (*v1.BoundsResponse, error) {
 	if r.from == nil || r.to == nil {
 		// An open end stands for the whole life of the time field; say plainly when the given
 		// end lies beyond it, rather than quoting a range to the end of time.
-		wlo, whi, err := idkit.Bounds(c, farPast, farFuture)
+		all, err := idkit.ShardBounds(c, farPast, farFuture)
 		if err != nil {
 			return nil, invalid(err)
 		}
-		first, err1 := c.Decode(wlo)
-		last, err2 := c.Decode(whi)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("generator %q: decoding its bounds: %w", g.name, err))
-		}
+		first, last := all[0].LoTime, all[0].HiTime
 		switch {
-		case r.from != nil && from.After(last.Time):
+		case r.from != nil && from.After(last):
 			return nil, invalid(fmt.Errorf("%w: no ID has a decoded time at or after %s: the last tick of its time field starts at %s",
-				idkit.ErrTimeRange, idkit.FormatTime(from), idkit.FormatTime(last.Time)))
-		case r.to != nil && !to.After(first.Time):
+				idkit.ErrTimeRange, idkit.FormatTime(from), idkit.FormatTime(last)))
+		case r.to != nil && !to.After(first):
 			return nil, invalid(fmt.Errorf("%w: no ID has a decoded time before %s: its first tick starts at %s",
-				idkit.ErrTimeRange, idkit.FormatTime(to), idkit.FormatTime(first.Time)))
+				idkit.ErrTimeRange, idkit.FormatTime(to), idkit.FormatTime(first)))
 		}
 	}
-	lo, hi, err := idkit.Bounds(c, from, to)
+	rs, err := idkit.ShardBounds(c, from, to)
 	if err != nil {
 		return nil, invalid(err)
 	}
-	pl, err1 := c.Decode(lo)
-	ph, err2 := c.Decode(hi)
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("generator %q: decoding its bounds: %w", g.name, err))
-	}
+	lo, hi := rs[0].Lo, rs[len(rs)-1].Hi
 	out := &v1.BoundsResponse{
 		LoText: lo.String(), HiText: hi.String(),
-		LoTime: idkit.FormatTime(pl.Time), HiTime: idkit.FormatTime(ph.Time),
+		LoTime: idkit.FormatTime(rs[0].LoTime), HiTime: idkit.FormatTime(rs[0].HiTime),
 	}
 	if lo.Bits() == 64 {
 		out.Lo64, out.Hi64 = lo.Uint64(), hi.Uint64()
@@ -119,9 +112,17 @@ func (g *generator) bounds(r timeRange) (*v1.BoundsResponse, error) {
 		l, h := lo.Bytes16(), hi.Bytes16()
 		out.Lo128, out.Hi128 = l[:], h[:]
 	}
-	if r.at {
+	switch {
+	case len(rs) > 1:
+		// The shards' IDs interleave: even for at, each shard's range needs its end.
+		out.Where = idkit.Where("id", rs)
+		out.Shards = make([]*v1.ShardRange, len(rs))
+		for i, sr := range rs {
+			out.Shards[i] = &v1.ShardRange{Shard: sr.Shard, Lo64: sr.Lo.Uint64(), Hi64: sr.Hi.Uint64(), LoText: sr.Lo.String(), HiText: sr.Hi.String()}
+		}
+	case r.at:
 		out.Where = "id >= " + sqlLiteral(lo)
-	} else {
+	default:
 		out.Where = "id >= " + sqlLiteral(lo) + " AND id <= " + sqlLiteral(hi)
 	}
 	tick := tickOf(c)
@@ -144,7 +145,7 @@ func sqlLiteral(id idkit.ID) string {
 // tickOf is the tick of a time-ordered scheme: its layout's unit, the millisecond for the
 // 128-bit time-ordered schemes (ulid, uuidv7 and typeid, which is UUIDv7), 0 when unknown.
 func tickOf(c idkit.Codec) time.Duration {
-	if l, ok := c.(idkit.Layouter); ok {
+	if l, ok := idkit.As[idkit.Layouter](c); ok {
 		return l.Layout().Unit
 	}
 	n, ok := c.(interface{ Name() string })

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"io"
@@ -173,3 +174,54 @@ func TestCompressedTooLarge(t *testing.T) {
 		})
 	}
 }
+
+// TestCompressedTooLargeIs413: a small gzip message that inflates past the limit is 413 (not
+// 429, which clients retry) in the Connect protocol, whether POSTed with a declared length, in
+// JSON or binary, or sent as a GET with compression=gzip; gRPC-Web carries
+// RESOURCE_EXHAUSTED in its body with HTTP 200, as gRPC does in its trailers.
+func TestCompressedTooLargeIs413(t *testing.T) {
+	r := start(t, twoGens())
+	huge := strings.Repeat("a", 1<<20)
+	bin, _ := proto.Marshal(&v1.DecodeRequest{Generator: huge, Id: "1"})
+	get := r.url + idkitv1connect.IDServiceDecodeProcedure + "?connect=v1&encoding=proto&compression=gzip&base64=1&message=" +
+		base64.RawURLEncoding.EncodeToString(gzipped(t, bin))
+	for _, tc := range []struct {
+		name, method, url, ct string
+		body                  []byte
+		hdr                   map[string]string
+		status                int
+	}{
+		{"connect-proto", "POST", r.url + idkitv1connect.IDServiceDecodeProcedure, "application/proto", gzipped(t, bin), map[string]string{"Content-Encoding": "gzip"}, 413},
+		{"connect-json", "POST", r.url + idkitv1connect.IDServiceDecodeProcedure, "application/json", gzipped(t, []byte(`{"generator":"`+huge+`"}`)), map[string]string{"Content-Encoding": "gzip"}, 413},
+		{"connect-get", "GET", get, "", nil, nil, 413},
+		{"grpc-web", "POST", r.url + idkitv1connect.IDServiceDecodeProcedure, "application/grpc-web+proto", envelope(gzipped(t, bin), true), map[string]string{"Grpc-Encoding": "gzip"}, 200},
+	} {
+		var body io.Reader
+		if tc.body != nil {
+			body = bytes.NewReader(tc.body)
+		}
+		req, err := http.NewRequest(tc.method, tc.url, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.ct != "" {
+			req.Header.Set("Content-Type", tc.ct)
+		}
+		for k, v := range tc.hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := h2().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		exhausted := strings.Contains(string(b), "resource_exhausted") || res.Header.Get("Grpc-Status")+res.Trailer.Get("Grpc-Status") == "8" ||
+			strings.Contains(string(b), "grpc-status:8")
+		if res.StatusCode != tc.status || !exhausted {
+			t.Errorf("%s: %s %q (grpc-status %q%q); want %d, resource exhausted", tc.name, res.Status, cut(b), res.Header.Get("Grpc-Status"), res.Trailer.Get("Grpc-Status"), tc.status)
+		}
+	}
+}
+
+func cut(b []byte) []byte { return b[:min(len(b), 200)] }

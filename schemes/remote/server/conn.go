@@ -25,7 +25,8 @@ import (
 //   - recvWindow bytes of request data per stream and recvConnWindow per connection (static
 //     HTTP/2 flow-control windows; grpc-go's dynamic window would grow to 16 MiB);
 //   - Config.WriteTimeout: a connection whose writes make no progress for that long is closed,
-//     which frees what it held.
+//     which frees what it held (and so is one with an answer not written for that long:
+//     limits.go, which also bounds all connections together).
 
 const (
 	// minCounted is the smallest answer that is counted against its connection's budget.
@@ -49,19 +50,37 @@ func heldBytes(n int, bits int32, text bool) int64 {
 	return int64(n) * per
 }
 
-// connBudget is one connection's allowance of answer bytes not yet sent.
+// connBudget is one connection's allowance of answer bytes not yet sent; a connection's draws
+// on the server's (parent), Config.MaxTotalBytes.
 type connBudget struct {
-	limit int64
-	mu    sync.Mutex
-	held  int64
-	freed chan struct{} // closed by the next release while someone waits; nil otherwise
+	limit  int64
+	parent *connBudget
+	mu     sync.Mutex
+	held   int64
+	freed  chan struct{} // closed by the next release while someone waits; nil otherwise
 }
 
-func newConnBudget(limit int64) *connBudget { return &connBudget{limit: limit} }
+func newConnBudget(limit int64, parent *connBudget) *connBudget {
+	return &connBudget{limit: limit, parent: parent}
+}
 
-// acquire reserves n bytes, waiting while the connection's earlier answers hold the budget; an
-// answer larger than the whole budget goes alone. It fails only when ctx ends.
+// acquire reserves n bytes, waiting while the connection's earlier answers hold its budget,
+// then while all connections' answers hold the server's; an answer larger than a whole budget
+// goes alone. It fails only when ctx ends.
 func (b *connBudget) acquire(ctx context.Context, n int64) error {
+	if err := b.take(ctx, n); err != nil {
+		return err
+	}
+	if b.parent != nil {
+		if err := b.parent.take(ctx, n); err != nil {
+			b.give(n)
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *connBudget) take(ctx context.Context, n int64) error {
 	for {
 		b.mu.Lock()
 		if b.held == 0 || b.held+n <= b.limit {
@@ -82,11 +101,18 @@ func (b *connBudget) acquire(ctx context.Context, n int64) error {
 	}
 }
 
-// release gives back n bytes.
+// release gives back n bytes, to the server's budget too.
 func (b *connBudget) release(n int64) {
 	if n == 0 {
 		return
 	}
+	b.give(n)
+	if b.parent != nil {
+		b.parent.give(n)
+	}
+}
+
+func (b *connBudget) give(n int64) {
 	b.mu.Lock()
 	b.held -= n
 	if b.freed != nil {
@@ -96,22 +122,28 @@ func (b *connBudget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// budgetKey is the context key of a net/http connection's *connBudget (http.Server's
-// ConnContext).
-type budgetKey struct{}
-
 // httpBudget returns the budget of the net/http connection ctx belongs to, nil outside Serve.
 func httpBudget(ctx context.Context) *connBudget {
-	b, _ := ctx.Value(budgetKey{}).(*connBudget)
-	return b
+	if c := httpState(ctx); c != nil {
+		return c.budget
+	}
+	return nil
+}
+
+// grpcState returns the state of the grpc-go connection ctx belongs to, nil outside Serve.
+func grpcState(ctx context.Context) *connState {
+	if p, ok := peer.FromContext(ctx); ok {
+		if a, ok := p.AuthInfo.(budgetAuth); ok {
+			return a.st
+		}
+	}
+	return nil
 }
 
 // grpcBudget returns the budget of the grpc-go connection ctx belongs to, nil outside Serve.
 func grpcBudget(ctx context.Context) *connBudget {
-	if p, ok := peer.FromContext(ctx); ok {
-		if a, ok := p.AuthInfo.(budgetAuth); ok {
-			return a.b
-		}
+	if c := grpcState(ctx); c != nil {
+		return c.budget
 	}
 	return nil
 }
@@ -140,17 +172,16 @@ func (h *held) add(n int64) {
 
 func (h *held) release() { h.b.release(h.n) }
 
-// budgetCreds wraps grpc-go's transport credentials to give each connection a budget, which
-// its requests find through their peer's AuthInfo.
+// budgetCreds wraps grpc-go's transport credentials so that each connection's requests find
+// its state (budget, pending answers) through their peer's AuthInfo.
 type budgetCreds struct {
 	credentials.TransportCredentials
-	limit int64
 }
 
-// budgetAuth is a connection's AuthInfo with its budget.
+// budgetAuth is a connection's AuthInfo with its state.
 type budgetAuth struct {
 	credentials.AuthInfo
-	b *connBudget
+	st *connState
 }
 
 func (c budgetCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
@@ -158,25 +189,44 @@ func (c budgetCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthI
 	if err != nil {
 		return nil, nil, err
 	}
-	return nc, budgetAuth{AuthInfo: ai, b: newConnBudget(c.limit)}, nil
+	return nc, budgetAuth{AuthInfo: ai, st: stateOf(conn)}, nil
 }
 
 func (c budgetCreds) Clone() credentials.TransportCredentials {
-	return budgetCreds{TransportCredentials: c.TransportCredentials.Clone(), limit: c.limit}
+	return budgetCreds{TransportCredentials: c.TransportCredentials.Clone()}
 }
 
-// stallListener gives every accepted connection a write timeout.
+// stallListener counts connections against Config.MaxConns (closing one over it at once) and
+// gives every accepted connection a write timeout and its state.
 type stallListener struct {
 	net.Listener
-	timeout time.Duration
+	timeout   time.Duration
+	l         *limits
+	connBytes int64
 }
 
 func (l stallListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.l.conns.Add(1) > l.l.maxConns {
+			l.l.conns.Add(-1)
+			c.Close()
+			l.l.note(l.l.refConns, "refusing connections: bound reached (--max-conns)", "max", l.l.maxConns)
+			continue
+		}
+		sc := &stallConn{Conn: c, timeout: l.timeout}
+		sc.st = &connState{l: l.l, conn: sc, budget: newConnBudget(l.connBytes, l.l.bytes), pending: map[*answer]struct{}{}}
+		l.l.mu.Lock()
+		l.l.live[sc.st] = struct{}{}
+		l.l.mu.Unlock()
+		if l.l.tokens {
+			l.l.unproven(sc.st)
+		}
+		return sc, nil
 	}
-	return &stallConn{Conn: c, timeout: l.timeout}, nil
 }
 
 // stallConn closes a connection whose client stopped reading: a write that makes no progress
@@ -185,7 +235,9 @@ func (l stallListener) Accept() (net.Conn, error) {
 // progress goes on.
 type stallConn struct {
 	net.Conn
-	timeout time.Duration
+	timeout   time.Duration
+	st        *connState
+	closeOnce sync.Once
 }
 
 func (c *stallConn) Write(p []byte) (int, error) {
@@ -201,10 +253,18 @@ func (c *stallConn) Write(p []byte) (int, error) {
 			return written, err
 		}
 		if n == 0 {
-			c.Conn.Close()
+			c.Close()
 			return written, err
 		}
 	}
+}
+
+// Close closes the connection and, the first time, gives back what its answers held and its
+// place under Config.MaxConns.
+func (c *stallConn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(c.st.closeConn)
+	return err
 }
 
 // CloseWrite half-closes the connection when the one below can, as net/http does for

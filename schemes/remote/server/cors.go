@@ -22,8 +22,9 @@ var corsAllowedHeaders = []string{
 }
 
 // corsExposedHeaders are the response headers browser code may read: gRPC-Web's status
-// (connectrpc.com/cors's list) and the reason of a NOT_SERVING health answer.
-var corsExposedHeaders = []string{"Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin", notReadyHeader}
+// (connectrpc.com/cors's list), the reason of a NOT_SERVING health answer, the scheme a 401
+// asks for, and how long to wait after a 503.
+var corsExposedHeaders = []string{"Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin", notReadyHeader, "WWW-Authenticate", "Retry-After"}
 
 // corsMaxAge is how long, in seconds, a browser may keep a preflight's answer.
 const corsMaxAge = 7200

@@ -129,3 +129,23 @@ func TestCORSOriginsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestCORSExposesWWWAuthenticate: browser code can read the WWW-Authenticate of a 401.
+func TestCORSExposesWWWAuthenticate(t *testing.T) {
+	cfg := twoGens()
+	cfg.CORSOrigins = []string{"https://app.example.com"}
+	cfg.Tokens = []string{"s3cret"}
+	r := start(t, cfg)
+	req, _ := http.NewRequest("POST", r.url+idkitv1connect.IDServiceNextProcedure, strings.NewReader(`{"generator":"orders","count":1}`))
+	req.Header.Set("Origin", "https://app.example.com")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := r.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	exposed := strings.ToLower(res.Header.Get("Access-Control-Expose-Headers"))
+	if res.StatusCode != 401 || res.Header.Get("WWW-Authenticate") == "" || !strings.Contains(exposed, "www-authenticate") {
+		t.Errorf("401 %d, WWW-Authenticate %q, exposed %q", res.StatusCode, res.Header.Get("WWW-Authenticate"), exposed)
+	}
+}

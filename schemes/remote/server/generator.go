@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,14 +55,31 @@ func newGenerator(name, spec string, s idkit.Scheme, m *metrics) *generator {
 	for _, c := range errorCodes {
 		g.errs.WithLabelValues(c.String()) // present at 0 from the start
 	}
-	if _, ok := s.(idkit.Layouter); ok {
-		g.bits.Store(64)
-	}
+	g.bits.Store(widthOf(s))
 	g.maskRef = setting("mask", spec, s.Name())
 	if p := setting("prefix", spec, s.Name()); p != "" {
 		g.textExtra = 2 * int64(len(p)+1) // in the text and in its encoding, as heldBytes counts
 	}
 	return g
+}
+
+// widthOf is the width of a scheme's IDs as far as it is known before the first one: 64 for a
+// layout (snowflake, sonyflake) or a Widther (segment), 128 for the built-in 128-bit schemes,
+// 0 for the rest (a registered scheme, such as remote, may issue either), which next fills in
+// from the first ID.
+func widthOf(s idkit.Scheme) int32 {
+	if _, ok := idkit.As[idkit.Layouter](s); ok {
+		return 64
+	}
+	if _, ok := idkit.As[idkit.Widther](s); ok {
+		return 64
+	}
+	base, _, _ := strings.Cut(s.Name(), ":")
+	switch base {
+	case "ulid", "uuidv7", "uuidv4", "typeid":
+		return 128
+	}
+	return 0
 }
 
 // setting returns the value of a text setting (mask=, prefix=) in a generator's spec or in its
@@ -80,7 +98,7 @@ func setting(key string, specs ...string) string {
 
 // err is the scheme's Fenced error, nil for schemes that cannot be fenced.
 func (g *generator) err() error {
-	if f, ok := g.s.(idkit.Fenced); ok {
+	if f, ok := idkit.As[idkit.Fenced](g.s); ok {
 		return f.Err()
 	}
 	return nil

@@ -39,7 +39,7 @@ func (s *Server) grpcServer(tlsCfg *tls.Config) *grpc.Server {
 		creds = credentials.NewTLS(c)
 	}
 	gs := grpc.NewServer(
-		grpc.Creds(budgetCreds{TransportCredentials: creds, limit: int64(s.cfg.MaxConnBytes)}),
+		grpc.Creds(budgetCreds{TransportCredentials: creds}),
 		grpc.ForceServerCodecV2(heldCodec{proto: encoding.GetCodecV2(protoenc.Name)}),
 		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
 		grpc.MaxHeaderListSize(uint32(s.cfg.MaxRequestBytes)),
@@ -48,9 +48,9 @@ func (s *Server) grpcServer(tlsCfg *tls.Config) *grpc.Server {
 		grpc.StaticConnWindowSize(recvConnWindow),
 		grpc.ConnectionTimeout(s.cfg.ReadHeaderTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.cfg.IdleTimeout}),
-		grpc.InTapHandle(s.grpcAuth),
+		grpc.InTapHandle(s.grpcAdmit),
 		grpc.UnaryInterceptor(s.grpcObserve),
-		grpc.StreamInterceptor(s.grpcStreamCompression),
+		grpc.StreamInterceptor(s.grpcStream),
 		// Long-lived workers instead of a goroutine per request: a new goroutine's stack grows
 		// (copied, ~2 µs) on the way down to the generator on every request.
 		grpc.NumStreamWorkers(uint32(4*runtime.GOMAXPROCS(0))),
@@ -93,18 +93,24 @@ func (s *Server) grpcNextHandler(srv any, ctx context.Context, dec func(any) err
 	return icpt(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: v1.IDService_Next_FullMethodName}, h)
 }
 
-// heldResponse is a Next answer whose bytes its connection's budget counts.
+// heldResponse is an answer that is tracked until grpc-go has written it: its bytes counted
+// against its connection's budget (Next), its place among the connection's pending answers
+// (watchStalls) and its stream's slots under the server-wide bounds.
 type heldResponse struct {
-	msg *v1.NextResponse
+	msg proto.Message
 	b   *connBudget
 	n   int64
+	st  *connState
+	t   *ticket
 }
 
-// heldCodec is grpc-go's protobuf codec, except that it gives back a heldResponse's budget:
-// what the encoding does not need at once, and the rest when grpc-go frees the encoded bytes,
-// which it does once they are written to the connection or dropped with their stream. The
-// encoding gets a buffer of its exact size, not one from grpc-go's pool, whose size classes
-// would hand a 110 KB answer a 1 MiB buffer to hold while the client does not read.
+// heldCodec is grpc-go's protobuf codec, except that it tracks a heldResponse until it is
+// written: it gives back what the encoding does not need of the budget at once, and the rest,
+// the answer's pending mark and its stream's ticket when grpc-go frees the encoded bytes,
+// which it does once they are written to the connection or dropped with their stream (or,
+// failing that, when the connection closes). The encoding gets a buffer of its exact size (at
+// least the size grpc-go hands back to its pool), not one from grpc-go's pool, whose size
+// classes would hand a 110 KB answer a 1 MiB buffer to hold while the client does not read.
 type heldCodec struct{ proto encoding.CodecV2 }
 
 func (c heldCodec) Marshal(v any) (mem.BufferSlice, error) {
@@ -113,19 +119,30 @@ func (c heldCodec) Marshal(v any) (mem.BufferSlice, error) {
 		return c.proto.Marshal(v)
 	}
 	size := proto.Size(h.msg)
-	if mem.IsBelowBufferPoolingThreshold(size) {
-		h.b.release(h.n)
-		return c.proto.Marshal(h.msg)
-	}
-	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, size), h.msg)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, max(size, pooledSize)), h.msg)
 	if err != nil {
 		h.b.release(h.n)
 		return nil, err
 	}
 	keep := min(int64(cap(out)), h.n)
 	h.b.release(h.n - keep)
-	return mem.BufferSlice{mem.NewBuffer(&out, &releaseOnFree{b: h.b, n: keep})}, nil
+	a := &answerBuf{st: h.st}
+	a.start = time.Now()
+	b, t := h.b, h.t
+	t.ref()
+	a.done = func() {
+		b.release(keep)
+		t.unref()
+	}
+	if !h.st.track(&a.answer) {
+		a.finish(h.st) // the connection is gone: nothing will be written
+	}
+	return mem.BufferSlice{mem.NewBuffer(&out, a)}, nil
 }
+
+// pooledSize is the smallest buffer mem.NewBuffer hands back to its pool (calling Put, which
+// is how heldCodec learns it was written) rather than leaving to the garbage collector.
+const pooledSize = 1<<10 + 1
 
 // Unmarshal says which message a request should have been when it is not one (decodeError).
 func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error {
@@ -138,20 +155,43 @@ func (c heldCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 func (c heldCodec) Name() string { return c.proto.Name() }
 
-// releaseOnFree is the mem.BufferPool of one encoded answer: grpc-go puts the buffer back when
-// it is done with it, which gives the answer's bytes back to its connection's budget (the
-// buffer itself is left to the garbage collector).
-type releaseOnFree struct {
-	b *connBudget
-	n int64
+// answerBuf is the mem.BufferPool of one encoded answer: grpc-go puts the buffer back when it
+// is done with it, which gives back what the answer held (the buffer itself is left to the
+// garbage collector).
+type answerBuf struct {
+	answer
+	st *connState
 }
 
-func (r *releaseOnFree) Get(length int) *[]byte {
+func (a *answerBuf) Get(length int) *[]byte {
 	b := make([]byte, length)
 	return &b
 }
 
-func (r *releaseOnFree) Put(*[]byte) { r.b.release(r.n) }
+func (a *answerBuf) Put(*[]byte) { a.finish(a.st) }
+
+// track makes an answer of the stream ctx belongs to a heldResponse, so that heldCodec tracks
+// it until it is written.
+func (s *Server) track(ctx context.Context, res any) any {
+	t, _ := ctx.Value(ticketKey{}).(*ticket)
+	st := grpcState(ctx)
+	if t == nil && st == nil {
+		return res
+	}
+	h, ok := res.(*heldResponse)
+	if !ok {
+		m, ok := res.(proto.Message)
+		if !ok {
+			return res
+		}
+		h = &heldResponse{msg: m}
+	}
+	h.st, h.t = st, t
+	return h
+}
+
+// ticketKey is the context key of a grpc-go stream's *ticket.
+type ticketKey struct{}
 
 // register registers a service whose methods answer a request they cannot unmarshal with
 // INVALID_ARGUMENT, as Connect does: grpc-go itself says INTERNAL, which blames the server for
@@ -174,20 +214,37 @@ func register(gs *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 	gs.RegisterService(&d, impl)
 }
 
-// grpcAuth refuses a gRPC request without a valid bearer token before its message is read;
-// the health service stays open for probes, as on the HTTP side.
-func (s *Server) grpcAuth(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if len(s.cfg.Tokens) == 0 || strings.HasPrefix(info.FullMethodName, healthPath) {
-		return ctx, nil
+// grpcAdmit refuses a gRPC request without a valid bearer token before its message is read
+// (the health and reflection services stay open, as on the HTTP side: openPaths), and one over
+// a server-wide bound (limits.go) with UNAVAILABLE; both answers are headers alone. The slots
+// it takes are given back once the stream is over and its answers are written.
+func (s *Server) grpcAdmit(ctx context.Context, info *tap.Info) (context.Context, error) {
+	open := false
+	if len(s.cfg.Tokens) > 0 {
+		var auth string
+		if v := info.Header.Get("authorization"); len(v) > 0 {
+			auth = v[0]
+		}
+		authed := tokenOK(auth, s.cfg.Tokens)
+		if authed {
+			s.lim.proven(grpcState(ctx))
+		}
+		if !authed {
+			if !openPaths[info.FullMethodName] {
+				return nil, status.Error(codes.Unauthenticated, unauthenticatedMsg)
+			}
+			open = true
+		}
 	}
-	var auth string
-	if v := info.Header.Get("authorization"); len(v) > 0 {
-		auth = v[0]
+	t := s.lim.admit(!open, open && longStream(info.FullMethodName))
+	if t == nil {
+		if st := grpcState(ctx); open && st != nil {
+			st.conn.Close() // as limits.refuse does
+		}
+		return nil, status.Error(codes.Unavailable, busyMsg)
 	}
-	if !tokenOK(auth, s.cfg.Tokens) {
-		return nil, status.Error(codes.Unauthenticated, unauthenticatedMsg)
-	}
-	return ctx, nil
+	context.AfterFunc(ctx, t.unref) // grpc-go ends the stream's context when the stream is over
+	return context.WithValue(ctx, ticketKey{}, t), nil
 }
 
 // idServicePrefix starts the full method name of every IDService RPC, built once rather than
@@ -210,7 +267,10 @@ func (s *Server) grpcObserve(ctx context.Context, req any, info *grpc.UnaryServe
 	if ids {
 		s.m.observe(m, connect.Code(status.Code(err)), start)
 	}
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return s.track(ctx, res), nil
 }
 
 // sendCompression picks how grpc-go compresses an answer. It would answer a gzip request with
@@ -231,10 +291,21 @@ func (s *Server) sendCompression(ctx context.Context) {
 	_ = grpc.SetSendCompressor(ctx, encoding.Identity)
 }
 
-// grpcStreamCompression applies sendCompression to the streams (health Watch, reflection).
-func (s *Server) grpcStreamCompression(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+// grpcStream applies sendCompression to the streams (health Watch, reflection) and tracks
+// their answers as grpcObserve tracks the unary ones.
+func (s *Server) grpcStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	s.sendCompression(ss.Context())
-	return handler(srv, ss)
+	return handler(srv, trackedStream{ServerStream: ss, s: s})
+}
+
+// trackedStream is a server stream whose messages heldCodec tracks.
+type trackedStream struct {
+	grpc.ServerStream
+	s *Server
+}
+
+func (t trackedStream) SendMsg(m any) error {
+	return t.ServerStream.SendMsg(t.s.track(t.Context(), m))
 }
 
 // grpcService is the IDService for grpc-go.
@@ -268,7 +339,13 @@ type grpcHealth struct {
 func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	msg, err := h.s.health(req)
 	if err == nil && msg.Status != healthpb.HealthCheckResponse_SERVING {
-		if why := h.s.ready(); why != nil {
+		var auth string
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			if v := md.Get("authorization"); len(v) > 0 {
+				auth = v[0]
+			}
+		}
+		if why := h.s.ready(); why != nil && h.s.mayKnow(auth) {
 			_ = grpc.SetHeader(ctx, metadata.Pairs(notReadyHeader, headerText(why)))
 		}
 	}

@@ -15,7 +15,10 @@ import (
 // Connect to the rest. The overall service ("") and idkit.v1.IDService are SERVING while the
 // server is ready (see /readyz) and NOT_SERVING otherwise, with the reason /readyz gives in the
 // response header idkit-not-ready of Check (the health message has no field for it); List
-// gives both at once, and Watch (watch.go) streams the changes.
+// gives both at once, and Watch (watch.go) streams the changes. On a server with tokens the
+// health service, /healthz and /readyz are open, but only a caller with a token is told the
+// reason (it names generators, lease stores and other hosts); the rest see the status, and
+// the log has the reason.
 const healthPath = "/grpc.health.v1.Health/"
 
 // notReadyHeader carries the reason of a NOT_SERVING health answer.
@@ -34,6 +37,12 @@ func headerText(err error) string {
 		b = append(b[:1021], "..."...)
 	}
 	return string(b)
+}
+
+// mayKnow reports whether a caller with this Authorization header may be told why the server
+// is not ready: any caller when the server has no tokens, else one with a token.
+func (s *Server) mayKnow(auth string) bool {
+	return len(s.cfg.Tokens) == 0 || tokenOK(auth, s.cfg.Tokens)
 }
 
 // health answers a health check for one service name.
@@ -73,7 +82,7 @@ func newHealthHandlers(s *Server, opts ...connect.HandlerOption) map[string]http
 			return nil, err
 		}
 		res := connect.NewResponse(msg)
-		if err := s.ready(); err != nil && msg.Status != healthpb.HealthCheckResponse_SERVING {
+		if err := s.ready(); err != nil && msg.Status != healthpb.HealthCheckResponse_SERVING && s.mayKnow(req.Header().Get("Authorization")) {
 			res.Header().Set(notReadyHeader, headerText(err))
 		}
 		return res, nil

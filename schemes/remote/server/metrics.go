@@ -91,10 +91,10 @@ func (m *metrics) watch(s *Server) {
 		Name: "idkit_ready", Help: "1 while the server is ready to issue IDs from every generator.",
 	}, func() float64 { return b2f(s.ready() == nil) }))
 	for _, g := range s.order {
-		if sr, ok := g.s.(idkit.StatsReporter); ok {
+		if sr, ok := idkit.As[idkit.StatsReporter](g.s); ok {
 			m.watchStats(g.name, sr)
 		}
-		if _, ok := g.s.(idkit.Fenced); !ok {
+		if _, ok := idkit.As[idkit.Fenced](g.s); !ok {
 			continue
 		}
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

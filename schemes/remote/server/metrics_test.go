@@ -20,7 +20,13 @@ import (
 // scrape GETs /metrics with an optional bearer token and returns the status and body.
 func scrape(t *testing.T, r *running, auth string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, r.url+"/metrics", nil)
+	return getAuth(t, r, "/metrics", auth)
+}
+
+// getAuth GETs path with an optional Authorization header and returns the status and body.
+func getAuth(t *testing.T, r *running, path, auth string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, r.url+path, nil)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}

@@ -179,3 +179,26 @@ func TestNodeClients(t *testing.T) {
 		t.Errorf("longs: Number kept the IDs apart (%d numbers for %d IDs, %d mismatched): docs/service.md says it rounds them", rounding.Distinct, rounding.N, rounding.Mismatched)
 	}
 }
+
+// TestGeneratorsBeforeFirstID: Generators gives every generator's width before it has issued
+// an ID (128 for the 128-bit schemes, 64 for the rest), and sonyflake's machine as its node.
+func TestGeneratorsBeforeFirstID(t *testing.T) {
+	r := start(t, server.Config{Generators: []server.Generator{
+		{Name: "u7", Spec: "uuidv7"}, {Name: "u4", Spec: "uuidv4"}, {Name: "ul", Spec: "ulid"}, {Name: "ti", Spec: "typeid:prefix=user"},
+		{Name: "sf", Spec: "sonyflake:machine=4242"}, {Name: "tw", Spec: "snowflake:layout=twitter,node=9"},
+	}})
+	c := idkitv1connect.NewIDServiceClient(h2(), r.url)
+	res, err := c.Generators(context.Background(), connect.NewRequest(&v1.GeneratorsRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int32{"u7": 128, "u4": 128, "ul": 128, "ti": 128, "sf": 64, "tw": 64}
+	for _, g := range res.Msg.Generators {
+		if g.Bits != want[g.Name] {
+			t.Errorf("%s: bits %d, want %d", g.Name, g.Bits, want[g.Name])
+		}
+		if g.Name == "sf" && (g.Node == nil || g.GetNode() != 4242) {
+			t.Errorf("sonyflake: node %v, want 4242", g.Node)
+		}
+	}
+}

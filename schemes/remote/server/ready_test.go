@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -62,4 +63,54 @@ func TestNotReadyReason(t *testing.T) {
 	logs.waitFor(t, "retrying slot 7")
 	toyOf("why").fenced.Store(nil)
 	logs.waitFor(t, `msg="generator holds its node again" generator=why scheme="toyseq:start=0"`)
+}
+
+// TestNotReadyReasonNeedsToken: on a server with tokens, /readyz and the health answers of both
+// stacks give a caller without a token the status only (503, NOT_SERVING, no idkit-not-ready
+// header), and one with a token the reason.
+func TestNotReadyReasonNeedsToken(t *testing.T) {
+	cfg := twoGens()
+	cfg.Tokens = []string{"s3cret"}
+	cfg.Generators = append(cfg.Generators, server.Generator{Name: "hush", Spec: "toyseq:key=hush"})
+	r := start(t, cfg)
+	why := fmt.Errorf("%w: lease store 10.1.2.3:2379/secret-prefix: taken by host-b:4242", schemes.ErrFenced)
+	toyOf("hush").fenced.Store(&why)
+	hc := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](h2(), r.url+"/grpc.health.v1.Health/Check", connect.WithGRPC())
+	sc := healthpb.NewHealthClient(stockAt(t, r.grpc))
+	for _, auth := range []string{"", "Bearer s3cret"} {
+		req, _ := http.NewRequest("GET", r.url+"/readyz", nil)
+		creq := connect.NewRequest(&healthpb.HealthCheckRequest{})
+		ctx := context.Background()
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+			creq.Header().Set("Authorization", auth)
+			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", auth)
+		}
+		res, err := r.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		h, err := hc.CallUnary(context.Background(), creq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md metadata.MD
+		g, err := sc.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Header(&md))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(b) + " | " + h.Header().Get("idkit-not-ready") + " | " + strings.Join(md.Get("idkit-not-ready"), "")
+		told := strings.Count(got, "host-b:4242")
+		if res.StatusCode != 503 || h.Msg.Status != healthpb.HealthCheckResponse_NOT_SERVING || g.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+			t.Errorf("auth %q: /readyz %d, health %v and %v; want 503 and NOT_SERVING", auth, res.StatusCode, h.Msg.Status, g.Status)
+		}
+		if auth == "" && (told != 0 || strings.Contains(got, "hush") || strings.Contains(got, "10.1.2.3")) {
+			t.Errorf("without a token the reason was told: %s", got)
+		}
+		if auth != "" && told != 3 {
+			t.Errorf("with a token the reason was not told on all three: %s", got)
+		}
+	}
 }

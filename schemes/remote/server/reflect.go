@@ -21,8 +21,11 @@ import (
 // for), so that grpcurl, grpcui, Postman, Evans and ghz call the service without its .proto.
 // Both listeners answer it with grpc-go's own implementation: grpc-go registers it beside the
 // services; on net/http a Connect bidi-stream handler runs the same implementation, so both
-// stacks give the same answers. Reflection needs HTTP/2 (it is a bidi stream), and a bearer
-// token when the server has tokens, like the IDService.
+// stacks give the same answers. Reflection needs HTTP/2 (it is a bidi stream). It is open on
+// a server with tokens, like the health service: it describes only idkit.proto and the public
+// health and reflection protos, never a generator or the server's state, and tools resolve
+// every method through it, the open health methods too (grpcurl cannot call Health/Check
+// without it; ghz would need the token twice, in --metadata and --reflect-metadata).
 
 // reflectedServices are the services the main listener serves over gRPC, as reflection lists
 // them.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/internal/bearer"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -137,9 +138,10 @@ func TestReflection(t *testing.T) {
 	}
 }
 
-// TestReflectionNeedsToken: with tokens, reflection is refused without one on both stacks
-// (it serves the schema of a protected service) and answers with one.
-func TestReflectionNeedsToken(t *testing.T) {
+// TestReflectionOpen: with tokens, reflection answers without one on both stacks, as the
+// health service does (it tells only the public protos, and tools resolve even the health
+// methods through it), and with one; the IDService still refuses a call without one.
+func TestReflectionOpen(t *testing.T) {
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	r := start(t, cfg)
@@ -150,7 +152,7 @@ func TestReflectionNeedsToken(t *testing.T) {
 				opts []grpc.DialOption
 				want codes.Code
 			}{
-				{"without", nil, codes.Unauthenticated},
+				{"without", nil, codes.OK},
 				{"with", []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(bearer.Credentials("s3cret"))}, codes.OK},
 			} {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -165,6 +167,9 @@ func TestReflectionNeedsToken(t *testing.T) {
 				if status.Code(err) != tc.want {
 					t.Fatalf("%s a token: %v, want %v", tc.name, err, tc.want)
 				}
+			}
+			if _, err := v1.NewIDServiceClient(stockAt(t, st.addr)).Ping(context.Background(), &v1.PingRequest{}); status.Code(err) != codes.Unauthenticated {
+				t.Errorf("Ping without a token: %v, want Unauthenticated", err)
 			}
 		})
 	}

@@ -228,11 +228,11 @@ func respond[T any](msg *T, err error) (*connect.Response[T], error) {
 // describe is the generator as Generators lists it.
 func (g *generator) describe() *v1.Generator {
 	d := &v1.Generator{Name: g.name, Spec: idkit.Redact(g.spec), Scheme: idkit.Redact(g.s.Name()), Bits: g.bits.Load(), Ready: true}
-	if n, ok := g.s.(idkit.Noder); ok {
+	if n, ok := idkit.As[idkit.Noder](g.s); ok {
 		node := n.Node()
 		d.Node = &node
 	}
-	if l, ok := g.s.(idkit.Layouter); ok {
+	if l, ok := idkit.As[idkit.Layouter](g.s); ok {
 		lay := l.Layout()
 		d.Layout = lay.String()
 		d.IdsPerSecond = lay.IDsPerSecond()
@@ -240,6 +240,7 @@ func (g *generator) describe() *v1.Generator {
 	if err := g.err(); err != nil {
 		d.Ready, d.Reason = false, idkit.Redact(err.Error())
 	}
+	d.Durability = durabilityProto(g.durability())
 	return d
 }
 

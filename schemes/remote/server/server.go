@@ -51,6 +51,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	reflectv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 )
 
 // Defaults for the zero fields of Config.
@@ -65,7 +67,27 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultShutdownDelay     = 5 * time.Second
 	DefaultDrainTimeout      = 10 * time.Second
+	DefaultMaxTotalStreams   = 4096
+	DefaultMaxTotalBytes     = 64 << 20
+	DefaultMaxOpenStreams    = 512
+	DefaultMaxOpenWatches    = 128
+	DefaultMaxOpenConns      = 64
 )
+
+// DefaultMaxConns is MaxConns's default: half the files this process may open (RLIMIT_NOFILE),
+// the rest left to the generators' stores, the listeners and the log, and at most 1024, enough
+// for a client that opens a connection per parallel request (Node's fetch does) and few enough
+// that idle connections hold little (docs/service.md has the figures).
+func DefaultMaxConns() int { return maxConnsFor(fdLimit()) }
+
+// maxConnsFor is DefaultMaxConns for a limit of fds open files (0: unknown).
+func maxConnsFor(fds uint64) int {
+	const ceiling = 1024
+	if fds == 0 {
+		return ceiling
+	}
+	return int(max(min(fds/2, ceiling), 1))
+}
 
 // ErrConfig reports a Config that New cannot use.
 var ErrConfig = errors.New("server: bad config")
@@ -108,6 +130,21 @@ type Config struct {
 	// MaxConnBytes bounds the bytes of answers one connection may have waiting to be sent;
 	// its further requests wait until the client reads (see conn.go).
 	MaxConnBytes int
+	// MaxConns bounds the connections open at a time on both listeners together; one more is
+	// closed as soon as it is accepted. The default is DefaultMaxConns of the process's limit
+	// on open files.
+	MaxConns int
+	// MaxTotalStreams bounds the requests in flight on all connections together, and
+	// MaxTotalBytes their answers not yet sent (each connection's MaxConnBytes draws on it);
+	// a request over MaxTotalStreams is refused with UNAVAILABLE (HTTP 503), a Next answer
+	// over MaxTotalBytes waits. See limits.go.
+	MaxTotalStreams, MaxTotalBytes int
+	// MaxOpenStreams bounds the requests in flight from callers without a token on a server
+	// with Tokens (the open health, reflection and probe paths, and the refusals), and
+	// MaxOpenWatches those of them that may stay open (health Watch, reflection).
+	// MaxOpenConns bounds the connections on which no token has been shown yet (counted from
+	// their accept): one more closes the oldest of them.
+	MaxOpenStreams, MaxOpenWatches, MaxOpenConns int
 	// TLSCert and TLSKey, both set, make Run and Serve speak TLS (HTTP/2 by ALPN) on both
 	// listeners; otherwise they speak cleartext HTTP/1.1 and HTTP/2 (h2c).
 	TLSCert, TLSKey string
@@ -117,7 +154,9 @@ type Config struct {
 	AllowUnmask bool
 	// Tokens, when not empty, are the bearer tokens a request must carry in its
 	// Authorization header. /healthz, /readyz and the gRPC health service stay open for
-	// probes.
+	// probes (saying why the server is not ready only to a caller with a token), and so does
+	// gRPC reflection, which only describes the public protos, so that grpcurl and ghz can
+	// resolve methods without one.
 	Tokens []string
 	// MetricsTokens, when not empty, are the bearer tokens a scrape of /metrics must carry
 	// instead of one of Tokens, so that a scraper's credential cannot issue IDs; otherwise
@@ -154,6 +193,7 @@ type Server struct {
 	reg      *prometheus.Registry
 	m        *metrics
 	handler  http.Handler
+	lim      *limits
 	draining atomic.Bool
 	closeMu  sync.Mutex
 	closed   atomic.Bool
@@ -179,6 +219,7 @@ func NewContext(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, gens: map[string]*generator{}, reg: prometheus.NewRegistry(), endWatches: make(chan struct{})}
 	s.m = newMetrics(s.reg)
+	s.lim = newLimits(&cfg, s.reg, cfg.Logger)
 	for _, gc := range cfg.Generators {
 		if !validName(gc.Name) {
 			s.Close()
@@ -220,6 +261,7 @@ func (s *Server) watchFences(every time.Duration) {
 		logged time.Time
 	}
 	st := make([]state, len(s.order))
+	dw := newDurabilityWatch(s)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -228,6 +270,7 @@ func (s *Server) watchFences(every time.Duration) {
 			return
 		case <-t.C:
 		}
+		dw.check(false)
 		for i, g := range s.order {
 			err := g.err()
 			switch {
@@ -261,7 +304,8 @@ func (c *Config) fill() error {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.MaxStreams < 0 || c.MaxConnBytes < 0 ||
+	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.MaxStreams < 0 || c.MaxConnBytes < 0 || c.MaxConns < 0 ||
+		c.MaxTotalStreams < 0 || c.MaxTotalBytes < 0 || c.MaxOpenStreams < 0 || c.MaxOpenWatches < 0 || c.MaxOpenConns < 0 ||
 		c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0 || c.DrainTimeout < 0 {
 		return fmt.Errorf("%w: negative limit or timeout", ErrConfig)
 	}
@@ -279,6 +323,17 @@ func (c *Config) fill() error {
 	}
 	if c.MaxConnBytes == 0 {
 		c.MaxConnBytes = DefaultMaxConnBytes
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{
+		{&c.MaxConns, DefaultMaxConns()}, {&c.MaxTotalStreams, DefaultMaxTotalStreams}, {&c.MaxTotalBytes, DefaultMaxTotalBytes},
+		{&c.MaxOpenStreams, DefaultMaxOpenStreams}, {&c.MaxOpenWatches, DefaultMaxOpenWatches}, {&c.MaxOpenConns, DefaultMaxOpenConns},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
@@ -419,8 +474,11 @@ func (s *Server) Serve(ctx context.Context, ln, grpcLn net.Listener) error {
 		gs = s.grpcServer(tlsCfg)
 	}
 	errc := make(chan error, 2)
+	stopStalls := make(chan struct{})
+	defer close(stopStalls)
+	go s.lim.watchStalls(stopStalls)
 	go func() {
-		l := stallListener{Listener: ln, timeout: s.cfg.WriteTimeout}
+		l := stallListener{Listener: ln, timeout: s.cfg.WriteTimeout, l: s.lim, connBytes: int64(s.cfg.MaxConnBytes)}
 		var err error
 		if tlsCfg != nil {
 			err = hs.ServeTLS(l, "", "")
@@ -433,7 +491,7 @@ func (s *Server) Serve(ctx context.Context, ln, grpcLn net.Listener) error {
 	}()
 	if gs != nil {
 		go func() {
-			if err := gs.Serve(stallListener{Listener: grpcLn, timeout: s.cfg.WriteTimeout}); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			if err := gs.Serve(stallListener{Listener: grpcLn, timeout: s.cfg.WriteTimeout, l: s.lim, connBytes: int64(s.cfg.MaxConnBytes)}); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				errc <- fmt.Errorf("server: gRPC: %w", err)
 			}
 		}()
@@ -484,8 +542,11 @@ func (s *Server) httpServer(tlsCfg *tls.Config) *http.Server {
 			MaxReceiveBufferPerStream:     recvWindow,
 			MaxReceiveBufferPerConnection: recvConnWindow,
 		},
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, budgetKey{}, newConnBudget(int64(s.cfg.MaxConnBytes)))
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if st := stateOf(c); st != nil {
+				return context.WithValue(ctx, stateKey{}, st)
+			}
+			return ctx
 		},
 	}
 	hs.Protocols.SetHTTP1(true)
@@ -628,28 +689,46 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/decode/{generator}/{id}", s.httpDecode)
 	mux.HandleFunc("GET /v1/bounds/{generator}", s.httpBounds)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { textReply(w, http.StatusOK, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.ready(); err != nil {
-			textReply(w, http.StatusServiceUnavailable, "not ready: "+idkit.Redact(err.Error()))
+			if !s.mayKnow(r.Header.Get("Authorization")) {
+				textReply(w, http.StatusServiceUnavailable, "not ready (the reason is in the log, and told to callers with a token)")
+				return
+			}
+			readyReply(w, http.StatusServiceUnavailable, "not ready: "+idkit.Redact(err.Error()), s.durabilityLines())
 			return
 		}
-		textReply(w, http.StatusOK, "ready")
+		if !s.mayKnow(r.Header.Get("Authorization")) {
+			textReply(w, http.StatusOK, "ready")
+			return
+		}
+		readyReply(w, http.StatusOK, "ready", s.durabilityLines())
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	a := admission{s: s, open: map[string]bool{"/healthz": true, "/readyz": true, healthPath + "Check": true, healthPath + "Watch": true, healthPath + "List": true},
+	a := admission{s: s, open: openPaths,
 		limit: int64(s.cfg.MaxRequestBytes), tooLarge: fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxRequestBytes)}
 	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
 		// request does below here grows the handler goroutine's stack, and growing it costs.
-		w, r, h, ok := a.admit(w, r)
-		if !ok {
+		w, r, f, ok := a.admit(w, r)
+		if f == nil {
 			return
 		}
-		if h != nil {
-			defer h.release() // the answer has been written (or the stream is gone)
+		defer f.finish(r) // the answer has been written (or the stream is gone)
+		if ok {
+			mux.ServeHTTP(w, r)
 		}
-		mux.ServeHTTP(w, r)
 	}))
+}
+
+// openPaths are served without a token on a server with tokens: the probes (/healthz, /readyz,
+// the gRPC health service) and gRPC reflection, which tells only what idkit.proto and the
+// public health and reflection protos say (no generator, no state), and without which grpcurl
+// and ghz cannot resolve even the open health methods (reflect.go).
+var openPaths = map[string]bool{
+	"/healthz": true, "/readyz": true, healthPath + "Check": true, healthPath + "Watch": true, healthPath + "List": true,
+	reflectv1.ServerReflection_ServerReflectionInfo_FullMethodName:      true,
+	reflectv1alpha.ServerReflection_ServerReflectionInfo_FullMethodName: true,
 }
 
 // admission is what the handler checks before a request reaches the mux.
@@ -660,50 +739,95 @@ type admission struct {
 	tooLarge string
 }
 
-// admit answers a request the service refuses (a query string it cannot read whole, a body over
-// the limit, a missing token) and reports false; otherwise it returns the writer and request to
-// serve, and for Next the budget slot that the handler gives back once the answer is written.
+// inFlight is what one net/http request holds until its answer has been written: its slots
+// under the server-wide bounds, its answer's place among the connection's pending ones, and for
+// Next the bytes it reserved.
+type inFlight struct {
+	t  ticket
+	tw trackWriter
+	h  held
+}
+
+// finish hands the rest of the answer to the connection (HTTP/2: a stream the client gives no
+// window waits here, counted, until watchStalls closes its connection) and gives back what the
+// request held.
+func (f *inFlight) finish(r *http.Request) {
+	if f.tw.on {
+		if r.ProtoMajor >= 2 {
+			f.tw.Flush()
+		} else {
+			f.tw.end() // HTTP/1.1: one request at a time, and stallConn bounds its last write
+		}
+	}
+	if f.h.b != nil {
+		f.h.release()
+	}
+	f.t.release()
+}
+
+// admit answers a request the service refuses (the server full, a query string it cannot read
+// whole, a body over the limit, a missing token) and reports false; otherwise it returns the
+// writer and request to serve. Unless the server was full, it also returns what the request
+// holds, which the handler gives back once the answer is written.
 //
 //go:noinline
-func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, *held, bool) {
+func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, *inFlight, bool) {
 	// Nothing the service answers may be stored: a cache in front of it would hand the same
 	// IDs to two callers.
 	w.Header()["Cache-Control"] = noStore
+	toks := a.s.cfg.Tokens
+	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
+		toks = a.s.cfg.MetricsTokens
+	}
+	authed := len(toks) == 0 || tokenOK(r.Header.Get("Authorization"), toks)
+	open := len(a.s.cfg.Tokens) > 0 && !authed // counted apart from the token holders
+	st := httpState(r.Context())
+	if st != nil && st.gone.Load() {
+		return w, r, nil, false // closed by a bound while its requests queued
+	}
+	if authed {
+		a.s.lim.proven(st)
+	}
+	f := &inFlight{t: ticket{l: a.s.lim}}
+	if !a.s.lim.take(&f.t, !open, open && longStream(r.URL.Path)) {
+		a.s.lim.refuse(st, open, w, r)
+		return w, r, nil, false
+	}
+	if st != nil {
+		f.tw = trackWriter{ResponseWriter: w, st: st}
+		w = &f.tw
+	}
 	if r.URL.RawQuery != "" {
 		// url.Query, which net/http and Connect use, silently drops what it cannot read ("n=5;"
 		// and "%zz"): refuse it instead of answering another request.
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 			reject(w, r, connect.CodeInvalidArgument, http.StatusBadRequest, "bad query string: "+cut(err.Error()))
-			return w, r, nil, false
+			return w, r, f, false
 		}
 	}
 	if r.ContentLength > a.limit {
 		reject(w, r, connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge, a.tooLarge)
-		return w, r, nil, false
+		return w, r, f, false
 	}
 	if r.Body != nil && r.Body != http.NoBody {
-		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, a.limit)}
-		r.Body = body
-		if r.ContentLength < 0 && !isGRPC(r.Header.Get("Content-Type")) {
-			// A body of unknown length found too large while Connect reads it: Connect answers
-			// 429 (resource_exhausted), which reads as "slow down"; it is 413.
-			w = &tooLargeWriter{ResponseWriter: w, body: body}
-		}
+		r.Body = http.MaxBytesReader(w, r.Body, a.limit)
 	}
-	toks := a.s.cfg.Tokens
-	if r.URL.Path == "/metrics" && len(a.s.cfg.MetricsTokens) > 0 {
-		toks = a.s.cfg.MetricsTokens
+	if isRPCPath(r.URL.Path) && !isGRPC(r.Header.Get("Content-Type")) {
+		// A message found too large while Connect reads it (a body of unknown length, or one
+		// that inflates past the limit: gzip POST, GET with compression=gzip): Connect answers
+		// 429 (resource_exhausted), which clients read as "slow down" and retry; it is 413.
+		w = &tooLargeWriter{ResponseWriter: w}
 	}
-	if len(toks) > 0 && !a.open[r.URL.Path] && !tokenOK(r.Header.Get("Authorization"), toks) {
+	if !authed && !a.open[r.URL.Path] {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="idkitd"`)
 		reject(w, r, connect.CodeUnauthenticated, http.StatusUnauthorized, unauthenticatedMsg)
-		return w, r, nil, false
+		return w, r, f, false
 	}
 	if isRPCPath(r.URL.Path) {
 		ct := r.Header.Get("Content-Type")
 		if r.Method == http.MethodPost && !rpcContentType(ct) {
 			badContentType(w, ct)
-			return w, r, nil, false
+			return w, r, f, false
 		}
 		// The usual calls (gRPC, Connect unary) keep w; the rest get reasons with Connect's
 		// empty refusals.
@@ -711,14 +835,13 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 			w = &reasonWriter{ResponseWriter: w, r: r}
 		}
 	}
-	var h *held
 	if r.URL.Path == idkitv1connect.IDServiceNextProcedure {
 		if b := httpBudget(r.Context()); b != nil {
-			h = &held{b: b}
-			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
+			f.h.b = b
+			r = r.WithContext(context.WithValue(r.Context(), heldKey{}, &f.h))
 		}
 	}
-	return w, r, h, true
+	return w, r, f, true
 }
 
 // redactError returns err, or when its message holds a credential a *connect.Error with the
@@ -741,28 +864,15 @@ func redactError(err error) error {
 // noStore is the Cache-Control value of every answer.
 var noStore = []string{"no-store"}
 
-// limitedBody is a request body behind http.MaxBytesReader that remembers when it hit the limit.
-type limitedBody struct {
-	io.ReadCloser
-	over bool
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if _, ok := err.(*http.MaxBytesError); ok { // as http.MaxBytesReader returns it; no errors.As,
-		b.over = true // which allocates on every body's io.EOF
-	}
-	return n, err
-}
-
-// tooLargeWriter turns the 429 that Connect answers for a body over the limit into 413.
+// tooLargeWriter turns the 429 that Connect answers for a message over the limit into 413.
+// The server refuses nothing else with resource_exhausted (a full server answers unavailable,
+// 503), so every 429 here is a message too large.
 type tooLargeWriter struct {
 	http.ResponseWriter
-	body *limitedBody
 }
 
 func (w *tooLargeWriter) WriteHeader(code int) {
-	if code == http.StatusTooManyRequests && w.body.over {
+	if code == http.StatusTooManyRequests {
 		code = http.StatusRequestEntityTooLarge
 	}
 	w.ResponseWriter.WriteHeader(code)

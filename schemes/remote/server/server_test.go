@@ -705,7 +705,7 @@ func TestDrainTimeoutNamesTheListener(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for i := range 8 {
 				key := fmt.Sprintf("blame-%s-%d", tc.name, i)
-				r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:gated=true,key=" + key}}, DrainTimeout: 30 * time.Millisecond})
+				r := start(t, server.Config{Generators: []server.Generator{{Name: "slow", Spec: "toyseq:gated=true,key=" + key}}, DrainTimeout: 250 * time.Millisecond})
 				go tc.call(r)()
 				toy := waitToy(t, key)
 				<-toy.inside

@@ -88,3 +88,42 @@ func TestGRPCTools(t *testing.T) {
 		})
 	}
 }
+
+// TestGRPCToolsWithTokens runs the tools against a server with tokens, on both listeners, as
+// docs/service.md shows them: grpcurl lists and calls the open health service without a token
+// (reflection is open), calls the IDService with one (-H) and is refused without;
+// grpc-health-probe needs none; ghz runs with the token in --metadata alone. Each is skipped
+// when it is not installed (but not under CI, whose .ci/run installs them).
+func TestGRPCToolsWithTokens(t *testing.T) {
+	cfg := twoGens()
+	cfg.Tokens = []string{"s3cret"}
+	r := start(t, cfg)
+	for _, st := range stacks(r) {
+		t.Run(st.name+"/grpcurl", func(t *testing.T) {
+			grpcurl := tool(t, "grpcurl", "github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4")
+			if out := runTool(t, false, grpcurl, "-plaintext", st.addr, "grpc.health.v1.Health/Check"); !strings.Contains(out, `"SERVING"`) {
+				t.Errorf("Health/Check without a token:\n%s", out)
+			}
+			if out := runTool(t, false, grpcurl, "-plaintext", "-H", "authorization: Bearer s3cret", "-d", `{"generator":"orders","count":2}`, st.addr, "idkit.v1.IDService/Next"); !strings.Contains(out, `"ids64"`) {
+				t.Errorf("Next with a token:\n%s", out)
+			}
+			if out := runTool(t, true, grpcurl, "-plaintext", "-d", `{"generator":"orders","count":2}`, st.addr, "idkit.v1.IDService/Next"); !strings.Contains(out, "Unauthenticated") {
+				t.Errorf("Next without a token:\n%s", out)
+			}
+		})
+		t.Run(st.name+"/grpc-health-probe", func(t *testing.T) {
+			probe := tool(t, "grpc-health-probe", "github.com/grpc-ecosystem/grpc-health-probe@v0.4.62")
+			if out := runTool(t, false, probe, "-addr", st.addr, "-service", "idkit.v1.IDService"); !strings.Contains(out, "SERVING") {
+				t.Errorf("grpc-health-probe: %s", out)
+			}
+		})
+		t.Run(st.name+"/ghz", func(t *testing.T) {
+			ghz := tool(t, "ghz", "github.com/bojand/ghz/cmd/ghz@v0.120.0")
+			out := runTool(t, false, ghz, "--insecure", "--call", "idkit.v1.IDService/Next", "-d", `{"generator":"orders","count":10}`,
+				"--metadata", `{"authorization":"Bearer s3cret"}`, "-n", "50", "-c", "2", st.addr)
+			if !strings.Contains(out, "[OK]   50 responses") {
+				t.Errorf("ghz with --metadata alone:\n%s", out)
+			}
+		})
+	}
+}

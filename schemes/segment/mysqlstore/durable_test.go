@@ -57,15 +57,42 @@ func TestRefusesNotDurable(t *testing.T) {
 	sqlExec(t, dsn, "SET GLOBAL innodb_flush_log_at_trx_commit = 3")
 	open(t, dsn)
 
-	// The flush turned off under an open store: the increment commits, its block is refused.
+	// The flush turned off under an open store: the take reads it before its write and
+	// takes nothing.
 	sqlExec(t, dsn, "SET GLOBAL innodb_flush_log_at_trx_commit = 0")
 	_, err := st.Take(context.Background(), req)
 	if !errors.Is(err, mysqlstore.ErrNotDurable) || !strings.Contains(err.Error(), "innodb_flush_log_at_trx_commit 0") {
 		t.Fatalf("Take after the flush was turned off: %v; want ErrNotDurable", err)
 	}
 	t.Log(err)
+	if got := maxID(t, dsn, "k"); got != 10 {
+		t.Fatalf("max_id %d, want 10: the take must refuse before its write", got)
+	}
+}
+
+// TestTakeBracketsCommit (issue 24 item 9): a SET GLOBAL that turns the flush off after the
+// take's write and before its COMMIT makes that COMMIT not durable. The take read the
+// settings before COMMIT only; now it reads them again after COMMIT and drops the block. The
+// control (flush left on) hands out its block.
+func TestTakeBracketsCommit(t *testing.T) {
+	dsn, _ := privateDatabase(t)
+	st := open(t, dsn)
+	req := segment.Request{Key: "k", Step: 10, Count: 1}
+	for _, setting := range []string{"innodb_flush_log_at_trx_commit = 1", "innodb_flush_log_at_trx_commit = 2"} {
+		mysqlstore.SetBeforeCommit(st, func() { sqlExec(t, dsn, "SET GLOBAL "+setting) })
+		b, err := st.Take(context.Background(), req)
+		mysqlstore.SetBeforeCommit(st, nil)
+		sqlExec(t, dsn, "SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+		switch {
+		case strings.HasSuffix(setting, "1") && err != nil:
+			t.Fatalf("control: %v", err)
+		case strings.HasSuffix(setting, "2") && (!errors.Is(err, mysqlstore.ErrNotDurable) || !strings.Contains(err.Error(), "innodb_flush_log_at_trx_commit 2")):
+			t.Fatalf("Take with %s set before its COMMIT: %v, %v; want ErrNotDurable naming it", setting, b, err)
+		}
+		t.Logf("%s before COMMIT: %v, %v", setting, b, err)
+	}
 	if got := maxID(t, dsn, "k"); got != 20 {
-		t.Fatalf("max_id %d, want 20: the refused block is lost, not given back", got)
+		t.Fatalf("max_id %d, want 20: the dropped block is lost, not given back", got)
 	}
 }
 

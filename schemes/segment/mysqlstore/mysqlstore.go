@@ -29,10 +29,34 @@
 //     InnoDB missing and the engine substituted).
 //
 // Every Take reads innodb_flush_log_at_trx_commit, log_bin, sync_binlog and sql_log_bin again
-// in the transaction that takes the block, and drops the block if one of them went wrong since
-// Open (SET GLOBAL innodb_flush_log_at_trx_commit = 2 for a bulk load is common): its numbers
-// are lost, never used. The store URL's unsafe=true accepts all of these but the engine, for
-// tests and throwaway data.
+// on both sides of the write it vouches for: in its transaction before the UPDATE, and on the
+// same connection after COMMIT, before the block is handed out; it drops the block if one of
+// them was wrong at either read (SET GLOBAL innodb_flush_log_at_trx_commit = 2 for a bulk load
+// is common, and one made while the take ran is seen): its numbers are lost, never used. The
+// store URL's unsafe=true accepts all of these but the engine, for tests and throwaway data.
+//
+// # Replication
+//
+// A commit the primary acknowledged survives a failover only if the promoted replica held it.
+// Open and every Take read the durability class, at the same two points:
+//
+//   - single: the binary log is off, or no replica reads it (no Binlog Dump thread in the
+//     process list: the store's user needs the PROCESS privilege to see them);
+//   - sync: a Galera node in the Primary component (wsrep_on), or one replica, a semi-sync
+//     client, with Rpl_semi_sync_master_status ON and rpl_semi_sync_master_wait_point
+//     AFTER_SYNC (the commit becomes visible only once the replica acknowledged it), and
+//     Rpl_semi_sync_master_no_tx not risen across the take: MariaDB falls back to
+//     asynchronous replication when rpl_semi_sync_master_timeout expires, and still answers
+//     the COMMIT that waited in vain with success;
+//   - async: anything else with a replica attached (semi-sync off or fallen back, AFTER_COMMIT,
+//     more replicas than the one acknowledgement MariaDB waits for).
+//
+// async is refused, naming the setting or status, unless durability=async is in the store URL
+// (Settings.AcceptAsync); failover fencing is then the only protection: each row records the
+// epoch it was last written in (the primary's server_id and gtid_domain_id; a Galera
+// cluster's state UUID), a take in another epoch first adds Request.Gap blocks, and under
+// durability=async a new row starts after the gap. A server with read_only on (a replica) is
+// refused. Any error at or after COMMIT drops the block.
 package mysqlstore
 
 import (
@@ -43,6 +67,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -91,11 +116,15 @@ type Settings struct {
 	// Unsafe accepts a server whose settings can lose a commit in a crash (see the package
 	// doc): for tests and throwaway data.
 	Unsafe bool
+	// AcceptAsync runs the store although a replica could be promoted without its takes
+	// (durability=async in the URL): failover fencing is then the only protection.
+	AcceptAsync bool
 }
 
 // ParseURL reads mysql://user:password@host:port/database?table=T&socket=/path/mysqld.sock
 // (also mariadb://) into Settings. socket= connects over a unix socket instead of TCP;
-// unsafe=true sets Settings.Unsafe; every other query parameter must be one of
+// unsafe=true sets Settings.Unsafe; durability=async sets Settings.AcceptAsync (sync, the
+// default, refuses an asynchronous replica); every other query parameter must be one of
 // go-sql-driver/mysql's DSN parameters (tls, timeout, …) and is passed to the driver. The
 // query is read strictly (internal/urlquery): a pair that does not parse (';', %zz), a key
 // given twice and an unknown key are errors naming the parameter. Errors never show the
@@ -132,6 +161,11 @@ func parseURL(raw string) (Settings, error) {
 			return Settings{}, fmt.Errorf("mysqlstore: store URL: unsafe=%.20s: want true or false", v)
 		}
 	}
+	if v, ok := q["durability"]; ok {
+		if set.AcceptAsync, err = segment.ParseDurability(v); err != nil {
+			return Settings{}, fmt.Errorf("mysqlstore: store URL: %w", err)
+		}
+	}
 	cfg := mysql.NewConfig()
 	cfg.User = u.User.Username()
 	cfg.Passwd, _ = u.User.Password()
@@ -150,6 +184,7 @@ func parseURL(raw string) (Settings, error) {
 	delete(q, "table")
 	delete(q, "socket")
 	delete(q, "unsafe")
+	delete(q, "durability")
 	set.DSN = cfg.FormatDSN()
 	if len(q) > 0 {
 		sep := "?"
@@ -168,7 +203,7 @@ func parseURL(raw string) (Settings, error) {
 // and go-sql-driver/mysql's. The driver would send any other key to the server as a session
 // variable, so a misspelt one (tabel=) would fail only when the server refused it.
 var knownParam = urlquery.Known(
-	"table", "socket", "unsafe",
+	"table", "socket", "unsafe", "durability",
 	"allowAllFiles", "allowCleartextPasswords", "allowFallbackToPlaintext", "allowNativePasswords",
 	"allowOldPasswords", "checkConnLiveness", "clientFoundRows", "charset", "collation",
 	"columnsWithAlias", "compress", "interpolateParams", "loc", "multiStatements", "parseTime",
@@ -176,7 +211,7 @@ var knownParam = urlquery.Known(
 	"writeTimeout", "maxAllowedPacket", "connectionAttributes",
 )
 
-const knownHint = "the store takes table, socket, unsafe and go-sql-driver/mysql's parameters (tls, timeout, charset, …)"
+const knownHint = "the store takes table, socket, unsafe, durability and go-sql-driver/mysql's parameters (tls, timeout, charset, …)"
 
 func validTable(t string) bool {
 	parts := strings.Split(t, ".")
@@ -202,6 +237,17 @@ type Store struct {
 	table  string
 	server string // the address, for messages
 	unsafe bool
+	async  bool   // Settings.AcceptAsync
+	facts  string // the query that reads factsOf
+
+	// unprotected, set by the fault tests' controls only, takes blocks as before failover
+	// fencing: no epoch, no gap, no replication check.
+	unprotected bool
+	// beforeCommit, set by tests only, runs between the take's UPDATE and its COMMIT.
+	beforeCommit func()
+
+	mu  sync.Mutex
+	dur segment.Durability
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -235,12 +281,166 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("mysqlstore: creating table %s: %w", table, err)
 	}
-	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe}
+	// epoch came with failover fencing: tables made before get it here.
+	if _, err = db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS epoch VARCHAR(80) NULL`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mysqlstore: adding column epoch to %s: %w", table, err)
+	}
+	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync}
 	if err := s.checkDurable(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
+	s.facts = factsQuery(ctx, db)
+	f, err := s.readFacts(ctx, db)
+	if err == nil {
+		_, err = s.checkReplication(f, f)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// facts are the settings and replication state a take reads before its write and after its
+// COMMIT.
+type facts struct {
+	flush, logBin, syncBinlog, sqlLogBin string
+	readOnly                             string
+	serverID, domain                     string
+	dumps                                int    // Binlog Dump threads: replicas reading the binary log
+	semiEnabled, semiStatus, waitPoint   string // rpl_semi_sync_master_* ("" without semi-sync)
+	semiClients, semiNoTx                int64
+	wsrepOn, wsrepStatus, wsrepUUID      string
+	wsrepSession                         string // the session's wsrep_on
+}
+
+// factsQuery returns the statement that reads facts: from information_schema on MariaDB, from
+// performance_schema on MySQL, which names its semi-sync settings rpl_semi_sync_source_* since
+// 8.0.26 (both names are looked for).
+func factsQuery(ctx context.Context, db *sql.DB) string {
+	status, vars, session, domain := "information_schema.GLOBAL_STATUS", "information_schema.GLOBAL_VARIABLES", "information_schema.SESSION_VARIABLES", "@@GLOBAL.gtid_domain_id"
+	var version string
+	if db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&version); !strings.Contains(strings.ToLower(version), "mariadb") {
+		status, vars, session, domain = "performance_schema.global_status", "performance_schema.global_variables", "performance_schema.session_variables", "@@GLOBAL.server_uuid"
+	}
+	pick := func(table string, names ...string) string {
+		return `COALESCE((SELECT MAX(VARIABLE_VALUE) FROM ` + table + ` WHERE UPPER(VARIABLE_NAME) IN ('` + strings.Join(names, "', '") + `')), '')`
+	}
+	return `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog, @@SESSION.sql_log_bin,
+		@@GLOBAL.read_only, @@GLOBAL.server_id, ` + domain + `,
+		(SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'),
+		` + pick(vars, "RPL_SEMI_SYNC_MASTER_ENABLED", "RPL_SEMI_SYNC_SOURCE_ENABLED") + `,
+		` + pick(status, "RPL_SEMI_SYNC_MASTER_STATUS", "RPL_SEMI_SYNC_SOURCE_STATUS") + `,
+		` + pick(vars, "RPL_SEMI_SYNC_MASTER_WAIT_POINT", "RPL_SEMI_SYNC_SOURCE_WAIT_POINT") + `,
+		` + pick(status, "RPL_SEMI_SYNC_MASTER_CLIENTS", "RPL_SEMI_SYNC_SOURCE_CLIENTS") + `,
+		` + pick(status, "RPL_SEMI_SYNC_MASTER_NO_TX", "RPL_SEMI_SYNC_SOURCE_NO_TX") + `,
+		` + pick(vars, "WSREP_ON") + `, ` + pick(status, "WSREP_CLUSTER_STATUS") + `, ` + pick(status, "WSREP_CLUSTER_STATE_UUID") + `,
+		` + pick(session, "WSREP_ON")
+}
+
+// querier is a *sql.DB, *sql.Conn or *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) readFacts(ctx context.Context, q querier) (facts, error) {
+	var f facts
+	var clients, noTx string
+	err := q.QueryRowContext(ctx, s.facts).Scan(&f.flush, &f.logBin, &f.syncBinlog, &f.sqlLogBin, &f.readOnly, &f.serverID, &f.domain,
+		&f.dumps, &f.semiEnabled, &f.semiStatus, &f.waitPoint, &clients, &noTx, &f.wsrepOn, &f.wsrepStatus, &f.wsrepUUID, &f.wsrepSession)
+	if err != nil {
+		return f, fmt.Errorf("mysqlstore: reading the settings and replication state of the server at %s: %w", s.server, err)
+	}
+	f.semiClients, _ = strconv.ParseInt(clients, 10, 64)
+	f.semiNoTx, _ = strconv.ParseInt(noTx, 10, 64)
+	return f, nil
+}
+
+func on(v string) bool {
+	v = strings.ToUpper(v)
+	return v == "ON" || v == "1" || v == "YES"
+}
+
+// epoch is the history the server writes (see the package doc).
+func (f facts) epoch() string {
+	if on(f.wsrepOn) {
+		return "galera/" + f.wsrepUUID
+	}
+	return f.serverID + "/" + f.domain
+}
+
+// class decides the durability class of f.
+func (f facts) class() (segment.Class, string) {
+	switch {
+	case on(f.readOnly):
+		return segment.ClassUnknown, "read_only is ON: the server is a replica, or fenced"
+	case on(f.wsrepOn):
+		if !on(f.wsrepSession) {
+			return segment.ClassAsync, "wsrep_on is OFF in this session (a DSN parameter can set it): its writes are not replicated to the other Galera nodes"
+		}
+		if f.wsrepStatus != "Primary" {
+			return segment.ClassUnknown, fmt.Sprintf("Galera node in a %s component (wsrep_cluster_status)", f.wsrepStatus)
+		}
+		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged"
+	case !on(f.logBin):
+		return segment.ClassSingle, "log_bin is OFF: no replica can follow"
+	case f.dumps == 0:
+		if on(f.semiEnabled) && !on(f.semiStatus) {
+			return segment.ClassAsync, "rpl_semi_sync_master_enabled is ON but Rpl_semi_sync_master_status is OFF and no replica is connected: a replica that fell behind could be promoted"
+		}
+		return segment.ClassSingle, "no replica reads the binary log (no Binlog Dump thread)"
+	case !on(f.semiStatus):
+		return segment.ClassAsync, fmt.Sprintf("%d replica(s) read the binary log and Rpl_semi_sync_master_status is %s (rpl_semi_sync_master_enabled %s): replication is asynchronous", f.dumps, orNone(f.semiStatus), orNone(f.semiEnabled))
+	case strings.ToUpper(f.waitPoint) != "AFTER_SYNC":
+		return segment.ClassAsync, fmt.Sprintf("rpl_semi_sync_master_wait_point is %s: want AFTER_SYNC", orNone(f.waitPoint))
+	case f.dumps > 1 || f.semiClients < int64(f.dumps):
+		return segment.ClassAsync, fmt.Sprintf("%d replicas read the binary log, %d of them semi-sync, and a commit waits for one acknowledgement: the others can lack it", f.dumps, f.semiClients)
+	}
+	return segment.ClassSync, "one semi-sync replica, Rpl_semi_sync_master_status ON, rpl_semi_sync_master_wait_point AFTER_SYNC"
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "absent (no semi-sync plugin)"
+	}
+	return v
+}
+
+// checkReplication decides the class from the facts read before the write and after its
+// COMMIT (the weaker), records it for Durability, and refuses what a failover can set back
+// unless the store accepts async. It reports whether the take was synchronously acknowledged.
+func (s *Store) checkReplication(before, after facts) (bool, error) {
+	c1, r1 := before.class()
+	c2, r2 := after.class()
+	class, reason := c1, r1
+	if c2 < c1 {
+		class, reason = c2, r2
+	}
+	if class == segment.ClassSync && !on(after.wsrepOn) && after.semiNoTx > before.semiNoTx {
+		class, reason = segment.ClassAsync, fmt.Sprintf("Rpl_semi_sync_master_no_tx rose from %d to %d during the take: a commit went without the replica's acknowledgement (rpl_semi_sync_master_timeout expired?)", before.semiNoTx, after.semiNoTx)
+	}
+	s.mu.Lock()
+	s.dur = segment.Durability{Class: class, Reason: reason, Epoch: after.epoch(), AsyncAccepted: s.async}
+	s.mu.Unlock()
+	switch {
+	case class == segment.ClassSync:
+		return true, nil
+	case class == segment.ClassSingle, s.async && class == segment.ClassAsync:
+		return false, nil
+	case class == segment.ClassUnknown:
+		return false, fmt.Errorf("%w: the server at %s cannot take blocks safely: %s", ErrNotDurable, s.server, reason)
+	}
+	return false, fmt.Errorf("%w: the server at %s replicates asynchronously (%s), so a failover to a replica can lose acknowledged takes and repeat IDs; use semi-sync with rpl_semi_sync_master_wait_point = AFTER_SYNC and a long rpl_semi_sync_master_timeout, or Galera, or add durability=async to the store URL to run with failover fencing (a skip of the gap after each failover) as the only protection", ErrNotDurable, s.server, reason)
+}
+
+// Durability returns the durability class the store read at Open or its last take
+// (segment.Durabler).
+func (s *Store) Durability() segment.Durability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dur
 }
 
 // checkDurable refuses a server or table that can lose a committed increment in a crash.
@@ -353,10 +553,17 @@ func (s *Store) Table() string { return s.table }
 // Take adds req.Step to the key's max_id and returns the numbers in between. Errors wrap
 // segment.ErrClass when the key's row belongs to another store position,
 // segment.ErrExhausted when max_id would leave the BIGINT range, and ErrNotDurable when a
-// setting that decides whether the commit survives a crash went wrong since Open (the block
-// is then lost, never used).
+// setting that decides whether the commit survives a crash was wrong before the write or
+// after the COMMIT, or when the replication could lose it (see the package doc): the block
+// is then lost, never used, as after any error at COMMIT.
 func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	// One connection: the session read after COMMIT is the one that committed.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
 	}
@@ -365,12 +572,27 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 			tx.Rollback()
 		}
 	}()
-	if _, err = tx.ExecContext(ctx, `INSERT INTO `+s.table+` (biz_tag, max_id, step, store_index, store_count, updated_at)
-		VALUES (?, 0, ?, ?, ?, NOW(6)) ON DUPLICATE KEY UPDATE biz_tag = biz_tag`, req.Key, req.Step, req.Index, req.Count); err != nil {
+	before, err := s.readFacts(ctx, tx)
+	if err != nil {
+		return b, err
+	}
+	if err = s.checkCommit(before.flush, before.logBin, before.syncBinlog, before.sqlLogBin); err != nil {
+		return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w", req.Key, s.table, err)
+	}
+	var epoch any // NULL: the row records none, and no gap is skipped
+	var gap, newGap uint64
+	if !s.unprotected {
+		epoch, gap = before.epoch(), req.Gap
+		if s.async {
+			newGap = req.Gap
+		}
+	}
+	if _, err = tx.ExecContext(ctx, `INSERT INTO `+s.table+` (biz_tag, max_id, step, store_index, store_count, updated_at, epoch)
+		VALUES (?, ?, ?, ?, ?, NOW(6), ?) ON DUPLICATE KEY UPDATE biz_tag = biz_tag`, req.Key, req.Step*newGap, req.Step, req.Index, req.Count, epoch); err != nil {
 		return b, s.fail(req, err)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET max_id = max_id + ?, step = ?, updated_at = NOW(6)
-		WHERE biz_tag = ? AND store_index = ? AND store_count = ?`, req.Step, req.Step, req.Key, req.Index, req.Count)
+	res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET max_id = max_id + ? * (1 + IF(epoch <> ?, ?, 0)), step = ?, updated_at = NOW(6), epoch = ?
+		WHERE biz_tag = ? AND store_index = ? AND store_count = ?`, req.Step, epoch, gap, req.Step, epoch, req.Key, req.Index, req.Count)
 	if err != nil {
 		return b, s.fail(req, err)
 	}
@@ -384,21 +606,35 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		return b, err
 	}
 	var maxID int64
-	var flush, logBin, syncBinlog, sqlLogBin string
-	if err = tx.QueryRowContext(ctx, `SELECT max_id, @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog, @@SESSION.sql_log_bin
-		FROM `+s.table+` WHERE biz_tag = ?`, req.Key).Scan(&maxID, &flush, &logBin, &syncBinlog, &sqlLogBin); err != nil {
+	if err = tx.QueryRowContext(ctx, `SELECT max_id FROM `+s.table+` WHERE biz_tag = ?`, req.Key).Scan(&maxID); err != nil {
 		return b, s.fail(req, err)
+	}
+	if s.beforeCommit != nil {
+		s.beforeCommit()
 	}
 	if err = tx.Commit(); err != nil {
-		return b, s.fail(req, err)
+		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: COMMIT (the block is dropped): %w", req.Step, req.Key, s.table, err)
 	}
-	if err := s.checkCommit(flush, logBin, syncBinlog, sqlLogBin); err != nil {
+	// After COMMIT, before the block is handed out: what changed while the take ran is seen.
+	after, err := s.readFacts(ctx, conn)
+	if err != nil {
 		return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
+	}
+	if err := s.checkCommit(after.flush, after.logBin, after.syncBinlog, after.sqlLogBin); err != nil {
+		return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
+	}
+	blk := segment.Block{First: uint64(maxID) - req.Step + 1, Last: uint64(maxID)}
+	if !s.unprotected {
+		sync, err := s.checkReplication(before, after)
+		if err != nil {
+			return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
+		}
+		blk.Epoch, blk.Synchronous = after.epoch(), sync
 	}
 	if maxID < int64(req.Step) {
 		return b, fmt.Errorf("mysqlstore: key %q in %s: max_id %d after adding %d: %w", req.Key, s.table, maxID, req.Step, segment.ErrBackwards)
 	}
-	return segment.Block{First: uint64(maxID) - req.Step + 1, Last: uint64(maxID)}, nil
+	return blk, nil
 }
 
 // fail wraps a database error of Take, turning BIGINT overflow into segment.ErrExhausted.

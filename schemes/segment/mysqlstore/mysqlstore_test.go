@@ -88,11 +88,18 @@ var urlCases = []segtest.URLCase{
 	{In: "mysql://u:hunter2@h/db?table=a&table=b", Err: `"table" given twice`},
 	{In: "mysql://u:hunter2@h/db?time_zone=UTC", Err: `unknown parameter "time_zone"`},
 	{In: "mysql://u:hunter2@h:x/db", Err: "mysqlstore"},
+	{In: "mysql://u@h/db?durability=async", Want: "u@tcp(h:3306)/db | idkit_segments | unsafe false | durability=async"},
+	{In: "mysql://u@h/db?durability=sync&unsafe=true", Want: "u@tcp(h:3306)/db | idkit_segments | unsafe true"},
+	{In: "mysql://u@h/db?durability=semi", Err: `durability="semi": want sync`},
 }
 
 func parseURL(in string) (string, error) {
 	s, err := mysqlstore.ParseURL(in)
-	return fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe), err
+	out := fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe)
+	if s.AcceptAsync {
+		out += " | durability=async"
+	}
+	return out, err
 }
 
 func TestParseURL(t *testing.T) {

@@ -35,6 +35,30 @@
 //
 // The store URL's unsafe=true accepts fsync, full_page_writes or an UNLOGGED table anyway, for
 // tests and throwaway data; synchronous_commit is raised all the same.
+//
+// # Replication
+//
+// A commit the primary acknowledged survives a failover only if the promoted standby held it.
+// Open and every Take read the server's durability class (internal/pgrepl): in the take's
+// transaction before COMMIT, and on the same connection after it, so a setting changed while
+// the take ran is seen. A take is handed out only when the class is
+//
+//   - single: no standby streams from the server; or
+//   - sync: synchronous_standby_names is set, the take commits with synchronous_commit on (or
+//     remote_apply), and every streaming standby is in sync_state sync, or quorum with no
+//     more quorum standbys than ANY n waits for.
+//
+// Otherwise (a standby in sync_state async or potential, an empty synchronous_standby_names
+// with standbys streaming, a role that cannot read pg_stat_replication.sync_state) Open and
+// Take refuse with ErrNotDurable naming the setting, and the block is lost. durability=async
+// in the store URL's query (Settings.AcceptAsync) accepts an asynchronous standby, with
+// failover fencing as the only protection: every row records the epoch it was last written
+// in (pg_control_system()'s system identifier and the timeline of the current WAL file, which
+// pg_promote() changes), and a take in another epoch first adds Request.Gap blocks to
+// max_id; under durability=async a new row starts after the gap too (the lost primary may
+// have had it). A commit whose wait for the synchronous standbys was cancelled (PostgreSQL
+// warns "canceling wait for synchronous replication": the commit is local only) and any
+// error at or after COMMIT drop the block: its numbers are lost, never used.
 package pgstore
 
 import (
@@ -42,9 +66,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes/nodeid/pglease"
 	"github.com/idkit/idkit/schemes/segment"
@@ -93,16 +120,24 @@ type Settings struct {
 	// Unsafe accepts a server with fsync or full_page_writes off and an UNLOGGED table, which
 	// can lose increments in a crash (see the package doc): for tests and throwaway data.
 	Unsafe bool
+	// AcceptAsync runs the store although a standby could be promoted without its takes
+	// (durability=async in the URL): failover fencing is then the only protection (see the
+	// package doc).
+	AcceptAsync bool
 }
 
 // ParseURL reads "pg://…", "postgres://…" or "postgresql://…" into Settings: the query
-// parameters table (DefaultTable without it) and unsafe=true are taken out, and the rest is
-// the pgx connection string. The query is read as pglease.ParseURL reads it: strictly, so a
+// parameters table (DefaultTable without it), unsafe=true and durability=async (or sync, the
+// default) are taken out, and the rest is the pgx connection string. The query is read as pglease.ParseURL reads it: strictly, so a
 // pair that does not parse (';', %zz), a key given twice or an unknown key is an error naming
 // the parameter. Errors never show a password the URL holds.
 func ParseURL(raw string) (Settings, error) {
 	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
 		raw = strings.ToLower(scheme) + "://" + rest
+	}
+	raw, async, err := cutDurability(raw)
+	if err != nil {
+		return Settings{}, err
 	}
 	// The lease store's reader takes table= and unsafe= out and reads the query strictly.
 	s, err := pglease.ParseURL(raw)
@@ -112,11 +147,48 @@ func ParseURL(raw string) (Settings, error) {
 	if s.Namespace != "" {
 		return Settings{}, errors.New("pgstore: store URL: namespace is a lease store setting; a segment store takes table=")
 	}
-	set := Settings{DSN: s.DSN, Table: s.Table, Unsafe: s.Unsafe}
+	set := Settings{DSN: s.DSN, Table: s.Table, Unsafe: s.Unsafe, AcceptAsync: async}
 	if set.Table == "" {
 		set.Table = DefaultTable
 	}
 	return set, nil
+}
+
+// cutDurability takes durability= out of raw's query: async is true for durability=async.
+func cutDurability(raw string) (rest string, async bool, err error) {
+	base, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw, false, nil
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	var kept []string
+	seen := false
+	for _, part := range strings.Split(query, "&") {
+		if part == "" && strings.Contains(query, "durability") {
+			return "", false, errors.New("pgstore: store URL: an empty parameter (a doubled or trailing '&')")
+		}
+		k, v, _ := strings.Cut(part, "=")
+		if key, err := url.QueryUnescape(k); err != nil || key != "durability" {
+			kept = append(kept, part)
+			continue
+		}
+		if seen {
+			return "", false, errors.New(`pgstore: store URL: parameter "durability" given twice`)
+		}
+		seen = true
+		val, _ := url.QueryUnescape(v)
+		if async, err = segment.ParseDurability(val); err != nil {
+			return "", false, fmt.Errorf("pgstore: store URL: %w", err)
+		}
+	}
+	rest = base
+	if len(kept) > 0 {
+		rest += "?" + strings.Join(kept, "&")
+	}
+	if hasFrag {
+		rest += "#" + frag
+	}
+	return rest, async, nil
 }
 
 // Store is a segment.Store in a PostgreSQL table. It is safe for concurrent use; it keeps a
@@ -126,28 +198,51 @@ type Store struct {
 	table  string
 	server string // host:port, for messages
 	unsafe bool
+	async  bool // Settings.AcceptAsync
 	take   string
 	class  string
+
+	// unprotected, set by the fault tests' controls only, takes blocks as before failover
+	// fencing: no epoch, no gap, no replication check, no look at a cancelled wait.
+	unprotected bool
+
+	mu  sync.Mutex
+	dur segment.Durability
+
+	// waits holds the connections on which PostgreSQL warned that a commit's wait for the
+	// synchronous standbys was cancelled (pgconn's OnNotice runs while the batch is read).
+	waits sync.Map // *pgconn.PgConn → struct{}
 }
 
 var _ segment.Store = (*Store)(nil)
 
-// takeQuery is the statement that takes a block. It returns the new max_id and the server's
-// fsync and full_page_writes. With syncCommit it makes its own commit wait for the WAL flush
-// (see the package doc); without, only the tests' control run uses it.
-func takeQuery(table string, syncCommit bool) string {
-	from := ""
+// epochSQL is the server's epoch as pgrepl.Epoch.String writes it.
+const epochSQL = `(SELECT system_identifier FROM pg_control_system())::text || '/' ||
+	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text`
+
+// takeQuery is the statement that takes a block. It returns the new max_id, the epoch the row
+// now records and the server's fsync and full_page_writes. With syncCommit it makes its own
+// commit wait for the WAL flush (see the package doc); without, only the tests' control run
+// uses it. With fence the row records the epoch, and a row last written in another epoch
+// skips $6 blocks first; a new row skips $5 blocks.
+func takeQuery(table string, syncCommit, fence bool) string {
+	// A volatile function in FROM runs once, before the row is inserted; a setting made local
+	// to the transaction lasts until its commit, which reads it.
+	raise, epoch := "NULL", "NULL::text"
 	if syncCommit {
-		// A volatile function in FROM runs once, before the row is inserted; a setting made
-		// local to the transaction lasts until its commit, which reads it.
-		from = ` FROM (SELECT set_config('synchronous_commit',
-			CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true)) AS durable`
+		raise = pgrepl.RaiseCommit
 	}
-	return `INSERT INTO ` + table + ` AS s (biz_tag, max_id, step, store_index, store_count, updated_at)
-			SELECT $1::text, $2::bigint, $2::bigint, $3::int, $4::int, now()` + from + `
-			ON CONFLICT (biz_tag) DO UPDATE SET max_id = s.max_id + EXCLUDED.step, step = EXCLUDED.step, updated_at = now()
+	if fence {
+		epoch = epochSQL
+	}
+	return `INSERT INTO ` + table + ` AS s (biz_tag, max_id, step, store_index, store_count, updated_at, epoch)
+			SELECT $1::text, $2::bigint * (1 + $5::bigint), $2::bigint, $3::int, $4::int, now(), f.epoch
+			FROM (SELECT ` + raise + ` AS durable, ` + epoch + ` AS epoch) AS f
+			ON CONFLICT (biz_tag) DO UPDATE SET
+				max_id = s.max_id + EXCLUDED.step * (1 + CASE WHEN s.epoch <> EXCLUDED.epoch THEN $6::bigint ELSE 0 END),
+				step = EXCLUDED.step, updated_at = now(), epoch = EXCLUDED.epoch
 			WHERE s.store_index = EXCLUDED.store_index AND s.store_count = EXCLUDED.store_count
-			RETURNING max_id, current_setting('fsync'), current_setting('full_page_writes')`
+			RETURNING max_id, COALESCE(epoch, ''), current_setting('fsync'), current_setting('full_page_writes')`
 }
 
 // Open connects with set.DSN and creates set.Table if it does not exist. It refuses, with an
@@ -163,18 +258,28 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", redact.Error(err))
 	}
 	cfg.MaxConns = 2
+	s := &Store{
+		table:  table,
+		server: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))),
+		unsafe: set.Unsafe,
+		async:  set.AcceptAsync,
+		take:   takeQuery(table, true, true),
+		class:  `SELECT store_index, store_count FROM ` + table + ` WHERE biz_tag = $1`,
+	}
+	onNotice := cfg.ConnConfig.OnNotice
+	cfg.ConnConfig.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
+		if pgrepl.CancelledWait(n) {
+			s.waits.Store(c, struct{}{})
+		}
+		if onNotice != nil {
+			onNotice(c, n)
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", redact.Error(err))
 	}
-	s := &Store{
-		pool:   pool,
-		table:  table,
-		server: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))),
-		unsafe: set.Unsafe,
-		take:   takeQuery(table, true),
-		class:  `SELECT store_index, store_count FROM ` + table + ` WHERE biz_tag = $1`,
-	}
+	s.pool = pool
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// CREATE TABLE IF NOT EXISTS can fail when run concurrently; serialise creators.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('idkit.pgstore.create'))`); err != nil {
@@ -190,7 +295,22 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		)`); err != nil {
 			return fmt.Errorf("pgstore: creating table %s: %w", table, err)
 		}
-		return s.checkDurable(ctx, tx)
+		// epoch came with failover fencing: tables made before get it here.
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS epoch text`); err != nil {
+			return fmt.Errorf("pgstore: adding column epoch to %s: %w", table, err)
+		}
+		if err := s.checkDurable(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT `+pgrepl.RaiseCommit); err != nil {
+			return err
+		}
+		f, err := pgrepl.Read(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotDurable, err)
+		}
+		_, err = s.checkReplication(f, f)
+		return err
 	})
 	if err != nil {
 		pool.Close()
@@ -232,21 +352,118 @@ func (s *Store) checkSettings(fsync, fpw string) error {
 	return nil
 }
 
+// checkReplication decides the durability class from the facts read before and after a
+// commit (the weaker of the two; the commit ran with before's synchronous_commit), records it
+// for Durability, and refuses a class that a failover can set back unless the store accepts
+// async. It reports whether the class is sync.
+func (s *Store) checkReplication(before, after pgrepl.Facts) (sync bool, err error) {
+	after.SynchronousCommit = before.SynchronousCommit
+	c1, r1 := before.Class()
+	c2, r2 := after.Class()
+	class, reason := c1, r1
+	if c2 < c1 {
+		class, reason = c2, r2
+	}
+	d := segment.Durability{Class: segmentClass(class), Reason: reason, Epoch: after.Epoch.String(), AsyncAccepted: s.async}
+	s.mu.Lock()
+	s.dur = d
+	s.mu.Unlock()
+	switch {
+	case class == pgrepl.Sync:
+		return true, nil
+	case class == pgrepl.Single, s.async && !after.InRecovery:
+		return false, nil
+	case class == pgrepl.Unknown:
+		return false, fmt.Errorf("%w: cannot tell whether a standby of PostgreSQL at %s holds every take: %s; a failover could hand its blocks out again", ErrNotDurable, s.server, reason)
+	}
+	return false, fmt.Errorf("%w: PostgreSQL at %s replicates asynchronously (%s), so a failover to that standby can lose acknowledged takes and repeat IDs; list the standbys in synchronous_standby_names (every standby that may be promoted), or add durability=async to the store URL to run with failover fencing (a skip of the gap after each failover) as the only protection", ErrNotDurable, s.server, reason)
+}
+
+// segmentClass maps a pgrepl class onto the segment package's.
+func segmentClass(c pgrepl.Class) segment.Class {
+	switch c {
+	case pgrepl.Async:
+		return segment.ClassAsync
+	case pgrepl.Single:
+		return segment.ClassSingle
+	case pgrepl.Sync:
+		return segment.ClassSync
+	}
+	return segment.ClassUnknown
+}
+
+// Durability returns the durability class the store read at Open or its last take
+// (segment.Durabler).
+func (s *Store) Durability() segment.Durability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dur
+}
+
 // Table returns the counter table's name.
 func (s *Store) Table() string { return s.table }
 
 // Take adds req.Step to the key's max_id and returns the numbers in between, once the
-// increment is on disk. Errors wrap segment.ErrClass when the key's row belongs to another
-// store position, segment.ErrExhausted when max_id would leave the bigint range, and
-// ErrNotDurable when fsync or full_page_writes was turned off since Open (the block is then
-// lost, never used).
+// increment is on disk and on every standby that could be promoted (see the package doc).
+// Errors wrap segment.ErrClass when the key's row belongs to another store position,
+// segment.ErrExhausted when max_id would leave the bigint range, and ErrNotDurable when
+// fsync or full_page_writes was turned off since Open, the replication became asynchronous
+// (without durability=async) or the commit's wait for the synchronous standbys was cancelled;
+// the block is then lost, never used, as after any error at COMMIT.
 func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return segment.Block{}, fmt.Errorf("pgstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
+	}
+	// A connection left inside the transaction (an error half-way) is closed by Release.
+	defer conn.Release()
+	pc := conn.Conn().PgConn()
+	s.waits.Delete(pc)
+
+	var newGap, gap uint64
+	if !s.unprotected {
+		gap = req.Gap
+		if s.async {
+			newGap = req.Gap
+		}
+	}
+	take := s.take
+	if s.unprotected {
+		take = takeQuery(s.table, true, false)
+	}
+	// One round trip: the take and the replication state before COMMIT, then after it.
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(take, req.Key, int64(req.Step), req.Index, req.Count, int64(newGap), int64(gap))
+	b.Queue(pgrepl.Query)
+	b.Queue("COMMIT")
+	b.Queue(pgrepl.Query)
+	res := conn.SendBatch(ctx, b)
 	var maxID int64
-	var fsync, fpw string
-	err := s.pool.QueryRow(ctx, s.take, req.Key, int64(req.Step), req.Index, req.Count).Scan(&maxID, &fsync, &fpw)
-	if errors.Is(err, pgx.ErrNoRows) {
+	var epoch, fsync, fpw string
+	var before, after pgrepl.Scan
+	_, err = res.Exec()
+	if err == nil {
+		err = res.QueryRow().Scan(&maxID, &epoch, &fsync, &fpw)
+	}
+	if err == nil {
+		err = res.QueryRow().Scan(before.Dest()...)
+	}
+	committed := false
+	if err == nil {
+		// From here on, an error leaves the outcome unknown: the block is dropped all the same.
+		_, err = res.Exec()
+		committed = err == nil
+	}
+	if err == nil {
+		err = res.QueryRow().Scan(after.Dest()...)
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) && !committed {
 		var idx, n int
-		if err := s.pool.QueryRow(ctx, s.class, req.Key).Scan(&idx, &n); err != nil {
+		if err := conn.QueryRow(ctx, s.class, req.Key).Scan(&idx, &n); err != nil {
 			return segment.Block{}, fmt.Errorf("pgstore: reading the row of key %q in %s: %w", req.Key, s.table, err)
 		}
 		return segment.Block{}, fmt.Errorf("pgstore: key %q in %s belongs to store %d of %d, asked as store %d of %d: %w",
@@ -257,15 +474,31 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 		return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: max_id + %d leaves bigint: %w", req.Key, s.table, req.Step, segment.ErrExhausted)
 	}
 	if err != nil {
-		return segment.Block{}, fmt.Errorf("pgstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
+		return segment.Block{}, fmt.Errorf("pgstore: taking %d of key %q in %s (the block is dropped): %w", req.Step, req.Key, s.table, err)
 	}
 	if err := s.checkSettings(fsync, fpw); err != nil {
 		return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
 	}
+	blk := segment.Block{First: uint64(maxID) - req.Step + 1, Last: uint64(maxID)}
+	if !s.unprotected {
+		fb, err1 := before.Facts()
+		fa, err2 := after.Facts()
+		if err := errors.Join(err1, err2); err != nil {
+			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w: %w", req.Key, s.table, maxID, ErrNotDurable, err)
+		}
+		sync, err := s.checkReplication(fb, fa)
+		if err != nil {
+			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
+		}
+		if _, cancelled := s.waits.LoadAndDelete(pc); cancelled {
+			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w: the commit's wait for the synchronous standbys was cancelled, so it may be on the primary only", req.Key, s.table, maxID, ErrNotDurable)
+		}
+		blk.Epoch, blk.Synchronous = epoch, sync
+	}
 	if maxID < int64(req.Step) {
 		return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: max_id %d after adding %d: %w", req.Key, s.table, maxID, req.Step, segment.ErrBackwards)
 	}
-	return segment.Block{First: uint64(maxID) - req.Step + 1, Last: uint64(maxID)}, nil
+	return blk, nil
 }
 
 // Close closes the store's connections.

@@ -98,11 +98,20 @@ var urlCases = []segtest.URLCase{
 	{In: "pg://u:hunter2@h/db?table=a;unsafe=true", Err: `"table=a;unsafe=true": ';' is not a separator`},
 	{In: "pg://u:hunter2@h/db?unsafe=true&unsafe=false", Err: `"unsafe" given twice`},
 	{In: "pg://h/db?application_name=x&connect_timeout=3", Want: "postgres://h/db?application_name=x&connect_timeout=3 | idkit_segments | unsafe false"},
+	{In: "pg://h/db?durability=async&sslmode=disable", Want: "postgres://h/db?sslmode=disable | idkit_segments | unsafe false | durability=async"},
+	{In: "pg://h/db?unsafe=true&durability=sync", Want: "postgres://h/db | idkit_segments | unsafe true"},
+	{In: "pg://h/db?durability=quorum", Err: `durability="quorum": want sync`},
+	{In: "pg://h/db?durability=async&durability=async", Err: `"durability" given twice`},
+	{In: "pg://h/db?durability=async&", Err: "empty parameter"},
 }
 
 func parseURL(in string) (string, error) {
 	s, err := pgstore.ParseURL(in)
-	return fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe), err
+	out := fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe)
+	if s.AcceptAsync {
+		out += " | durability=async"
+	}
+	return out, err
 }
 
 func TestParseURL(t *testing.T) {

@@ -21,6 +21,19 @@
 // changes them at run time, and a restart with another configuration file too) and drops its
 // block if one went wrong: its numbers are lost, never used. The store URL's unsafe=true
 // accepts such a Redis anyway, for tests and throwaway data.
+//
+// # Replication
+//
+// Redis replicates asynchronously, and "WAIT does not make Redis a strongly consistent
+// store" (redis.io, WAIT): a replica promoted with REPLICAOF NO ONE (or by Sentinel) can lack
+// increments its primary acknowledged. So a Redis with a replica connected (INFO replication's
+// connected_slaves) is never better than class async, and Open and every Take refuse it unless
+// durability=async is in the store URL (Settings.AcceptAsync); a Redis that is itself a
+// replica (role slave) is refused always. With durability=async, failover fencing is the only
+// protection: the take's script reads master_replid in the same atomic step as its increment,
+// records it in the hash (field epoch), and first adds Request.Gap blocks when the hash was
+// last written under another replication ID; a new hash starts after the gap. Redis draws a
+// new replication ID at every restart too, so each restart also skips the gap.
 package redisstore
 
 import (
@@ -31,6 +44,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -77,11 +91,14 @@ type Settings struct {
 	Prefix string
 	// Unsafe accepts a Redis that does not persist every write (see the package doc).
 	Unsafe bool
+	// AcceptAsync runs the store although a replica is connected (durability=async in the
+	// URL): failover fencing is then the only protection (see the package doc).
+	AcceptAsync bool
 }
 
 // ParseURL reads redis://[user:password@]host:port/db, rediss://… (TLS) or
-// redis+unix:///path/redis.sock?db=N, with the query parameters prefix= (empty: DefaultPrefix)
-// and unsafe=true taken out; every other parameter goes to go-redis's ParseURL, which refuses
+// redis+unix:///path/redis.sock?db=N, with the query parameters prefix= (empty: DefaultPrefix),
+// unsafe=true and durability=async (or sync, the default) taken out; every other parameter goes to go-redis's ParseURL, which refuses
 // one it does not know. The query is read strictly (internal/urlquery): a pair that does not
 // parse (';', %zz) and a key given twice are errors naming the parameter. Errors never show
 // the password.
@@ -117,8 +134,14 @@ func parseURL(raw string) (Settings, error) {
 			return Settings{}, fmt.Errorf("redisstore: store URL: unsafe=%.20s: want true or false", v)
 		}
 	}
+	if v, ok := q["durability"]; ok {
+		if s.AcceptAsync, err = segment.ParseDurability(v); err != nil {
+			return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
+		}
+	}
 	delete(q, "prefix")
 	delete(q, "unsafe")
+	delete(q, "durability")
 	u.RawQuery = urlquery.Encode(q)
 	if s.Options, err = redis.ParseURL(u.String()); err != nil {
 		return Settings{}, fmt.Errorf("redisstore: store URL: %w", err)
@@ -126,21 +149,37 @@ func parseURL(raw string) (Settings, error) {
 	return s, nil
 }
 
-// takeScript creates the hash on first use with the store's place, refuses another place, and
-// adds the step to max_id.
+// takeScript creates the hash on first use with the store's place (and max_id ARGV[5], the
+// gap of a new hash), refuses another place, and adds the step to max_id. With ARGV[4] = 1 it
+// fences: a hash last written under another master_replid first skips ARGV[6]. It returns
+// max_id, master_replid, role and connected_slaves, read in the same atomic step.
 var takeScript = redis.NewScript(`
+local info = redis.call('INFO', 'replication')
+local replid = string.match(info, 'master_replid:(%w+)') or ''
+local role = string.match(info, 'role:(%w+)') or ''
+local replicas = tonumber(string.match(info, 'connected_slaves:(%d+)') or '0')
 local idx = redis.call('HGET', KEYS[1], 'store_index')
 if not idx then
   redis.call('HSET', KEYS[1], 'store_index', ARGV[2], 'store_count', ARGV[3])
+  if ARGV[4] == '1' then
+    redis.call('HINCRBY', KEYS[1], 'max_id', ARGV[5])
+  end
 else
   local cnt = redis.call('HGET', KEYS[1], 'store_count')
   if idx ~= ARGV[2] or cnt ~= ARGV[3] then
     return redis.error_reply('IDKITCLASS ' .. idx .. ' ' .. cnt)
   end
 end
+if ARGV[4] == '1' then
+  local ep = redis.call('HGET', KEYS[1], 'epoch')
+  if ep and ep ~= replid then
+    redis.call('HINCRBY', KEYS[1], 'max_id', ARGV[6])
+  end
+  redis.call('HSET', KEYS[1], 'epoch', replid)
+end
 local m = redis.call('HINCRBY', KEYS[1], 'max_id', ARGV[1])
 redis.call('HSET', KEYS[1], 'step', ARGV[1])
-return m
+return {m, replid, role, replicas}
 `)
 
 // Store is a segment.Store in Redis. It is safe for concurrent use.
@@ -149,6 +188,14 @@ type Store struct {
 	prefix string
 	addr   string
 	unsafe bool
+	async  bool // Settings.AcceptAsync
+
+	// unprotected, set by the fault tests' controls only, takes blocks as before failover
+	// fencing: no epoch, no gap, no replication check.
+	unprotected bool
+
+	mu  sync.Mutex
+	dur segment.Durability
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -163,7 +210,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 		s.Prefix = DefaultPrefix
 	}
 	c := redis.NewClient(s.Options)
-	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr, unsafe: s.Unsafe}
+	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr, unsafe: s.Unsafe, async: s.AcceptAsync}
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redisstore: connecting to %s: %w", st.addr, err)
@@ -174,7 +221,58 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 			return nil, err
 		}
 	}
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redisstore: reading INFO replication at %s: %w", st.addr, err)
+	}
+	if err := st.checkReplication(infoField(info, "master_replid"), infoField(info, "role"), infoField(info, "connected_slaves")); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return st, nil
+}
+
+// infoField returns the value of name in an INFO answer.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// checkReplication decides the durability class from INFO replication's fields, records it
+// for Durability, and refuses a replica, and a primary with replicas unless the store
+// accepts async.
+func (s *Store) checkReplication(replid, role, replicas string) error {
+	n, _ := strconv.Atoi(replicas)
+	d := segment.Durability{Class: segment.ClassSingle, Reason: "no replica connected (connected_slaves 0)", Epoch: replid, AsyncAccepted: s.async}
+	switch {
+	case role != "master":
+		d.Class, d.Reason = segment.ClassUnknown, "role "+role+": this Redis is a replica"
+	case n > 0:
+		d.Class, d.Reason = segment.ClassAsync, fmt.Sprintf("connected_slaves %d: Redis replicates asynchronously, and WAIT does not make it strongly consistent", n)
+	}
+	s.mu.Lock()
+	s.dur = d
+	s.mu.Unlock()
+	switch {
+	case d.Class == segment.ClassSingle, d.Class == segment.ClassAsync && s.async:
+		return nil
+	case d.Class == segment.ClassUnknown:
+		return fmt.Errorf("%w: Redis at %s cannot take blocks: %s", ErrNotDurable, s.addr, d.Reason)
+	}
+	return fmt.Errorf("%w: Redis at %s has %s, so a replica promoted after a failover can lack acknowledged takes and repeat IDs; take the replicas away, or add durability=async to the store URL to run with failover fencing (a skip of the gap after each failover) as the only protection", ErrNotDurable, s.addr, d.Reason)
+}
+
+// Durability returns the durability class the store read at Open or its last take
+// (segment.Durabler): never better than single, async with a replica.
+func (s *Store) Durability() segment.Durability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dur
 }
 
 // durabilityConfig are the CONFIG GET patterns of the settings checkConfig reads.
@@ -233,10 +331,34 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 		if !s.unsafe {
 			cfg = getConfig(ctx, p)
 		}
-		take = takeScript.Eval(ctx, p, []string{key}, req.Step, req.Index, req.Count)
+		fence, newGap, gap := "1", uint64(0), req.Gap*req.Step
+		if s.async {
+			newGap = gap
+		}
+		if s.unprotected {
+			fence = "0"
+		}
+		take = takeScript.Eval(ctx, p, []string{key}, req.Step, req.Index, req.Count, fence, newGap, gap)
 		return nil
 	})
-	m, err := take.Int64()
+	var m int64
+	var replid, role string
+	var replicas int64
+	res, err := take.Slice()
+	if err == nil {
+		if len(res) != 4 {
+			err = fmt.Errorf("the take script answered %d values, want 4", len(res))
+		} else {
+			var ok [4]bool
+			m, ok[0] = res[0].(int64)
+			replid, ok[1] = res[1].(string)
+			role, ok[2] = res[2].(string)
+			replicas, ok[3] = res[3].(int64)
+			if ok != [4]bool{true, true, true, true} {
+				err = fmt.Errorf("the take script answered %v", res)
+			}
+		}
+	}
 	if err != nil {
 		msg := err.Error()
 		switch {
@@ -258,10 +380,17 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	if err := s.checkConfig(cfg); !s.unsafe && err != nil {
 		return segment.Block{}, fmt.Errorf("redisstore: key %q: block up to %d dropped: %w", key, m, err)
 	}
+	blk := segment.Block{First: uint64(m) - req.Step + 1, Last: uint64(m)}
+	if !s.unprotected {
+		if err := s.checkReplication(replid, role, strconv.FormatInt(replicas, 10)); err != nil {
+			return segment.Block{}, fmt.Errorf("redisstore: key %q: block up to %d dropped: %w", key, m, err)
+		}
+		blk.Epoch = replid
+	}
 	if m < int64(req.Step) {
 		return segment.Block{}, fmt.Errorf("redisstore: key %q: max_id %d after adding %d: %w", key, m, req.Step, segment.ErrBackwards)
 	}
-	return segment.Block{First: uint64(m) - req.Step + 1, Last: uint64(m)}, nil
+	return blk, nil
 }
 
 // Close closes the connections.

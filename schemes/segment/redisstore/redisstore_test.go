@@ -245,6 +245,9 @@ var urlCases = []segtest.URLCase{
 	{In: "redis://u:hunter2@h/0?prefix=a&prefix=b", Err: `"prefix" given twice`},
 	{In: "redis://u:hunter2@h/0?db=1&db=2", Err: `"db" given twice`},
 	{In: "redis://u:hunter2@h/0?prefix=a;unsafe=true", Err: `';' is not a separator`},
+	{In: "redis://h/0?durability=async", Want: "tcp h:6379 db 0 prefix idkit:segment: unsafe false durability=async"},
+	{In: "redis://h/0?durability=sync", Want: "tcp h:6379 db 0 prefix idkit:segment: unsafe false"},
+	{In: "redis://h/0?durability=wait", Err: `durability="wait": want sync`},
 }
 
 func parseURL(in string) (string, error) {
@@ -252,7 +255,11 @@ func parseURL(in string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s %s db %d prefix %s unsafe %v", s.Options.Network, s.Options.Addr, s.Options.DB, s.Prefix, s.Unsafe), nil
+	out := fmt.Sprintf("%s %s db %d prefix %s unsafe %v", s.Options.Network, s.Options.Addr, s.Options.DB, s.Prefix, s.Unsafe)
+	if s.AcceptAsync {
+		out += " durability=async"
+	}
+	return out, nil
 }
 
 func TestParseURL(t *testing.T) {

@@ -82,6 +82,9 @@ type Server struct {
 	bin, dir   string
 	cport      int
 	pport      int
+	name       string // member name; "idkit-test" for a single server
+	cluster    string // --initial-cluster; this member alone for a single server
+	token      string // --initial-cluster-token, the same for every member of a cluster
 	mu         sync.Mutex
 	cmd        *exec.Cmd
 	exited     chan struct{}
@@ -122,10 +125,11 @@ func start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dir: dir}
+	s := &Server{bin: bin, dir: dir, name: "idkit-test"}
 	if s.cport, err = freePort(); err == nil {
 		s.pport, err = freePort()
 	}
+	s.cluster, s.token = s.name+"="+s.peerURL(), "idkit-test-"+filepath.Base(dir)
 	if err == nil {
 		err = s.Restart()
 	}
@@ -142,23 +146,34 @@ func (s *Server) URL() string { return "http://127.0.0.1:" + strconv.Itoa(s.cpor
 // HostPort returns the client address as host:port.
 func (s *Server) HostPort() string { return "127.0.0.1:" + strconv.Itoa(s.cport) }
 
+func (s *Server) peerURL() string { return "http://127.0.0.1:" + strconv.Itoa(s.pport) }
+
 // Restart starts the server again after Stop, with its data; it is a no-op while it runs. It
-// returns once the server answers its health check.
+// returns once the server answers its health check, which a cluster member does only while
+// the cluster has a leader.
 func (s *Server) Restart() error {
+	if err := s.launch(); err != nil {
+		return err
+	}
+	return s.waitHealthy(15 * time.Second)
+}
+
+// launch starts the process without waiting for it to serve.
+func (s *Server) launch() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
 		return nil
 	}
-	peer := "http://127.0.0.1:" + strconv.Itoa(s.pport)
 	cmd := exec.Command(s.bin,
-		"--name", "idkit-test",
+		"--name", s.name,
 		"--data-dir", filepath.Join(s.dir, "data"),
 		"--listen-client-urls", s.URL(),
 		"--advertise-client-urls", s.URL(),
-		"--listen-peer-urls", peer,
-		"--initial-advertise-peer-urls", peer,
-		"--initial-cluster", "idkit-test="+peer,
+		"--listen-peer-urls", s.peerURL(),
+		"--initial-advertise-peer-urls", s.peerURL(),
+		"--initial-cluster", s.cluster,
+		"--initial-cluster-token", s.token,
 		"--logger", "zap", "--log-level", "error",
 	)
 	s.stderrPath = filepath.Join(s.dir, "etcd.log")
@@ -174,13 +189,23 @@ func (s *Server) Restart() error {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(exited) }()
 	s.cmd, s.exited = cmd, exited
-	deadline := time.Now().Add(15 * time.Second)
+	return nil
+}
+
+// waitHealthy waits up to limit for the server to answer its health check.
+func (s *Server) waitHealthy(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		exited := s.exited
+		s.mu.Unlock()
 		select {
 		case <-exited:
+			s.mu.Lock()
 			s.cmd = nil
+			s.mu.Unlock()
 			b, _ := os.ReadFile(s.stderrPath)
-			return fmt.Errorf("etcd exited at start: %s", tail(b))
+			return fmt.Errorf("etcd %s exited at start: %s", s.name, tail(b))
 		default:
 		}
 		if healthy(s.URL()) {
@@ -188,7 +213,7 @@ func (s *Server) Restart() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return errors.New("etcd did not become healthy within 15s")
+	return fmt.Errorf("etcd %s did not become healthy within %v", s.name, limit)
 }
 
 // Stop kills the server (SIGKILL, like a crash) and waits for it to exit. Its data stays for

@@ -46,6 +46,7 @@ func run(stdout io.Writer, args []string) error {
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL")
 	wait := fs.Duration("wait", 0, "keep trying to claim a slot this long while none is free")
 	marks := fs.String("marks", "", "mark file for a fixed node; empty: none")
+	leaseMarks := fs.Bool("lease-marks", true, "with -store: keep the high-water mark in the lease store (false: the lease alone protects)")
 	out := fs.String("out", "", "file the IDs are appended to")
 	dur := fs.Duration("for", 5*time.Second, "how long to generate")
 	perMs := fs.Int("rate", 20, "IDs per millisecond")
@@ -83,7 +84,10 @@ func run(stdout io.Writer, args []string) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 		defer lease.Close()
-		set.Node, set.Fence, set.Marks = lease.Node(), lease, lease.Marks()
+		set.Node, set.Fence = lease.Node(), lease
+		if *leaseMarks {
+			set.Marks = lease.Marks()
+		}
 	} else if *marks != "" {
 		set.Marks = nodeid.NewFileMarks(*marks, *node)
 	}

@@ -210,3 +210,9 @@ func Fleet(t *testing.T, url string, ttl time.Duration) {
 		t.Errorf("a restarted process issued nothing: %v", counts)
 	}
 }
+
+// Freeze stops the process with SIGSTOP, as a long pause would; Thaw continues it.
+func (p *Proc) Freeze() error { return p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw continues a process frozen by Freeze.
+func (p *Proc) Thaw() error { return p.cmd.Process.Signal(syscall.SIGCONT) }

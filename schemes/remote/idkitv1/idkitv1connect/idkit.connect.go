@@ -88,11 +88,13 @@ type IDServiceClient interface {
 	// sonyflake, 1 s for baidu): the bounds are exact on ticks, and a from or to inside a tick
 	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
 	// boundary can differ from a query on a created_at column by at most one tick at each edge
-	// (BoundsResponse.note says so with the tick).
+	// (BoundsResponse.note says so with the tick). A sharded snowflake layout (shard_bits)
+	// answers one range per shard in BoundsResponse.shards, and a where that ORs them.
 	//
 	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
-	// carry no time order (uuidv4, segment: index a created_at column instead), a time that does
-	// not parse, at given with from or to, or a range that holds no ID of the scheme (wholly
+	// carry no time order (uuidv4, segment, a snowflake layout with reverse=true: index a
+	// created_at column instead), a time that does not parse, at given with from or to, or a
+	// range that holds no ID of the scheme (wholly
 	// before its epoch or after its time field runs out, inside one tick, from not before to).
 	Bounds(context.Context, *connect.Request[idkitv1.BoundsRequest]) (*connect.Response[idkitv1.BoundsResponse], error)
 	// Generators lists the server's generators.
@@ -222,11 +224,13 @@ type IDServiceHandler interface {
 	// sonyflake, 1 s for baidu): the bounds are exact on ticks, and a from or to inside a tick
 	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
 	// boundary can differ from a query on a created_at column by at most one tick at each edge
-	// (BoundsResponse.note says so with the tick).
+	// (BoundsResponse.note says so with the tick). A sharded snowflake layout (shard_bits)
+	// answers one range per shard in BoundsResponse.shards, and a where that ORs them.
 	//
 	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
-	// carry no time order (uuidv4, segment: index a created_at column instead), a time that does
-	// not parse, at given with from or to, or a range that holds no ID of the scheme (wholly
+	// carry no time order (uuidv4, segment, a snowflake layout with reverse=true: index a
+	// created_at column instead), a time that does not parse, at given with from or to, or a
+	// range that holds no ID of the scheme (wholly
 	// before its epoch or after its time field runs out, inside one tick, from not before to).
 	Bounds(context.Context, *connect.Request[idkitv1.BoundsRequest]) (*connect.Response[idkitv1.BoundsResponse], error)
 	// Generators lists the server's generators.

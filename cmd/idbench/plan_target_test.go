@@ -1,0 +1,76 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/idkit/idkit"
+)
+
+// planTargetArgs are the golden command lines of plan --target, run by TestPlanGolden.
+var planTargetArgs = []struct {
+	args   []string
+	golden string
+	code   int
+}{
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "postgres"}, "plan/target_postgres.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "cockroachdb"}, "plan/target_cockroachdb.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "70", "--epoch", "2026-01-01", "--target", "spanner", "--json"}, "plan/target_spanner_json.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "tidb"}, "plan/target_tidb.golden", 0},
+	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "yugabyte"}, "plan/target_yugabyte.golden", 0},
+	{[]string{"plan", "--rate", "1", "--years", "70", "--target", "oracle"}, "plan/target_bad.golden", 2},
+}
+
+// TestPlanGolden runs these too.
+func init() { planArgs = append(planArgs, planTargetArgs...) }
+
+// TestPlanTargetAdvice checks that every range-partitioned target is told to spread its
+// writes, and that an adapted spec is offered only when this build's layouts take it.
+func TestPlanTargetAdvice(t *testing.T) {
+	for _, target := range planTargets {
+		for _, have := range []bool{false, true} {
+			a := adviseTarget(target, have, have)
+			text := strings.Join(a.lines, "\n")
+			switch target {
+			case "postgres", "innodb":
+				if !strings.Contains(text, "keep the time order") || a.append != "" {
+					t.Errorf("%s: %q, append %q", target, text, a.append)
+				}
+			default:
+				if !strings.Contains(text, "uuidv4") || !strings.Contains(strings.ToLower(text), "split") {
+					t.Errorf("%s: advice names neither uuidv4 nor a pre-split:\n%s", target, text)
+				}
+				if !have && a.append != "" {
+					t.Errorf("%s: adapted spec %q offered without the layout setting", target, a.append)
+				}
+			}
+		}
+	}
+}
+
+// TestPlanTargetSpecBuilds starts a generator from the adapted spec plan prints for each
+// range-partitioned target and checks it still issues the planned rate per node.
+func TestPlanTargetSpecBuilds(t *testing.T) {
+	for _, target := range []string{"cockroachdb", "spanner", "tidb"} {
+		r := idbench(t, "", "plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", target)
+		_, spec, ok := strings.Cut(r.stdout, "A layout for "+target+": ")
+		if !ok {
+			if layoutSetting("reverse=true") {
+				t.Errorf("%s: no adapted layout:\n%s", target, r.stdout)
+			}
+			continue
+		}
+		spec, _, _ = strings.Cut(spec, "\n")
+		s, err := idkit.New(spec + ",node=1")
+		if err != nil {
+			t.Fatalf("%s: %s: %v", target, spec, err)
+		}
+		l := s.(idkit.Layouter).Layout()
+		if rate := l.IDsPerSecond(); rate < 100000 || (target == "tidb") != (l.ShardBits() == 5) {
+			t.Errorf("%s: %s (%s) issues %v IDs/s per node (100000 planned), %d shard bits", target, spec, l.Bits(), rate, l.ShardBits())
+		}
+		if c, ok := s.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dbbench_test
+
+const raceEnabled = false

@@ -1,0 +1,207 @@
+package dbbench
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idkit/idkit/dbbench/pglocal"
+	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/internal/urlquery"
+)
+
+// target is where a run goes, worked out once from Config.DB when the configuration is
+// validated (Config.withDefaults): the engine, its parsed connection settings, and Config.DB
+// as it may be shown. Connection strings are parsed and redacted here and nowhere deeper.
+type target struct {
+	// engine is EnginePGLocal, EngineSQLite, EnginePGEnv, EngineMariaDBLocal or EngineMySQL.
+	engine string
+	// auto is set when Config.DB was empty and engine was picked by what is installed.
+	auto bool
+	// pg is the parsed connection string of EnginePGEnv (empty: the libpq variables), and
+	// pgDSN the string itself, for the command that reopens a kept schema.
+	pg    *pgx.ConnConfig
+	pgDSN string
+	// mysql is the parsed URL of EngineMySQL.
+	mysql *mysql.Config
+	// shown is Config.DB with its password hidden.
+	shown string
+}
+
+// innodb reports whether the target is a MariaDB/MySQL server.
+func (t target) innodb() bool { return t.engine == EngineMariaDBLocal || t.engine == EngineMySQL }
+
+// resolveTarget parses db (Config.DB) into a target. Errors name the bad part and never
+// contain a password.
+func resolveTarget(db string) (target, error) {
+	t := target{engine: db, shown: redactURL(db)}
+	switch db {
+	case EngineAuto:
+		t.auto, t.engine = true, EngineSQLite
+		if _, err := pglocal.FindBinDir(); err == nil {
+			t.engine = EnginePGLocal
+		}
+		return t, nil
+	case EngineSQLite, EnginePGLocal, EngineMariaDBLocal:
+		return t, nil
+	case EngineAllLocal:
+		return t, errAllLocal
+	case EnginePGEnv:
+		db = ""
+	}
+	if isMySQLURL(db) {
+		c, err := ParseMySQLURL(db)
+		if err != nil {
+			return t, err
+		}
+		t.engine, t.mysql = EngineMySQL, c
+		return t, nil
+	}
+	c, err := pgx.ParseConfig(db)
+	if err != nil {
+		return t, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+	}
+	t.engine, t.pg, t.pgDSN = EnginePGEnv, c, db
+	return t, nil
+}
+
+// isMySQLURL reports whether db is a MariaDB/MySQL URL.
+func isMySQLURL(db string) bool {
+	return strings.HasPrefix(db, "mysql://") || strings.HasPrefix(db, "mariadb://")
+}
+
+// isInnoDB reports whether cfg.DB names a MariaDB/MySQL engine.
+func isInnoDB(db string) bool { return db == EngineMariaDBLocal || isMySQLURL(db) }
+
+// dsnPassword matches the password of a URL's user information
+// (scheme://user:password@) and a key/value password=… setting.
+var dsnPassword = regexp.MustCompile(`(://[^:/@?#\s]*:)[^/?#\s]*@|(password\s*=\s*)('(\\.|[^'])*'|[^\s]*)`)
+
+// RedactDSN returns s with the password of every connection URL
+// (scheme://user:password@host) and key/value password=… setting in it
+// replaced by "xxxxx", so that a command line or connection string can be
+// echoed without leaking the password.
+func RedactDSN(s string) string {
+	return dsnPassword.ReplaceAllStringFunc(s, func(m string) string {
+		if i := strings.Index(m, "://"); i == 0 {
+			j := strings.Index(m[3:], ":")
+			return m[:3+j+1] + "xxxxx@"
+		}
+		k, _, _ := strings.Cut(m, "=")
+		return k + "=xxxxx"
+	})
+}
+
+// redactURL returns one connection URL with everything between the user
+// name's colon and the last "@" replaced by "xxxxx", whatever characters
+// the password holds.
+func redactURL(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return RedactDSN(s)
+	}
+	rest := s[i+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return s
+	}
+	colon := strings.Index(rest[:at], ":")
+	if colon < 0 {
+		return s
+	}
+	return s[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
+}
+
+// passwordOf returns what redactURL hides in s, or "".
+func passwordOf(s string) string {
+	r := redactURL(s)
+	if r == s {
+		return ""
+	}
+	i := strings.Index(r, "xxxxx")
+	return s[i : len(s)-(len(r)-i-5)]
+}
+
+// ParseMySQLURL turns "mysql://user:password@host:port/db" (or mariadb://)
+// into a go-sql-driver/mysql configuration. The port defaults to 3306 and
+// the database may be empty. Query parameters: socket=PATH connects over a
+// unix socket instead of TCP (the host is then ignored), tls=true|false|
+// skip-verify|preferred as in the driver. The query is read strictly: a pair
+// that does not parse (';', %zz), a key given twice or any other key is an
+// error. Errors name the bad part and never contain the password.
+func ParseMySQLURL(s string) (*mysql.Config, error) {
+	if !isMySQLURL(s) {
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", redactURL(s))
+	}
+	red := redact.String(redactURL(s)) // also a ?password= in the query
+	u, err := url.Parse(s)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		msg := err.Error()
+		if pw := passwordOf(s); pw != "" && strings.Contains(msg, pw) {
+			msg = "cannot parse it"
+		}
+		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", red, msg)
+	}
+	c := mysql.NewConfig()
+	if u.User != nil {
+		c.User = u.User.Username()
+		c.Passwd, _ = u.User.Password()
+	}
+	if c.User == "" {
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: no user name (mysql://user:password@host/db)", red)
+	}
+	if u.Opaque != "" {
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: want // after mysql:", red)
+	}
+	c.DBName = strings.TrimPrefix(u.Path, "/")
+	if strings.Contains(c.DBName, "/") {
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: database name %q contains a slash", red, c.DBName)
+	}
+	q, err := urlquery.Parse(u.RawQuery, urlquery.Known("socket", "tls"), "known: socket, tls")
+	if err != nil {
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: %w", red, err)
+	}
+	for k, v := range q {
+		switch k {
+		case "socket":
+			if v == "" {
+				return nil, fmt.Errorf("dbbench: MySQL URL %q: empty socket path", red)
+			}
+			c.Net, c.Addr = "unix", v
+		case "tls":
+			switch v {
+			case "true", "false", "skip-verify", "preferred":
+				c.TLSConfig = v
+			default:
+				return nil, fmt.Errorf("dbbench: MySQL URL %q: tls=%q: want true, false, skip-verify or preferred", red, v)
+			}
+		default:
+			return nil, fmt.Errorf("dbbench: MySQL URL %q: unknown parameter %q (known: socket, tls)", red, k)
+		}
+	}
+	if c.Net != "unix" {
+		host, port := u.Hostname(), u.Port()
+		if host == "" {
+			return nil, fmt.Errorf("dbbench: MySQL URL %q: no host (or ?socket=PATH)", red)
+		}
+		if port == "" {
+			port = "3306"
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("dbbench: MySQL URL %q: bad port %q", red, port)
+		}
+		c.Net, c.Addr = "tcp", net.JoinHostPort(host, port)
+	}
+	return c, nil
+}

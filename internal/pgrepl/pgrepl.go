@@ -1,0 +1,286 @@
+// Package pgrepl reads what a PostgreSQL server's replication does to a commit: whether a
+// standby that could be promoted might lack a commit the server acknowledged (the durability
+// class), and which history the server writes (its epoch: the cluster's system identifier and
+// the timeline, which a promotion changes). idkit's stores that keep counters or leases in
+// PostgreSQL read it on connect and with every write, in the write's own transaction.
+//
+// It knows what PostgreSQL shows through pg_stat_replication on the primary: a standby
+// cascading from another standby, or one restoring WAL from an archive without streaming, is
+// not seen.
+package pgrepl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrStandbyNames reports a synchronous_standby_names that ParseStandbyNames cannot read.
+var ErrStandbyNames = errors.New("pgrepl: bad synchronous_standby_names")
+
+// Querier runs a query returning one row: *pgx.Conn, pgx.Tx and *pgxpool.Pool are Queriers.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Class says whether a commit the server acknowledged survives a failover to a standby.
+type Class int
+
+// The durability classes, weakest first.
+const (
+	// Unknown: the facts could not be read whole (a role without pg_read_all_stats sees no
+	// sync_state), or the server is itself a standby.
+	Unknown Class = iota
+	// Async: a standby streams from the server and could be promoted without a commit the
+	// server acknowledged (no synchronous_standby_names, a standby in sync_state async or
+	// potential, more quorum standbys than a commit waits for, or a synchronous_commit that
+	// does not wait for standbys).
+	Async
+	// Single: no standby streams from the server. A commit flushed to its disk is the only
+	// copy; nothing can be promoted over it.
+	Single
+	// Sync: every standby streaming from the server holds a commit on disk before the server
+	// acknowledges it.
+	Sync
+)
+
+// String returns "unknown", "async", "single" or "sync".
+func (c Class) String() string {
+	switch c {
+	case Async:
+		return "async"
+	case Single:
+		return "single"
+	case Sync:
+		return "sync"
+	}
+	return "unknown"
+}
+
+// Epoch names the history a server writes. Two servers with equal epochs hold the same
+// commits up to the older one's end; a promotion gives the promoted standby a new timeline,
+// and a new cluster (initdb, pg_dump restore) a new system identifier.
+type Epoch struct {
+	// SystemID is pg_control_system().system_identifier: made by initdb, kept by standbys
+	// made with pg_basebackup.
+	SystemID uint64
+	// Timeline is the timeline the server writes new WAL on, read from the name of the
+	// current WAL file: it is the new one as soon as pg_promote() returns (the checkpoint's
+	// timeline in pg_control_checkpoint() changes only at the next checkpoint).
+	Timeline uint32
+}
+
+// String returns "SYSTEMID/TIMELINE", as in "7312345678901234567/2".
+func (e Epoch) String() string {
+	return strconv.FormatUint(e.SystemID, 10) + "/" + strconv.FormatUint(uint64(e.Timeline), 10)
+}
+
+// Standby is a row of pg_stat_replication.
+type Standby struct {
+	Name      string // application_name
+	State     string // startup, catchup, streaming, backup, stopping
+	SyncState string // async, potential, sync, quorum; "" when the role may not read it
+}
+
+// Facts are what Read reads.
+type Facts struct {
+	Epoch                   Epoch
+	InRecovery              bool   // pg_is_in_recovery(): the server is a standby
+	SynchronousStandbyNames string // the setting, as the server shows it
+	SynchronousCommit       string // the reading session's synchronous_commit
+	Standbys                []Standby
+}
+
+// Query is the statement Read runs: one row of six columns. A caller that reads the facts in
+// its own batch or transaction queues Query and scans its row into Scan.Dest.
+const Query = `SELECT (SELECT system_identifier FROM pg_control_system()),
+	pg_is_in_recovery(),
+	CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::bigint
+		ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
+	current_setting('synchronous_standby_names'),
+	current_setting('synchronous_commit'),
+	COALESCE((SELECT json_agg(json_build_array(application_name, state, sync_state)) FROM pg_stat_replication), '[]')::text`
+
+// RaiseCommit is a SQL expression that sets synchronous_commit to on for the rest of the
+// transaction, or keeps remote_apply: a commit then waits for its WAL flush and for the
+// synchronous standbys' flush, whatever the server's, database's or role's setting. Any role
+// may run it (set_config(…, true) is SET LOCAL).
+const RaiseCommit = `set_config('synchronous_commit', CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true)`
+
+// RaiseCommitApply is RaiseCommit with remote_apply: the commit waits until the synchronous
+// standbys have applied it, so a read there sees it. Use it when standbys serve reads of what
+// was written.
+const RaiseCommitApply = `set_config('synchronous_commit', 'remote_apply', true)`
+
+// Read runs Query through q. Run it in the transaction whose commit it vouches for, after
+// RaiseCommit, so SynchronousCommit is the one the commit uses.
+func Read(ctx context.Context, q Querier) (Facts, error) {
+	var f Facts
+	var s Scan
+	if err := q.QueryRow(ctx, Query).Scan(s.Dest()...); err != nil {
+		return f, fmt.Errorf("pgrepl: reading the replication state: %w", err)
+	}
+	return s.Facts()
+}
+
+// Scan holds Query's columns for a caller that selects them in its own statement.
+type Scan struct {
+	sysID     int64
+	recovery  bool
+	timeline  *int64
+	names, sc string
+	standbys  string
+}
+
+// Dest returns the scan destinations of Query's six columns, in order.
+func (s *Scan) Dest() []any {
+	return []any{&s.sysID, &s.recovery, &s.timeline, &s.names, &s.sc, &s.standbys}
+}
+
+// Facts returns what was scanned.
+func (s *Scan) Facts() (Facts, error) {
+	f := Facts{
+		Epoch:                   Epoch{SystemID: uint64(s.sysID)},
+		InRecovery:              s.recovery,
+		SynchronousStandbyNames: s.names,
+		SynchronousCommit:       s.sc,
+	}
+	if s.timeline != nil {
+		f.Epoch.Timeline = uint32(*s.timeline)
+	}
+	var rows [][3]*string
+	if err := json.Unmarshal([]byte(s.standbys), &rows); err != nil {
+		return f, fmt.Errorf("pgrepl: reading pg_stat_replication: %w", err)
+	}
+	for _, r := range rows {
+		var sb Standby
+		for i, p := range []*string{&sb.Name, &sb.State, &sb.SyncState} {
+			if r[i] != nil {
+				*p = *r[i]
+			}
+		}
+		f.Standbys = append(f.Standbys, sb)
+	}
+	return f, nil
+}
+
+// Class returns the facts' durability class and the reason, naming the setting or standby
+// that decides it, for messages.
+func (f Facts) Class() (Class, string) {
+	if f.InRecovery {
+		return Unknown, "the server is a standby (pg_is_in_recovery() is true)"
+	}
+	for _, sb := range f.Standbys {
+		if sb.SyncState == "" {
+			return Unknown, fmt.Sprintf("the role cannot read pg_stat_replication.sync_state of standby %q (grant it pg_monitor or pg_read_all_stats)", sb.Name)
+		}
+	}
+	names, err := ParseStandbyNames(f.SynchronousStandbyNames)
+	if err != nil {
+		return Unknown, err.Error()
+	}
+	if names.Num == 0 {
+		if len(f.Standbys) == 0 {
+			return Single, "no standby streams from the server and synchronous_standby_names is empty"
+		}
+		return Async, fmt.Sprintf("standby %q streams asynchronously: synchronous_standby_names is empty", f.Standbys[0].Name)
+	}
+	switch f.SynchronousCommit {
+	case "on", "remote_apply":
+	default:
+		return Async, fmt.Sprintf("synchronous_commit = %s does not wait for the standbys' flush", f.SynchronousCommit)
+	}
+	quorum := 0
+	for _, sb := range f.Standbys {
+		switch sb.SyncState {
+		case "sync":
+		case "quorum":
+			quorum++
+		default:
+			return Async, fmt.Sprintf("standby %q is in sync_state %s (%s) under synchronous_standby_names = '%s'", sb.Name, sb.SyncState, sb.State, f.SynchronousStandbyNames)
+		}
+	}
+	if quorum > names.Num {
+		return Async, fmt.Sprintf("a commit waits for %d of the %d quorum standbys (synchronous_standby_names = '%s'), so the others can lack it", names.Num, quorum, f.SynchronousStandbyNames)
+	}
+	return Sync, fmt.Sprintf("synchronous_standby_names = '%s', synchronous_commit = %s, %d standbys, each synchronous", f.SynchronousStandbyNames, f.SynchronousCommit, len(f.Standbys))
+}
+
+// StandbyNames is a parsed synchronous_standby_names.
+type StandbyNames struct {
+	Quorum bool     // ANY: a commit waits for any Num of Names; else the first Num listed
+	Num    int      // how many standbys a commit waits for; 0 when the setting is empty
+	Names  []string // as written, double quotes removed
+}
+
+// ParseStandbyNames reads synchronous_standby_names: "", "[FIRST] N (name, …)",
+// "ANY N (name, …)" or "name, …" (FIRST 1). Errors wrap ErrStandbyNames and name the part.
+func ParseStandbyNames(s string) (StandbyNames, error) {
+	var n StandbyNames
+	rest := strings.TrimSpace(s)
+	if rest == "" {
+		return n, nil
+	}
+	word, after := cutWord(rest)
+	switch strings.ToUpper(word) {
+	case "ANY":
+		n.Quorum = true
+		rest = after
+	case "FIRST":
+		rest = after
+	}
+	word, after = cutWord(rest)
+	if num, err := strconv.Atoi(word); err == nil && strings.HasPrefix(strings.TrimSpace(after), "(") {
+		if num < 1 {
+			return n, fmt.Errorf("%w: %q: the number of standbys must be at least 1", ErrStandbyNames, s)
+		}
+		n.Num = num
+		rest = strings.TrimSpace(after)
+		if !strings.HasSuffix(rest, ")") {
+			return n, fmt.Errorf("%w: %q: no closing parenthesis", ErrStandbyNames, s)
+		}
+		rest = rest[1 : len(rest)-1]
+	} else if n.Quorum || len(rest) != len(strings.TrimSpace(s)) {
+		return n, fmt.Errorf("%w: %q: want a number of standbys and a list in parentheses after FIRST or ANY", ErrStandbyNames, s)
+	} else {
+		n.Num = 1
+	}
+	for _, name := range strings.Split(rest, ",") {
+		name = strings.TrimSpace(name)
+		if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
+			name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+		}
+		if name == "" || strings.ContainsAny(name, "()") {
+			return n, fmt.Errorf("%w: %q: an empty or malformed standby name", ErrStandbyNames, s)
+		}
+		n.Names = append(n.Names, name)
+	}
+	if n.Num > len(n.Names) {
+		return n, fmt.Errorf("%w: %q: waits for %d standbys of %d named", ErrStandbyNames, s, n.Num, len(n.Names))
+	}
+	return n, nil
+}
+
+// cutWord splits off the first run of identifier characters (a keyword, a number or a name).
+func cutWord(s string) (word, rest string) {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_' || s[i] == '$') {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// CancelledWait reports whether n is PostgreSQL's warning that a commit stopped waiting for
+// its synchronous standbys ("canceling wait for synchronous replication …"): the commit has
+// then happened on the server only, and a failover can lose it although it was acknowledged.
+// Watch for it with pgconn.Config.OnNotice on the connection that commits.
+func CancelledWait(n *pgconn.Notice) bool {
+	return n != nil && strings.Contains(n.Message, "wait for synchronous replication")
+}

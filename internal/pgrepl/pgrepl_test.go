@@ -1,0 +1,167 @@
+package pgrepl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/pgrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var standbyNames = []struct {
+	in   string
+	want pgrepl.StandbyNames
+	err  string
+}{
+	{"", pgrepl.StandbyNames{}, ""},
+	{"   ", pgrepl.StandbyNames{}, ""},
+	{"s1", pgrepl.StandbyNames{Num: 1, Names: []string{"s1"}}, ""},
+	{"s1, s2", pgrepl.StandbyNames{Num: 1, Names: []string{"s1", "s2"}}, ""},
+	{"*", pgrepl.StandbyNames{Num: 1, Names: []string{"*"}}, ""},
+	{"first_standby", pgrepl.StandbyNames{Num: 1, Names: []string{"first_standby"}}, ""},
+	{"FIRST 2 (s1, s2, s3)", pgrepl.StandbyNames{Num: 2, Names: []string{"s1", "s2", "s3"}}, ""},
+	{"2 (s1, s2)", pgrepl.StandbyNames{Num: 2, Names: []string{"s1", "s2"}}, ""},
+	{"any 1 (s1,\"S 2\")", pgrepl.StandbyNames{Quorum: true, Num: 1, Names: []string{"s1", "S 2"}}, ""},
+	{"ANY 1(s1)", pgrepl.StandbyNames{Quorum: true, Num: 1, Names: []string{"s1"}}, ""},
+	{"ANY s1", pgrepl.StandbyNames{}, "want a number"},
+	{"FIRST 0 (s1)", pgrepl.StandbyNames{}, "at least 1"},
+	{"FIRST 3 (s1, s2)", pgrepl.StandbyNames{}, "waits for 3 standbys of 2"},
+	{"ANY 1 (s1, s2", pgrepl.StandbyNames{}, "no closing parenthesis"},
+	{"ANY 1 (s1,,s2)", pgrepl.StandbyNames{}, "empty or malformed"},
+	{"s1 (x)", pgrepl.StandbyNames{}, "empty or malformed"},
+}
+
+func TestParseStandbyNames(t *testing.T) {
+	for _, tc := range standbyNames {
+		got, err := pgrepl.ParseStandbyNames(tc.in)
+		switch {
+		case tc.err != "":
+			if !errors.Is(err, pgrepl.ErrStandbyNames) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseStandbyNames(%q) = %v, %v; want an error with %q", tc.in, got, err, tc.err)
+			}
+		case err != nil || got.Quorum != tc.want.Quorum || got.Num != tc.want.Num || !slices.Equal(got.Names, tc.want.Names):
+			t.Errorf("ParseStandbyNames(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseStandbyNames(f *testing.F) {
+	for _, tc := range standbyNames {
+		f.Add(tc.in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		n, err := pgrepl.ParseStandbyNames(in)
+		if err != nil {
+			if !errors.Is(err, pgrepl.ErrStandbyNames) {
+				t.Fatalf("error %v does not wrap ErrStandbyNames", err)
+			}
+			return
+		}
+		if n.Num > len(n.Names) || n.Num < 0 || (n.Num == 0) != (strings.TrimSpace(in) == "") {
+			t.Fatalf("ParseStandbyNames(%q) = %+v", in, n)
+		}
+	})
+}
+
+func TestClass(t *testing.T) {
+	sb := func(name, state, sync string) pgrepl.Standby {
+		return pgrepl.Standby{Name: name, State: state, SyncState: sync}
+	}
+	for _, tc := range []struct {
+		f      pgrepl.Facts
+		want   pgrepl.Class
+		reason string
+	}{
+		{pgrepl.Facts{SynchronousCommit: "on"}, pgrepl.Single, "no standby"},
+		{pgrepl.Facts{SynchronousCommit: "on", Standbys: []pgrepl.Standby{sb("s1", "streaming", "async")}}, pgrepl.Async, "synchronous_standby_names is empty"},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync")}}, pgrepl.Sync, "each synchronous"},
+		{pgrepl.Facts{SynchronousCommit: "remote_apply", SynchronousStandbyNames: "s1"}, pgrepl.Sync, "0 standbys"},
+		{pgrepl.Facts{SynchronousCommit: "local", SynchronousStandbyNames: "s1", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync")}}, pgrepl.Async, "synchronous_commit = local"},
+		{pgrepl.Facts{SynchronousCommit: "remote_write", SynchronousStandbyNames: "s1", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync")}}, pgrepl.Async, "synchronous_commit = remote_write"},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1, s2", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync"), sb("s2", "streaming", "potential")}}, pgrepl.Async, `standby "s2" is in sync_state potential`},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync"), sb("pg_basebackup", "backup", "async")}}, pgrepl.Async, `"pg_basebackup" is in sync_state async`},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "ANY 1 (s1, s2)", Standbys: []pgrepl.Standby{sb("s1", "streaming", "quorum"), sb("s2", "streaming", "quorum")}}, pgrepl.Async, "waits for 1 of the 2 quorum"},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "ANY 2 (s1, s2)", Standbys: []pgrepl.Standby{sb("s1", "streaming", "quorum"), sb("s2", "streaming", "quorum")}}, pgrepl.Sync, "2 standbys"},
+		{pgrepl.Facts{SynchronousCommit: "on", Standbys: []pgrepl.Standby{sb("s1", "streaming", "")}}, pgrepl.Unknown, "pg_monitor"},
+		{pgrepl.Facts{SynchronousCommit: "on", InRecovery: true}, pgrepl.Unknown, "is a standby"},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "ANY x"}, pgrepl.Unknown, "bad synchronous_standby_names"},
+	} {
+		got, reason := tc.f.Class()
+		if got != tc.want || !strings.Contains(reason, tc.reason) {
+			t.Errorf("%+v: Class() = %v, %q; want %v, %q", tc.f, got, reason, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestCancelledWait(t *testing.T) {
+	// The warning PostgreSQL 15 sends (src/backend/replication/syncrep.c).
+	n := &pgconn.Notice{Severity: "WARNING", Code: "01000", Message: "canceling wait for synchronous replication due to user request",
+		Detail: "The transaction has already committed locally, but might not have been replicated to the standby."}
+	if !pgrepl.CancelledWait(n) {
+		t.Error("the cancel warning was not recognised")
+	}
+	if pgrepl.CancelledWait(&pgconn.Notice{Severity: "NOTICE", Message: `relation "t" already exists, skipping`}) || pgrepl.CancelledWait(nil) {
+		t.Error("another notice was taken for the cancel warning")
+	}
+}
+
+// TestRead reads a private server with no standby, as a superuser and as a role without
+// privileges: class single, timeline 1, the system identifier of the cluster.
+func TestRead(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var sysID uint64
+	if err := conn.QueryRow(ctx, `SELECT system_identifier FROM pg_control_system()`).Scan(&sysID); err != nil {
+		t.Fatal(err)
+	}
+	role := fmt.Sprintf("pgrepl_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, `CREATE ROLE `+role+` LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
+	for _, who := range []string{"superuser", role} {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if who == role {
+			if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+role); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `SELECT `+pgrepl.RaiseCommit); err != nil {
+			t.Fatal(err)
+		}
+		f, err := pgrepl.Read(ctx, tx)
+		tx.Rollback(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", who, err)
+		}
+		class, reason := f.Class()
+		t.Logf("%s: epoch %v, class %v (%s), synchronous_commit %s", who, f.Epoch, class, reason, f.SynchronousCommit)
+		if f.Epoch != (pgrepl.Epoch{SystemID: sysID, Timeline: 1}) || class != pgrepl.Single || f.SynchronousCommit != "on" || f.InRecovery {
+			t.Errorf("%s: facts %+v, class %v", who, f, class)
+		}
+	}
+}
+
+func ExampleParseStandbyNames() {
+	n, err := pgrepl.ParseStandbyNames(`ANY 2 (s1, s2, "s 3")`)
+	fmt.Println(n.Quorum, n.Num, n.Names, err)
+	// Output: true 2 [s1 s2 s 3] <nil>
+}

@@ -1,0 +1,251 @@
+//go:build fault
+
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idkit/idkit/dbbench/pglocal"
+	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/pgrepl"
+	"github.com/idkit/idkit/schemes/segment"
+	"github.com/idkit/idkit/schemes/segment/internal/segtest"
+	"github.com/idkit/idkit/schemes/segment/pgstore"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgPair is a private primary and a streaming standby named s1, which swap roles at each
+// failover: the killed primary comes back as the new standby of the promoted one, in its own
+// directory, so one multi-host DSN with target_session_attrs=read-write reaches whichever is
+// the primary.
+type pgPair struct {
+	t          *testing.T
+	sync       bool
+	prim, stby *pglocal.Cluster
+	dsn        string
+}
+
+func startPair(t *testing.T, sync bool) *pgPair {
+	t.Helper()
+	pgtest.DSN(t) // skips, or fails under CI=true, without PostgreSQL
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	set := pgtest.Settings() // fsync off: the stores below say unsafe=true; failover is what is tested
+	set["wal_level"] = "replica"
+	set["max_wal_senders"] = "5"
+	set["wal_keep_size"] = "128MB"
+	set["hot_standby"] = "on"
+	if sync {
+		set["synchronous_standby_names"] = "s1"
+	}
+	a, err := pglocal.Start(ctx, pglocal.Options{Settings: set, TempDir: "/tmp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b, err := a.NewStandby(ctx, "s1", pglocal.Options{TempDir: "/tmp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	p := &pgPair{t: t, sync: sync, prim: a, stby: b,
+		dsn: fmt.Sprintf("host=%s,%s port=%d,%d user=postgres dbname=postgres sslmode=disable target_session_attrs=read-write connect_timeout=2",
+			a.SocketDir(), b.SocketDir(), a.Port(), b.Port())}
+	p.waitStreaming()
+	return p
+}
+
+// query runs q on the current primary and returns its first column's values.
+func (p *pgPair) query(q string) []string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.prim.DSN())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		p.t.Fatalf("%s: %v", q, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var s any
+		err := r.Scan(&s)
+		return fmt.Sprint(s), err
+	})
+	if err != nil {
+		p.t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+// waitStreaming waits until the standby streams from the primary (synchronously in a sync pair).
+func (p *pgPair) waitStreaming() {
+	p.t.Helper()
+	want := "async"
+	if p.sync {
+		want = "sync"
+	}
+	segtest.WaitFor(p.t, "the standby streaming", 60*time.Second, func() bool {
+		s := p.query(`SELECT state || '/' || sync_state FROM pg_stat_replication WHERE application_name = 's1'`)
+		return len(s) == 1 && s[0] == "streaming/"+want
+	})
+}
+
+// cut freezes the primary's WAL senders (SIGSTOP): the standby receives nothing more while
+// the primary goes on committing (async) or waiting for it (sync).
+func (p *pgPair) cut() {
+	p.t.Helper()
+	for _, pid := range p.query(`SELECT pid FROM pg_stat_replication`) {
+		var n int
+		fmt.Sscan(pid, &n)
+		if err := syscall.Kill(n, syscall.SIGSTOP); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+// cancelWaits cancels every commit that waits for the synchronous standby, as a
+// statement_timeout or an operator's pg_cancel_backend does: each commits on the primary only,
+// with a warning.
+func (p *pgPair) cancelWaits() {
+	p.query(`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)
+}
+
+// fail kills the primary (SIGKILL of every process), promotes the standby with pg_promote(),
+// and makes the old primary the new standby.
+func (p *pgPair) fail() {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	old := p.epoch(ctx, p.prim)
+	if err := p.prim.Kill(); err != nil {
+		p.t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, p.stby.DSN())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var ok bool
+	err = conn.QueryRow(ctx, `SELECT pg_promote(true, 60)`).Scan(&ok)
+	conn.Close(ctx)
+	if err != nil || !ok {
+		p.t.Fatalf("pg_promote: %v, %v", ok, err)
+	}
+	// The epoch pgrepl reads is the new one as soon as pg_promote returns.
+	if e := p.epoch(ctx, p.stby); e.SystemID != old.SystemID || e.Timeline != old.Timeline+1 {
+		p.t.Fatalf("epoch right after pg_promote: %v, before %v; want the next timeline", e, old)
+	}
+	p.prim, p.stby = p.stby, p.prim
+	if err := p.stby.Standby(ctx, p.prim, "s1"); err != nil {
+		p.t.Fatal(err)
+	}
+	p.waitStreaming()
+}
+
+// epoch reads c's epoch with pgrepl.
+func (p *pgPair) epoch(ctx context.Context, c *pglocal.Cluster) pgrepl.Epoch {
+	p.t.Helper()
+	conn, err := pgx.Connect(ctx, c.DSN())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	f, err := pgrepl.Read(ctx, conn)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return f.Epoch
+}
+
+// opener returns how the takers open a Segment on the pair.
+func (p *pgPair) opener(set pgstore.Settings, unprotected bool, timeout time.Duration) func() (*segment.Segment, error) {
+	set.DSN, set.Unsafe = p.dsn, true
+	return func() (*segment.Segment, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := pgstore.Open(ctx, set)
+		if err != nil {
+			return nil, err
+		}
+		if unprotected {
+			pgstore.Unprotected(st)
+		}
+		s, err := segment.New(segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 50, Timeout: timeout})
+		if err != nil {
+			st.Close()
+		}
+		return s, err
+	}
+}
+
+// TestFaultFailoverPG is the PostgreSQL failover matrix: three takers (Segments of their own,
+// restarted when they fail for good) take IDs while the primary is SIGKILLed five times at a
+// random point, after its WAL senders were frozen for a while (a lagging standby), and the
+// standby is promoted with pg_promote(). Rows:
+//
+//   - async, unprotected (the control: takes as before fencing): must repeat IDs;
+//   - async, durability=async (epoch fencing and the gap): no repeat;
+//   - sync (synchronous_standby_names = s1): no repeat;
+//   - sync with every commit's wait cancelled (pg_cancel_backend), unprotected (control):
+//     must repeat; and protected: no repeat.
+//
+// An asynchronous pair is refused without durability=async, naming synchronous_standby_names.
+func TestFaultFailoverPG(t *testing.T) {
+	const rounds = 5
+	type row struct {
+		name        string
+		sync        bool
+		async       bool // durability=async
+		unprotected bool
+		cancel      bool
+		control     bool
+	}
+	for _, r := range []row{
+		{name: "async-unprotected", async: true, unprotected: true, control: true},
+		{name: "async-fenced", async: true},
+		{name: "sync", sync: true},
+		{name: "sync-cancelled-unprotected", sync: true, unprotected: true, cancel: true, control: true},
+		{name: "sync-cancelled", sync: true, cancel: true},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			p := startPair(t, r.sync)
+			if !r.sync {
+				ctx := context.Background()
+				_, err := pgstore.Open(ctx, pgstore.Settings{DSN: p.dsn, Unsafe: true})
+				if !errors.Is(err, pgstore.ErrNotDurable) || !strings.Contains(err.Error(), "synchronous_standby_names") {
+					t.Fatalf("Open on an asynchronous pair: %v; want ErrNotDurable naming synchronous_standby_names", err)
+				}
+				t.Logf("refused: %v", err)
+			}
+			timeout := time.Second
+			if r.cancel {
+				timeout = 10 * time.Second // the takers' own timeout must not end the wait first
+			}
+			open := p.opener(pgstore.Settings{AcceptAsync: r.async}, r.unprotected, timeout)
+			if s, err := open(); err != nil {
+				t.Fatal(err)
+			} else {
+				s.Warm(context.Background())
+				t.Logf("durability: %v", s.Durability()[0])
+				if want := map[bool]segment.Class{false: segment.ClassAsync, true: segment.ClassSync}[r.sync]; !r.unprotected && s.Durability()[0].Class != want {
+					t.Errorf("class %v, want %v", s.Durability()[0].Class, want)
+				}
+				s.Close()
+			}
+			f := segtest.Failover{Name: r.name, Rounds: rounds, Open: open, Cut: p.cut, CutFor: 300 * time.Millisecond, Fail: p.fail}
+			if r.cancel {
+				f.During = p.cancelWaits
+			}
+			res := segtest.RunFailover(t, f)
+			res.Check(t, "pg", r.name, rounds, r.control)
+		})
+	}
+}
