@@ -12,7 +12,8 @@
 # Run from the repository root: sh docs/bench/grpc-port.sh [ROUNDS] (default 5; ~45 s a round).
 set -eu
 rounds=${1:-5}
-out=docs/bench/grpc-port.txt
+out=${OUT:-docs/bench/grpc-port.txt} # OUT=FILE writes elsewhere and keeps no JSON (report.sh)
+before=$(cut -d' ' -f1-3 /proc/loadavg)
 bin=$(mktemp -d)
 pids=""
 cleanup() {
@@ -78,7 +79,7 @@ for round in $(seq "$rounds"); do
   W wrk-v1-next "http://$addr/v1/next/orders"
 done
 {
-  echo "# sh docs/bench/grpc-port.sh $rounds  (commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(go version | cut -d' ' -f3), $(nproc) CPUs, load average before: $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "# sh docs/bench/grpc-port.sh $rounds  (commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(go version | cut -d' ' -f3), $(nproc) CPUs, load average before: $before)"
   echo "# idbench load runs: --spawn --json --duration 4s --warmup 500ms, 4 clients on 1 connection, single IDs,"
   echo "# idkitd in the load generator's process (CPU per request counts both sides)."
   echo "# wrk runs: wrk -t1 -c4 -d4s against an idkitd process (--listen 127.0.0.1:0 --grpc-listen off) and an"
@@ -118,5 +119,9 @@ done
   echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out.tmp"
 mv "$out.tmp" "$out"
-cp "$j" docs/bench/grpc-port.jsonl
-echo "wrote $out and docs/bench/grpc-port.jsonl"
+if [ -z "${OUT:-}" ]; then
+  cp "$j" docs/bench/grpc-port.jsonl
+  echo "wrote $out and docs/bench/grpc-port.jsonl"
+else
+  echo "wrote $out"
+fi
