@@ -53,7 +53,7 @@ pids="$pids $!"
 eaddr="" addr=""
 for _ in $(seq 100); do
   eaddr=$(cat "$bin/empty.addr")
-  addr=$(grep -o 'msg=serving addr=[0-9.:]*' "$bin/idkitd.log" | cut -d= -f3 || true)
+  addr=$(grep -so 'msg=serving addr=[0-9.:]*' "$bin/idkitd.log" | cut -d= -f3 || true)
   [ -n "$eaddr" ] && [ -n "$addr" ] && break
   sleep 0.1
 done
