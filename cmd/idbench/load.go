@@ -65,8 +65,9 @@ Flags:
                        or json (Connect JSON), both with the connectrpc.com/connect client,
                        grpc-connect (gRPC through the connectrpc.com/connect client, which
                        idkitd answers with Connect on net/http rather than with grpc-go: the
-                       two gRPC stacks side by side), or http (net/http client;
-                       GET /v1/next/NAME?n=B, text lines)
+                       two gRPC stacks side by side), grpc-web (gRPC-Web, as browsers
+                       send it, through the connectrpc.com/connect client), or http
+                       (net/http client; GET /v1/next/NAME?n=B, text lines)
   --clients C          concurrent clients (default 4), or with --rate the workers that send
                        the paced requests (default 32)
   --conns N            connections they share, round robin (default 1; http: one per client)
@@ -237,8 +238,8 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: give either --addr HOST:PORT or --spawn")
 	case !c.spawn && len(c.gens) > 0:
 		return usagef("load", "load: --gen needs --spawn (a running idkitd has its own generators)")
-	case !slices.Contains([]string{"grpc", "connect", "json", "grpc-connect", "http"}, c.protocol):
-		return usagef("load", "load: --protocol %q: want grpc, connect, json, grpc-connect or http", c.protocol)
+	case !slices.Contains([]string{"grpc", "connect", "json", "grpc-connect", "grpc-web", "http"}, c.protocol):
+		return usagef("load", "load: --protocol %q: want grpc, connect, json, grpc-connect, grpc-web or http", c.protocol)
 	case c.stack != "" && !c.spawn:
 		return usagef("load", "load: --stack needs --spawn (with --addr, give the address of the listener to load)")
 	case !slices.Contains([]string{"", "net-http", "grpc-go"}, c.stack):
@@ -493,6 +494,8 @@ func newLoadClients(c loadConfig) (*loadClients, error) {
 			opts = append(opts, connect.WithProtoJSON())
 		case "grpc-connect":
 			opts = append(opts, connect.WithGRPC())
+		case "grpc-web":
+			opts = append(opts, connect.WithGRPCWeb())
 		}
 		if c.token != "" {
 			opts = append(opts, connect.WithInterceptors(bearer.Interceptor(c.token)))

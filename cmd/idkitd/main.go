@@ -2,18 +2,21 @@
 // and the Connect protocol (JSON or binary), plus GET /v1/next/{generator}?n=N,
 // /v1/decode/{generator}/{id} and /v1/bounds/{generator}?from=…&to=… for shells, /healthz,
 // /readyz, the gRPC health and reflection services (grpcurl needs no .proto) and Prometheus
-// metrics at /metrics, all on one port served by net/http with Connect, whatever a connection
-// carries. --grpc-listen adds a second port for gRPC clients alone, served by grpc-go's own
-// server, which costs less CPU per request (see docs/service.md).
+// metrics at /metrics, all on one port (--listen, default 127.0.0.1:7070) served by net/http
+// with Connect, whatever a connection carries. gRPC clients have a port of their own beside it
+// (--grpc-listen, default 127.0.0.1:7071), served by grpc-go's own server, which gives them
+// more requests per second at less CPU per request than the main port, and a shorter latency
+// tail (figures in docs/service.md); --grpc-listen off turns it off. Both bind loopback unless
+// told otherwise.
 //
 //	idkitd --gen orders=snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders \
-//	       --gen sessions=ulid --listen 127.0.0.1:7070
+//	       --gen sessions=ulid --listen 127.0.0.1:7070 --grpc-listen 127.0.0.1:7071
 //	idkitd --config idkitd.toml
 //
 // A config file is TOML:
 //
 //	listen = "127.0.0.1:7070"
-//	grpc_listen = "127.0.0.1:7071"     # optional: gRPC only, served by grpc-go
+//	grpc_listen = "127.0.0.1:7071"     # gRPC only, served by grpc-go (the default); "off": none
 //	max_count = 10000
 //	max_conns = 1024                    # bounds across connections (docs/service.md)
 //	max_total_streams = 4096
@@ -170,13 +173,19 @@ func run(ctx context.Context, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return srv.Run(ctx)
+	err = srv.Run(ctx)
+	if errors.Is(err, syscall.EADDRINUSE) && strings.Contains(err.Error(), "gRPC listener") {
+		// The gRPC port is on by default, so a second idkitd on one host trips on it first.
+		err = fmt.Errorf("%w (the gRPC port, --grpc-listen, is on by default at %s: give each idkitd its own, or --grpc-listen off)", err, server.DefaultGRPCListen)
+	}
+	return err
 }
 
 const usageHead = `Usage: idkitd [--config FILE] --gen NAME=SPEC... [flags]
 
 Serves idkit ID generators over gRPC, gRPC-Web, Connect (JSON or binary) and plain HTTP on one
-port (net/http), and optionally gRPC alone on a second port served by grpc-go (--grpc-listen).
+port (--listen, net/http), and gRPC alone on a port of its own served by grpc-go (--grpc-listen,
+on by default beside the main one): point gRPC clients there, everything else at --listen.
 Schemes: %s.
 
 On SIGTERM it reports not ready (/readyz 503, gRPC health NOT_SERVING) for --shutdown-delay
@@ -196,7 +205,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 	var (
 		configPath    = fs.String("config", "", "TOML config `file` (flags override it)")
 		listen        = fs.String("listen", "", "`host:port` to serve every protocol on (default "+server.DefaultListen+", loopback only)")
-		grpcListen    = fs.String("grpc-listen", "", "`host:port` to also serve gRPC on with grpc-go's own server, cheaper per request (default: none)")
+		grpcListen    = fs.String("grpc-listen", "", "`host:port` for gRPC clients, served by grpc-go's own server (more requests/s and less CPU per request than the main port); off for none (default "+server.DefaultGRPCListen+", loopback only)")
 		maxCount      = fs.Int("max-count", 0, fmt.Sprintf("most IDs one request may ask for (default %d)", server.DefaultMaxCount))
 		maxStreams    = fs.Int("max-streams", 0, fmt.Sprintf("most requests one HTTP/2 connection may have in flight (default %d)", server.DefaultMaxStreams))
 		maxConnBytes  = fs.Int("max-conn-bytes", 0, fmt.Sprintf("most bytes of answers one connection may leave unread before its requests wait (default %d)", server.DefaultMaxConnBytes))
@@ -277,6 +286,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		}
 		*d.dst = v
 	}
+	grpcSet := fc.GRPCListen != "" // the file named it, possibly "off"
 	tokensFile, metricsTokensFile, format := fc.TokensFile, fc.MetricsTokens, fc.LogFormat
 	var badFlag error
 	fs.Visit(func(f *flag.Flag) {
@@ -284,7 +294,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		case "listen":
 			cfg.Listen = *listen
 		case "grpc-listen":
-			cfg.GRPCListen = *grpcListen
+			cfg.GRPCListen, grpcSet = *grpcListen, true
 		case "max-count":
 			cfg.MaxCount = *maxCount
 		case "max-streams":
@@ -340,6 +350,13 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 	// --shutdown-delay 0 means none.
 	if cfg.ShutdownDelay == 0 && (fc.ShutdownDelay != "" || isSet(fs, "shutdown-delay")) {
 		cfg.ShutdownDelay = -1
+	}
+	// gRPC's own port is on unless turned off: "off" (or an empty flag) means none.
+	switch {
+	case !grpcSet:
+		cfg.GRPCListen = server.DefaultGRPCListen
+	case strings.TrimSpace(cfg.GRPCListen) == "off":
+		cfg.GRPCListen = ""
 	}
 	if format != "" && format != "text" && format != "json" {
 		return server.Config{}, "", usageError{fmt.Errorf("log format %q: want text or json", format)}

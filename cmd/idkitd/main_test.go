@@ -31,6 +31,7 @@ func TestParseArgs(t *testing.T) {
 	}
 	good := write("good.toml", "listen = \"127.0.0.1:9000\"\nmax_count = 50\ndrain_timeout = \"3s\"\n[generators]\nb = \"ulid\"\na = \"snowflake:node=1\"\n")
 	limits := write("limits.toml", "grpc_listen = \"127.0.0.1:9001\"\nmax_streams = 7\nmax_conn_bytes = 99999\nshutdown_delay = \"0s\"\nwrite_timeout = \"4s\"\n[generators]\na = \"ulid\"\n")
+	grpcOff := write("grpc-off.toml", "grpc_listen = \"off\"\n[generators]\na = \"ulid\"\n")
 	badDelay := write("bad-delay.toml", "shutdown_delay = \"-2s\"\n[generators]\na = \"ulid\"\n")
 	unknown := write("unknown.toml", "listn = \"x\"\n[generators]\na = \"ulid\"\n")
 	broken := write("broken.toml", "[generators\n")
@@ -57,6 +58,12 @@ func TestParseArgs(t *testing.T) {
 		{"empty tokens", []string{"--gen", "a=ulid", "--tokens", write("empty", "\n# none\n")}, "holds no token"},
 		{"limits from the file", []string{"--config", limits}, "grpc=127.0.0.1:9001 streams=7 connbytes=99999 delay=-1ns write=4s"},
 		{"limits from flags", []string{"--config", limits, "--grpc-listen", ":9", "--max-streams", "8", "--shutdown-delay", "2s", "--write-timeout", "1m"}, "grpc=:9 streams=8 connbytes=99999 delay=2s write=1m0s"},
+		{"gRPC port on by default", []string{"--gen", "a=ulid"}, "grpc=127.0.0.1:7071 "},
+		{"gRPC port beside a moved main port stays", []string{"--gen", "a=ulid", "--listen", "127.0.0.1:8000"}, "127.0.0.1:8000 10000? a=ulid grpc=127.0.0.1:7071 "},
+		{"gRPC port off", []string{"--gen", "a=ulid", "--grpc-listen", "off"}, "grpc= streams"},
+		{"gRPC port empty", []string{"--gen", "a=ulid", "--grpc-listen", ""}, "grpc= streams"},
+		{"gRPC port off in the file", []string{"--config", grpcOff}, "grpc= streams"},
+		{"gRPC port off in the file, on by flag", []string{"--config", grpcOff, "--grpc-listen", "127.0.0.1:0"}, "grpc=127.0.0.1:0 "},
 		{"default delay", []string{"--gen", "a=ulid"}, "delay=0s"},
 		{"no delay", []string{"--gen", "a=ulid", "--shutdown-delay", "0"}, "delay=-1ns"},
 		{"negative delay", []string{"--gen", "a=ulid", "--shutdown-delay", "-1s"}, "--shutdown-delay -1s: want 0 (none) or a positive duration"},
@@ -115,7 +122,7 @@ func TestRunServesAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, io.Discard, []string{"--gen", "o=snowflake:node=5", "--listen", addr, "--shutdown-delay", "0"})
+		done <- run(ctx, io.Discard, []string{"--gen", "o=snowflake:node=5", "--listen", addr, "--grpc-listen", "127.0.0.1:0", "--shutdown-delay", "0"})
 	}()
 	var body []byte
 	for i := 0; ; i++ {
@@ -239,7 +246,7 @@ func serveInProcess(t *testing.T, args ...string) string {
 	done := make(chan error, 1)
 	var logs strings.Builder
 	go func() {
-		done <- run(ctx, &lockedWriter{w: &logs}, append([]string{"--listen", addr, "--shutdown-delay", "0"}, args...))
+		done <- run(ctx, &lockedWriter{w: &logs}, append([]string{"--listen", addr, "--grpc-listen", "127.0.0.1:0", "--shutdown-delay", "0"}, args...))
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -209,7 +209,7 @@ func startIdkitd(t *testing.T, bin, gen string) *idkitd {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := &idkitd{cmd: exec.Command(bin, "--listen", addr, "--gen", gen), addr: addr, done: make(chan struct{}), log: &lockedBuilder{}}
+	p := &idkitd{cmd: exec.Command(bin, "--listen", addr, "--grpc-listen", "off", "--gen", gen), addr: addr, done: make(chan struct{}), log: &lockedBuilder{}}
 	p.cmd.Stderr = p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

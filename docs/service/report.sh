@@ -1,10 +1,11 @@
 #!/bin/sh
 # Writes docs/service/report.md: the ID service under load (idbench load, each run's command
 # and table), its two gRPC stacks side by side (the main port, net/http with Connect, and the
-# --grpc-listen port, grpc-go's own server), a run with the server and the load generator on
-# CPUs of their own, and the remote scheme's Next beside the in-process scheme's (a Go
-# benchmark).
-# Run from the repository root: make load-report (about five minutes). Needs a quiet machine:
+# gRPC port, --grpc-listen, grpc-go's own server, where gRPC clients go by default), a run with
+# the server and the load generator on CPUs of their own, the remote scheme's Next beside the
+# in-process scheme's (a Go benchmark), and every stack against the fastest one on the machine
+# (docs/bench/grpc-port.sh, interleaved rounds).
+# Run from the repository root: make load-report (about nine minutes). Needs a quiet machine:
 # whatever else runs takes CPU from both sides and shows in the tails.
 set -eu
 out=docs/service/report.md
@@ -29,11 +30,13 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   echo "$(cut -d' ' -f1-3 /proc/loadavg). Loopback only. Unless a section says otherwise the server runs inside"
   echo "the load generator's process (--spawn), so both share the CPUs. Compare figures within one table,"
   echo "not across machines. \`--protocol grpc\` is the stock grpc-go client; \`--stack grpc-go\` sends it to"
-  echo "idkitd's --grpc-listen port (grpc-go's own server), otherwise it goes to the main port (net/http with"
-  echo "Connect, which serves every protocol). \`--protocol grpc-connect\` sends the same gRPC requests"
-  echo "through connect-go's client (see docs/service.md)."
+  echo "idkitd's gRPC port (--grpc-listen, on by default at 127.0.0.1:7071: grpc-go's own server, where gRPC"
+  echo "clients go), otherwise it goes to the main port (net/http with Connect, which serves every protocol)."
+  echo "\`--protocol grpc-connect\` sends the same gRPC requests through connect-go's client (see"
+  echo "docs/service.md). Each table compares a stack with itself (its floor); the last section compares"
+  echo "every stack with the fastest one on the machine."
   echo
-  echo "## Single IDs on the grpc-go port, beside the floor (the same stack answering Ping)"
+  echo "## Single IDs on the gRPC port (grpc-go), beside the floor (the same stack answering Ping)"
   echo
   load --duration 12s --clients 4 --stack grpc-go
   echo "## Single IDs on the main port (net/http with Connect), stock grpc-go client"
@@ -98,6 +101,21 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   echo '```'
   go test -run '^$' -bench 'BenchmarkNext$' -benchtime 2s -count 3 ./schemes/remote/ | grep -E '^(Benchmark|goos|goarch|cpu)'
   echo '```'
+  echo
+  echo "## Every stack against the fastest on this machine"
+  echo
+  echo "\`sh docs/bench/grpc-port.sh 5\`: five interleaved rounds, each stack once a round, every figure"
+  echo "divided by the fastest stack's (grpc-go's gRPC port for RPCs, an empty net/http handler under wrk"
+  echo "for GET /v1/next) in the same round; medians:"
+  echo
+  if command -v wrk >/dev/null && command -v jq >/dev/null; then
+    echo '```'
+    OUT="$bin/cmp.txt" sh docs/bench/grpc-port.sh 5 >/dev/null 2>&1
+    sed -n '/^## Medians/,/^Load average/p' "$bin/cmp.txt" | grep -v '^## Medians' | grep -v '^Load average' | sed '/^$/d'
+    echo '```'
+  else
+    echo "Not run: it needs wrk and jq (apt-get install -y wrk jq)."
+  fi
   echo
   echo "Load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)."
 } > "$out.tmp"

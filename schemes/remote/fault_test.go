@@ -220,7 +220,7 @@ func TestFaultIdkitdBinary(t *testing.T) {
 	addr := freeAddr(t)
 	spec := "orders=snowflake:layout=twitter,node=1,marks=file:" + filepath.Join(t.TempDir(), "orders.mark")
 	run := func() *proc {
-		return startProc(t, exec.Command(bin, "--listen", addr, "--gen", spec, "--shutdown-delay", "0"), addr, spec)
+		return startProc(t, exec.Command(bin, "--listen", addr, "--grpc-listen", "off", "--gen", spec, "--shutdown-delay", "0"), addr, spec)
 	}
 	p := run()
 	s := open(t, "remote:addr="+addr+",generator=orders,retry_for=30s")

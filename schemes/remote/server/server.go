@@ -117,7 +117,8 @@ type Config struct {
 	// Listen is the address Run listens on for every protocol; the default is loopback only.
 	Listen string
 	// GRPCListen, when set, is a second address, served by grpc-go's own transport, for gRPC
-	// clients alone: cheaper per request than Listen's net/http. Empty means none.
+	// clients alone: cheaper per request than Listen's net/http. Empty means none; idkitd sets
+	// DefaultGRPCListen unless told otherwise.
 	GRPCListen string
 	// Generators are the named generators; at least one is required.
 	Generators []Generator
@@ -294,6 +295,11 @@ func (s *Server) watchFences(every time.Duration) {
 }
 
 // fenceLogInterval bounds how often a fenced generator's changing reason is logged.
+// DefaultGRPCListen is idkitd's default for Config.GRPCListen, the port beside DefaultListen:
+// gRPC clients reach grpc-go's own transport there unless told otherwise. Config itself reads an
+// empty GRPCListen as "no second port".
+const DefaultGRPCListen = "127.0.0.1:7071"
+
 const fenceLogInterval = 10 * time.Second
 
 // fill checks a Config and applies the defaults.
