@@ -113,7 +113,13 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 	if err != nil {
 		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
 	}
-	r := row{label: idkit.Redact(label), spec: spec, canon: idkit.Redact(s.Name()), col: col}
+	// The spec is redacted apart from its storage suffix, which would otherwise read as part
+	// of a mask=env:NAME reference ("env:NAME-text" is no variable name) and hide it.
+	shown := idkit.Redact(label)
+	if spec != label && strings.HasPrefix(label, spec) {
+		shown = idkit.Redact(spec) + label[len(spec):]
+	}
+	r := row{label: shown, spec: spec, canon: idkit.Redact(s.Name()), col: col}
 	if col >= 0 && typeIDText(spec) {
 		if col != colText {
 			return row{}, fmt.Errorf("dbbench: scheme %q: %s shows its IDs as TypeID text, which dbbench stores with the suffix %q (its public text, compared as bytes), or as the ID itself without a suffix", label, s.Name(), suffixText)

@@ -26,5 +26,5 @@ func ExampleParseURL() {
 	// seg false
 	// pgstore: pglease: store URL: bad URL query: parameter "table" given twice
 	// pgstore: pglease: store URL: bad URL query: parameter "table=seg;unsafe=true": ';' is not a separator, use '&' (or %3B inside a value)
-	// pgstore: pglease: store URL: bad URL query: unknown parameter "tabel" (the store takes namespace, table, unsafe, pgx's connection parameters (sslmode, connect_timeout, …) and the settings application_name, search_path, options, client_encoding, timezone, statement_timeout, lock_timeout and idle_in_transaction_session_timeout)
+	// pgstore: pglease: store URL: bad URL query: unknown parameter "tabel" (the store takes namespace, table, unsafe, durability, pgx's connection parameters (sslmode, connect_timeout, …) and the settings application_name, search_path, options, client_encoding, timezone, statement_timeout, lock_timeout and idle_in_transaction_session_timeout)
 }
