@@ -8,9 +8,10 @@ GO ?= go
 # layouts (under it they run 100,000 and 50,000) and the loads of SQLite (modernc.org/sqlite, C
 # translated to Go), which skip under it. PostgreSQL tests use IDKIT_TEST_PG or start a private
 # cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
+# -p 4: two packages a core, since many tests wait on their servers, leases and clocks.
 test:
 	$(GO) vet ./...
-	$(GO) test -race -timeout 15m ./...
+	$(GO) test -race -p 4 -timeout 15m ./...
 	$(GO) test -count=1 -run '^(TestPublicTextMillion|TestRangeLayoutsMillion)$$' .
 	$(GO) test -count=1 -run 'SQLite' ./dbbench/ ./cmd/idbench/
 
