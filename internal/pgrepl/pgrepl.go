@@ -107,6 +107,12 @@ const Query = `SELECT (SELECT system_identifier FROM pg_control_system()),
 	current_setting('synchronous_commit'),
 	COALESCE((SELECT json_agg(json_build_array(application_name, state, sync_state)) FROM pg_stat_replication), '[]')::text`
 
+// EpochSQL is a SQL expression, parenthesized, for a primary's epoch as Epoch.String writes it
+// ("SYSTEMID/TIMELINE", the timeline of the current WAL file, which pg_promote() changes at
+// once): a store that records the epoch in its own row writes and compares it with this.
+const EpochSQL = `((SELECT system_identifier FROM pg_control_system())::text || '/' ||
+	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text)`
+
 // RaiseCommit is a SQL expression that sets synchronous_commit to on for the rest of the
 // transaction, or keeps remote_apply: a commit then waits for its WAL flush and for the
 // synchronous standbys' flush, whatever the server's, database's or role's setting. Any role

@@ -279,10 +279,8 @@ type queries struct {
 	taken, claim, again, owner, mine, renew, release, load, save, slots string
 }
 
-// epochSQL is the server's epoch as pgrepl.Epoch.String writes it: system identifier and the
-// timeline of the current WAL file, which pg_promote() changes at once.
-const epochSQL = `((SELECT system_identifier FROM pg_control_system())::text || '/' ||
-	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text)`
+// epochSQL is the server's epoch as pgrepl.Epoch.String writes it.
+const epochSQL = pgrepl.EpochSQL
 
 // failoverOwner is the owner a claim writes into a slot it found last written in another
 // epoch: the slot is kept from everyone for a TTL (see the package doc).

@@ -217,8 +217,7 @@ type Store struct {
 var _ segment.Store = (*Store)(nil)
 
 // epochSQL is the server's epoch as pgrepl.Epoch.String writes it.
-const epochSQL = `(SELECT system_identifier FROM pg_control_system())::text || '/' ||
-	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text`
+const epochSQL = pgrepl.EpochSQL
 
 // takeQuery is the statement that takes a block. It returns the new max_id, the epoch the row
 // now records and the server's fsync and full_page_writes. With syncCommit it makes its own
