@@ -190,9 +190,14 @@ func start(ctx context.Context, opts Options) (s *Server, err error) {
 	if len(s.sock) >= 104 {
 		return s, fmt.Errorf("mariadblocal: socket path %s is too long for a unix socket; set Options.TempDir to a shorter directory", s.sock)
 	}
+	if err := os.Mkdir(s.tmpDir(), 0o700); err != nil {
+		return s, fmt.Errorf("mariadblocal: create tmpdir: %w", err)
+	}
 	if uid >= 0 {
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return s, fmt.Errorf("mariadblocal: chown %s: %w", dir, err)
+		for _, d := range []string{dir, s.tmpDir()} {
+			if err := os.Chown(d, uid, gid); err != nil {
+				return s, fmt.Errorf("mariadblocal: chown %s: %w", d, err)
+			}
 		}
 	}
 	cnf := filepath.Join(dir, "my.cnf")
@@ -271,13 +276,17 @@ func (s *Server) config(settings map[string]string, osUser string) string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		switch strings.ReplaceAll(k, "-", "_") {
-		case "socket", "skip_networking", "datadir", "pid_file", "log_error", "user", "port", "bind_address":
+		case "socket", "skip_networking", "datadir", "pid_file", "log_error", "user", "port", "bind_address", "tmpdir":
 			continue
 		}
 		fmt.Fprintf(&b, "%s = %s\n", k, settings[k])
 	}
 	fmt.Fprintf(&b, "datadir = %s\n", s.dataDir)
 	fmt.Fprintf(&b, "socket = %s\n", s.sock)
+	// Its own tmpdir: mariadbd deletes every #sql* file in its tmpdir when it starts, so
+	// a server sharing /tmp with others (the machine's own, other tests') would delete their
+	// live internal temporary tables; MariaDB 10.11.19 crashes on that.
+	fmt.Fprintf(&b, "tmpdir = %s\n", s.tmpDir())
 	b.WriteString("skip-networking\n")
 	fmt.Fprintf(&b, "pid-file = %s\n", filepath.Join(s.dir, "mysqld.pid"))
 	fmt.Fprintf(&b, "log-error = %s\n", s.logFile())
@@ -288,6 +297,8 @@ func (s *Server) config(settings map[string]string, osUser string) string {
 }
 
 func (s *Server) logFile() string { return filepath.Join(s.dir, "server.log") }
+
+func (s *Server) tmpDir() string { return filepath.Join(s.dir, "tmp") }
 
 func (s *Server) logTail() string {
 	b, err := os.ReadFile(s.logFile())

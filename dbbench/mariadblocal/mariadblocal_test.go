@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,9 @@ func TestStartQueryClose(t *testing.T) {
 		// mariadblocal owns these: a caller's value is ignored.
 		"socket":       "/tmp/elsewhere.sock",
 		"bind-address": "0.0.0.0",
+		// A shared tmpdir would let this server's start delete other servers' live
+		// temporary tables (mariadbd removes #sql* files there when it starts).
+		"tmpdir": "/tmp",
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +59,7 @@ func TestStartQueryClose(t *testing.T) {
 		{"character_set_server", "utf8mb4"},
 		{"skip_networking", "1"},
 		{"socket", s.Socket()},
+		{"tmpdir", filepath.Join(s.Dir(), "tmp")},
 	}
 	for _, tt := range tests {
 		var got string

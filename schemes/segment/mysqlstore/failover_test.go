@@ -46,7 +46,7 @@ func mtemplate(t *testing.T) string {
 		unavailable(t, err.Error())
 	}
 	dir := t.TempDir()
-	args := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"), "--auth-root-authentication-method=normal", "--skip-test-db"}
+	args := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"), "--tmpdir=" + privateTmp(t, dir), "--auth-root-authentication-method=normal", "--skip-test-db"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
@@ -74,7 +74,7 @@ func startMNode(t *testing.T, tmpl string, id int, semi bool) *mnode {
 	l.Close()
 	bin, _ := findMariadbd()
 	onOff := map[bool]string{true: "ON", false: "OFF"}[semi]
-	args := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"), "--socket=" + n.sock,
+	args := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"), "--tmpdir=" + privateTmp(t, dir), "--socket=" + n.sock,
 		"--port=" + strconv.Itoa(n.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--pid-file=" + filepath.Join(dir, "pid"), "--log-error=" + filepath.Join(dir, "err.log"),
 		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--max-connections=60",
@@ -153,7 +153,7 @@ func (n *mnode) kill() {
 // follow makes n a replica of p, from the start of p's binary log.
 func (n *mnode) follow(t *testing.T, p *mnode) {
 	t.Helper()
-	n.exec(t, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'repl', MASTER_USE_GTID = slave_pos", p.port),
+	n.exec(t, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'repl', MASTER_CONNECT_RETRY = 1, MASTER_USE_GTID = slave_pos", p.port),
 		"START SLAVE")
 }
 
@@ -191,15 +191,19 @@ func startMPair(t *testing.T, semi bool) (*mpair, string) {
 }
 
 func (p *mpair) waitReplica() {
+	defer func() {
+		if p.t.Failed() {
+			time.Sleep(2 * time.Second)
+			p.t.Logf("replica: %s", p.repl.slaveStatus())
+			p.t.Logf("replica err.log:\n%s", tail(filepath.Join(p.repl.dir, "err.log")))
+			p.t.Logf("primary err.log:\n%s", tail(filepath.Join(p.prim.dir, "err.log")))
+		}
+	}()
 	segtest.WaitFor(p.t, "the replica connected", 60*time.Second, func() bool {
 		if p.semi {
 			return p.prim.status(p.t, "Rpl_semi_sync_master_clients") == "1"
 		}
-		db, _ := sql.Open("mysql", p.prim.dsn(""))
-		defer db.Close()
-		var n int
-		db.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'`).Scan(&n)
-		return n >= 1
+		return p.prim.status(p.t, "Slaves_connected") == "1"
 	})
 }
 
@@ -278,4 +282,41 @@ func TestFaultFailoverMariaDB(t *testing.T) {
 			res.Check(t, "mariadb", r.name, rounds, r.unpro)
 		})
 	}
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 20000 {
+		b = b[len(b)-20000:]
+	}
+	return string(b)
+}
+
+func (n *mnode) slaveStatus() string {
+	db, err := sql.Open("mysql", n.dsn(""))
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	rows, err := db.Query("SHOW SLAVE STATUS")
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var b strings.Builder
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		rows.Scan(ptrs...)
+		for i, c := range cols {
+			if vals[i].String != "" {
+				fmt.Fprintf(&b, "%s=%s; ", c, vals[i].String)
+			}
+		}
+	}
+	return b.String()
 }

@@ -60,7 +60,9 @@ func startServer(t testing.TB, extra ...string) *server {
 		s.stop(t)
 		os.RemoveAll(dir)
 	})
-	args := []string{"--no-defaults", "--datadir=" + s.data, "--auth-root-authentication-method=normal", "--skip-test-db"}
+	// A private tmpdir: mariadbd deletes every #sql file in its tmpdir when it starts, so
+	// servers sharing /tmp delete each other's live temporary tables (see privateTmp).
+	args := []string{"--no-defaults", "--datadir=" + s.data, "--tmpdir=" + privateTmp(t, dir), "--auth-root-authentication-method=normal", "--skip-test-db"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
@@ -69,6 +71,21 @@ func startServer(t testing.TB, extra ...string) *server {
 	}
 	s.start(t)
 	return s
+}
+
+// privateTmp returns dir/tmp, created, for a test server's --tmpdir. mariadbd removes every
+// file named #sql* in its tmpdir at startup (leftovers of a crash, it assumes), so a server
+// started beside others sharing /tmp deletes their live internal temporary tables: MariaDB
+// 10.11.19 then crashed (signal 11 in ha_maria::drop_table) and mariadb-install-db failed
+// ("Could not remove temporary table … error: 2"), 2 of 8 installs run at once on /tmp and
+// 0 of 10 on private tmpdirs.
+func privateTmp(t testing.TB, dir string) string {
+	t.Helper()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return tmp
 }
 
 func findMariadbd() (string, error) {
@@ -84,7 +101,7 @@ func findMariadbd() (string, error) {
 func (s *server) start(t testing.TB) {
 	t.Helper()
 	bin, _ := findMariadbd()
-	args := []string{"--no-defaults", "--datadir=" + s.data, "--socket=" + s.sock, "--skip-networking",
+	args := []string{"--no-defaults", "--datadir=" + s.data, "--tmpdir=" + privateTmp(t, s.dir), "--socket=" + s.sock, "--skip-networking",
 		"--pid-file=" + filepath.Join(s.dir, "pid"), "--log-error=" + filepath.Join(s.dir, "err.log"),
 		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--max-connections=60"}
 	args = append(args, s.extra...)

@@ -83,9 +83,9 @@ import (
 // DefaultTable is the counter table's name when the URL gives none.
 const DefaultTable = "idkit_segments"
 
-// ErrNotDurable reports a server or table that could lose a committed increment in a crash,
-// and so hand its numbers out again.
-var ErrNotDurable = errors.New("pgstore: PostgreSQL can lose a committed write in a crash")
+// ErrNotDurable reports a server or table that could lose a committed increment in a crash or
+// in a failover to a replica that lacked it, and so hand its numbers out again.
+var ErrNotDurable = errors.New("pgstore: PostgreSQL can lose a committed write in a crash or a failover")
 
 func init() {
 	for _, s := range []string{"pg", "postgres", "postgresql"} {
