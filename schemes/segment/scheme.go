@@ -11,6 +11,7 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/redact"
+	"github.com/idkit/idkit/layouts"
 )
 
 // Importing this package (or one of its store packages, which import it) registers the scheme
@@ -32,12 +33,16 @@ func init() {
 //	buffer=false  no background preload (for comparisons)
 //	timeout=3s    one store round trip; wait=5s: how long Next waits when both blocks are dry
 //	gap=1000      blocks a counter skips after a failover of its store (Settings.FailoverGap)
-var segmentKeys = []string{"store", "store2", "key", "step", "dynamic", "max_step", "buffer", "timeout", "wait", "gap"}
+//	reverse=true  each ID is the bit reversal of its sequence number's 63 bits (Spanner's
+//	              bit_reversed_positive sequences): unique, spread over the key space for
+//	              range-partitioned databases, in no order
+var segmentKeys = []string{"store", "store2", "key", "step", "dynamic", "max_step", "buffer", "timeout", "wait", "gap", "reverse"}
 
 // segmentSpec is a segment spec read but not started.
 type segmentSpec struct {
-	urls []string
-	set  Settings
+	urls    []string
+	set     Settings
+	reverse bool
 }
 
 // readSegment reads a segment spec's settings; the store URLs are checked for form only.
@@ -90,6 +95,9 @@ func readSegment(sp *idkit.Settings) (segmentSpec, error) {
 	if ss.set.FailoverGap, _, err = sp.Uint("gap", 1<<40); err != nil {
 		return ss, err
 	}
+	if ss.reverse, err = sp.Bool("reverse", false); err != nil {
+		return ss, err
+	}
 	if ss.set.FailoverGap == 0 && sp.Has("gap") {
 		return ss, sp.Errorf("gap=0: a failover must skip at least one block; want a whole number from 1 (default %d)", DefaultFailoverGap)
 	}
@@ -111,7 +119,7 @@ func codecSegment(sp *idkit.Settings) (idkit.Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return segmentCodec{stores: uint64(len(ss.urls))}, nil
+	return segmentCodec{stores: uint64(len(ss.urls)), reverse: ss.reverse}, nil
 }
 
 func buildSegment(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error) {
@@ -140,7 +148,7 @@ func buildSegment(ctx context.Context, sp *idkit.Settings) (idkit.Scheme, error)
 		closeAll()
 		return nil, sp.Wrapf(err, "segment")
 	}
-	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls))}, g: g, name: segmentName(ss), urls: ss.urls}, nil
+	return &segmentScheme{segmentCodec: segmentCodec{stores: uint64(len(ss.urls)), reverse: ss.reverse}, g: g, name: segmentName(ss), urls: ss.urls}, nil
 }
 
 // segmentName is the canonical spec of a segment scheme, credentials redacted.
@@ -174,13 +182,26 @@ func segmentName(ss segmentSpec) string {
 	if ss.set.FailoverGap != 0 {
 		b.WriteString(",gap=" + strconv.FormatUint(ss.set.FailoverGap, 10))
 	}
+	if ss.reverse {
+		b.WriteString(",reverse=true")
+	}
 	return b.String()
 }
 
 // segmentCodec parses and decodes segment IDs: positive 63-bit numbers. With two stores, the
-// residue class tells which store's counter an ID came from.
+// residue class tells which store's counter an ID came from. With reverse, an ID is the bit
+// reversal of its sequence number's 63 bits (layouts.Reverse63, its own inverse).
 type segmentCodec struct {
-	stores uint64
+	stores  uint64
+	reverse bool
+}
+
+// id is the ID of sequence number v.
+func (c segmentCodec) id(v uint64) idkit.ID {
+	if c.reverse {
+		v = layouts.Reverse63(v)
+	}
+	return idkit.FromUint64(v)
 }
 
 func (c segmentCodec) Parse(text string) (idkit.ID, error) {
@@ -211,15 +232,20 @@ func (c segmentCodec) check(id idkit.ID) error {
 	return nil
 }
 
-// Decode returns the ID as its sequence number; with two stores, Fields also names the store
-// whose counter it came from ("store": 1 or 2). Segment IDs hold no time and no node.
+// Decode returns the ID's sequence number (the ID itself, or its bit reversal with reverse);
+// with two stores, Fields also names the store whose counter it came from ("store": 1 or 2).
+// Segment IDs hold no time and no node.
 func (c segmentCodec) Decode(id idkit.ID) (idkit.Parts, error) {
 	if err := c.check(id); err != nil {
 		return idkit.Parts{}, err
 	}
-	p := idkit.Parts{Seq: id.Uint64(), HasSeq: true, Fields: []idkit.Field{{Name: "seq", Value: id.Uint64()}}}
+	seq := id.Uint64()
+	if c.reverse {
+		seq = layouts.Reverse63(seq)
+	}
+	p := idkit.Parts{Seq: seq, HasSeq: true, Fields: []idkit.Field{{Name: "seq", Value: seq}}}
 	if c.stores > 1 {
-		p.Fields = append(p.Fields, idkit.Field{Name: "store", Value: (id.Uint64()-1)%c.stores + 1})
+		p.Fields = append(p.Fields, idkit.Field{Name: "store", Value: (seq-1)%c.stores + 1})
 	}
 	return p, nil
 }
@@ -240,7 +266,7 @@ func (s *segmentScheme) Next() (idkit.ID, error) {
 	if err != nil {
 		return idkit.ID{}, err
 	}
-	return idkit.FromUint64(v), nil
+	return s.id(v), nil
 }
 
 // NextContext is Next with a context that ends a wait for the store early.
@@ -249,15 +275,18 @@ func (s *segmentScheme) NextContext(ctx context.Context) (idkit.ID, error) {
 	if err != nil {
 		return idkit.ID{}, err
 	}
-	return idkit.FromUint64(v), nil
+	return s.id(v), nil
 }
 
-// NextBatch fills dst with increasing IDs, taking them from the blocks a chunk at a time.
+// NextBatch fills dst with increasing IDs (in no order with reverse=true), taking them from
+// the blocks a chunk at a time.
 func (s *segmentScheme) NextBatch(dst []idkit.ID) error {
 	return s.NextBatchContext(context.Background(), dst)
 }
 
 // NextBatchContext is NextBatch with a context that ends a wait for the store early.
+//
+// With reverse=true the IDs are in no order, and the batch is not sorted.
 //
 // Each chunk comes back sorted, but chunks need not follow each other in order: with two
 // stores, the current block and the buffered one belong to different residue classes and
@@ -277,12 +306,12 @@ func (s *segmentScheme) NextBatchContext(ctx context.Context, dst []idkit.ID) er
 			sorted = false
 		}
 		for i, v := range chunk {
-			dst[i] = idkit.FromUint64(v)
+			dst[i] = s.id(v)
 		}
 		prev = chunk[len(chunk)-1]
 		dst = dst[len(chunk):]
 	}
-	if !sorted {
+	if !sorted && !s.reverse {
 		slices.SortFunc(all, func(a, b idkit.ID) int { return cmp.Compare(a.Uint64(), b.Uint64()) })
 	}
 	return nil
