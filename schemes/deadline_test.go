@@ -84,18 +84,34 @@ func TestSnowflakeDeadline(t *testing.T) {
 	for _, tt := range tests {
 		for _, batch := range []bool{false, true} {
 			t.Run(tt.name+map[bool]string{false: "/Next", true: "/NextN"}[batch], func(t *testing.T) {
-				clk := newFakeClock(t0)
-				f := &deadlineFence{}
 				// A deadline is an instant of the system clock; the generator places it
-				// on the fake clock's t0 when it is made.
+				// on the fake clock's t0 when it is made, so the real time between Set and
+				// NewSnowflake moves it earlier. Under -race on a loaded machine that took
+				// over 3 ms once (3 ticks lost: 24 IDs, not 36); an attempt that took more
+				// than half of late is made again, up to 20 times.
 				deadline := t0.Add(tt.deadline)
-				f.d.Set(time.Now().Add(tt.deadline))
-				set := schemes.SnowflakeSettings{Layout: seq2, Clock: clk, Fence: f, Lookahead: tt.look}
-				if tt.mark > 0 {
-					set.Marks = &memMarks{mark: t0.Add(tt.mark)}
-					set.MarkWindow = time.Second
+				var (
+					clk *fakeClock
+					g   *schemes.Snowflake
+				)
+				for attempt := 1; ; attempt++ {
+					clk = newFakeClock(t0)
+					f := &deadlineFence{}
+					start := time.Now()
+					f.d.Set(start.Add(tt.deadline))
+					set := schemes.SnowflakeSettings{Layout: seq2, Clock: clk, Fence: f, Lookahead: tt.look}
+					if tt.mark > 0 {
+						set.Marks = &memMarks{mark: t0.Add(tt.mark)}
+						set.MarkWindow = time.Second
+					}
+					g = mustSnowflake(t, set)
+					took := time.Since(start)
+					if took < late/2 || attempt == 20 {
+						break
+					}
+					t.Logf("attempt %d: %v between setting the deadline and making the generator; again", attempt, took)
+					g.Close()
 				}
-				g := mustSnowflake(t, set)
 				clk.Step(tt.step)
 				n := 64
 				if tt.want >= 0 {
