@@ -85,7 +85,7 @@ func openAppEngine(t *testing.T, innodb bool) (engine, Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, cleanup, err := openEngine(context.Background(), cfg)
+	eng, cleanup, err := engineNamed(cfg.to.engine).open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

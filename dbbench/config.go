@@ -425,6 +425,13 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// options returns what an engine reads of c.
+func (c Config) options() options {
+	return options{Rows: c.Rows, Batch: c.Batch, Points: c.Points, Mode: c.Mode, Clients: c.Clients,
+		Nodes: c.Nodes, Profile: c.Profile, Fillfactor: c.Fillfactor, Lookups: c.Lookups, RangeN: c.RangeN,
+		SecondaryIndex: c.SecondaryIndex, Log: c.Log}
+}
+
 // fleet returns the simulation settings of c (rate 0: no simulation).
 func (c Config) fleet() fleetSettings {
 	fs := fleetSettings{rate: c.FleetRate, skew: c.ClockSkew, seed: 1}
@@ -438,78 +445,4 @@ func (c Config) fleet() fleetSettings {
 		fs.skew = 0
 	}
 	return fs
-}
-
-// batchFor returns the effective batch size for an engine. A COPY (or a
-// SQLite transaction) covers one chunk of the throughput curve by default, so
-// that each chunk is timed from the client's first row to the server's
-// commit.
-func (c Config) batchFor(sqlite bool) int {
-	b := c.Batch
-	if b == 0 {
-		switch {
-		case c.Mode == ModeCopy:
-			b = (c.Rows + c.Points - 1) / c.Points
-		case sqlite:
-			b = 500
-		default:
-			b = 1000
-		}
-	}
-	if c.Mode == ModeSingle {
-		b = 1
-	}
-	return max(1, min(b, c.Rows))
-}
-
-// MariaDBLocalSettings returns the server options dbbench pins for a
-// mariadb-local server under the given profile, before
-// Config.MariaDBSettings is applied. They mirror PGLocalSettings: a 128 MiB
-// buffer pool, redo written at every commit but flushed about once a second
-// (as synchronous_commit=off), the doublewrite buffer on (as
-// full_page_writes=on), a redo log large enough that no load waits for a
-// checkpoint (64 MiB under the checkpoints profile), and Debian's
-// utf8mb4/utf8mb4_general_ci defaults.
-func MariaDBLocalSettings(profile string) map[string]string {
-	s := map[string]string{
-		"innodb_buffer_pool_size":             "128M",
-		"innodb_log_file_size":                "512M",
-		"innodb_flush_log_at_trx_commit":      "2",
-		"innodb_doublewrite":                  "1",
-		"innodb_stats_persistent":             "1",
-		"innodb_buffer_pool_load_at_startup":  "0",
-		"innodb_buffer_pool_dump_at_shutdown": "0",
-		"character_set_server":                "utf8mb4",
-		"collation_server":                    "utf8mb4_general_ci",
-		"max_connections":                     "300",
-		"max_allowed_packet":                  "256M",
-		"local_infile":                        "1",
-	}
-	if profile == ProfileCheckpoints {
-		s["innodb_log_file_size"] = "64M"
-	}
-	return s
-}
-
-// PGLocalSettings returns the server settings dbbench pins for a pg-local
-// cluster under the given profile, before Config.PGSettings is applied.
-func PGLocalSettings(profile string) map[string]string {
-	s := map[string]string{
-		"shared_buffers":     "128MB",
-		"fsync":              "on",
-		"synchronous_commit": "off",
-		"full_page_writes":   "on",
-		"autovacuum":         "off",
-		"max_connections":    "300",
-		"wal_compression":    "off",
-		"checkpoint_timeout": "1h",
-		"max_wal_size":       "8GB",
-		"min_wal_size":       "80MB",
-	}
-	if profile == ProfileCheckpoints {
-		s["checkpoint_timeout"] = "30s"
-		s["max_wal_size"] = "64MB"
-		s["min_wal_size"] = "32MB"
-	}
-	return s
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // innodbReport is the report dialect of MariaDB/MySQL InnoDB (mariadb-local, a mysql:// URL).
-func innodbReport() reportDialect {
-	return reportDialect{
+func innodbReport() reportText {
+	return reportText{
 		title:       "MariaDB/MySQL InnoDB",
 		checkpoints: true,
 		clustered:   true,
@@ -28,20 +28,18 @@ func innodbReport() reportDialect {
 		appDriver:   "database/sql",
 		appBulkUnit: "LOAD DATA",
 		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "LOAD DATA LOCAL INFILE of parents, then of children"},
-		table:       writeInnoDBTable,
-		markdown:    writeInnoDBMarkdown,
-		summary:     writeInnoDBSummary,
 	}
 }
 
-// openMariaDBLocal starts a private server and opens the engine on it.
-func openMariaDBLocal(ctx context.Context, cfg Config) (engine, func() error, error) {
-	settings := MariaDBLocalSettings(cfg.Profile)
-	for k, v := range cfg.MariaDBSettings {
-		settings[k] = v
+// openMariaDBLocal starts a private server with MariaDBLocalSettings(cfg.Profile) and settings
+// over them, and opens the engine on it.
+func openMariaDBLocal(ctx context.Context, cfg options, settings map[string]string) (engine, func() error, error) {
+	all := MariaDBLocalSettings(cfg.Profile)
+	for k, v := range settings {
+		all[k] = v
 	}
-	logf(cfg, "dbbench: starting a private MariaDB server")
-	srv, err := mariadblocal.Start(ctx, mariadblocal.Options{Settings: settings})
+	cfg.logf("dbbench: starting a private MariaDB server")
+	srv, err := mariadblocal.Start(ctx, mariadblocal.Options{Settings: all})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
@@ -118,3 +116,56 @@ func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []st
 	}
 	return out
 }
+
+// openMySQLServer opens the engine on an existing server, c parsed from a mysql:// URL.
+func openMySQLServer(ctx context.Context, o options, c *mysql.Config) (engine, func() error, error) {
+	e, err := openMySQL(ctx, o, EngineMySQL, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.close, nil
+}
+
+// innodbColumns is InnoDB's column rule: no PostgreSQL-only rows, and IDs that set bit 63 go
+// in BIGINT UNSIGNED.
+func innodbColumns(r row) (row, error) {
+	switch {
+	case r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0:
+		return r, errServerSideSQLite(r.label)
+	case r.col == colTextICU:
+		return r, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.label, r.spec+suffixTextDefault)
+	case r.col == colUint64:
+		r.col, r.unsigned = colBigint, true
+	}
+	return r, nil
+}
+
+// MariaDBLocalSettings returns the server options dbbench pins for a
+// mariadb-local server under the given profile, before
+// Config.MariaDBSettings is applied. They mirror PGLocalSettings: a 128 MiB
+// buffer pool, redo written at every commit but flushed about once a second
+// (as synchronous_commit=off), the doublewrite buffer on (as
+// full_page_writes=on), a redo log large enough that no load waits for a
+// checkpoint (64 MiB under the checkpoints profile), and Debian's
+// utf8mb4/utf8mb4_general_ci defaults.
+func MariaDBLocalSettings(profile string) map[string]string {
+	s := map[string]string{
+		"innodb_buffer_pool_size":             "128M",
+		"innodb_log_file_size":                "512M",
+		"innodb_flush_log_at_trx_commit":      "2",
+		"innodb_doublewrite":                  "1",
+		"innodb_stats_persistent":             "1",
+		"innodb_buffer_pool_load_at_startup":  "0",
+		"innodb_buffer_pool_dump_at_shutdown": "0",
+		"character_set_server":                "utf8mb4",
+		"collation_server":                    "utf8mb4_general_ci",
+		"max_connections":                     "300",
+		"max_allowed_packet":                  "256M",
+		"local_infile":                        "1",
+	}
+	if profile == ProfileCheckpoints {
+		s["innodb_log_file_size"] = "64M"
+	}
+	return s
+}
+

@@ -23,7 +23,7 @@ import (
 // tables inside a database of its own (idbench_<random>) that it drops when
 // done.
 type mysqlEngine struct {
-	cfg     Config
+	cfg     options
 	kind    string // EngineMariaDBLocal or EngineMySQL
 	db      *sql.DB
 	admin   *sql.Conn   // measurements and DDL
@@ -68,7 +68,7 @@ func loadPathOf(mode string) string {
 }
 
 // openMySQL connects to the server and creates the benchmark database.
-func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*mysqlEngine, error) {
+func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (*mysqlEngine, error) {
 	c = c.Clone()
 	c.DBName = ""
 	c.Timeout = 15 * time.Second

@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -11,13 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // pgReport is the report dialect of PostgreSQL (pg-local, pg, a connection string).
-func pgReport() reportDialect {
-	return reportDialect{
+func pgReport() reportText {
+	return reportText{
 		title:       "PostgreSQL",
 		checkpoints: true,
 		settingsLine: func(s Settings) string {
@@ -48,7 +50,7 @@ func pgReport() reportDialect {
 // pgEngine runs the benchmark on a PostgreSQL server, inside a schema of its
 // own (idbench_<random>) that it drops when done.
 type pgEngine struct {
-	cfg     Config
+	cfg     options
 	kind    string // EnginePGLocal or EnginePGEnv
 	connCfg *pgx.ConnConfig
 	admin   *pgx.Conn   // measurements and DDL
@@ -87,7 +89,7 @@ const ExtSchema = "idbench_ext"
 const extLockKey int64 = 0x6964627374617400
 
 // openPG connects to the server at dsn and creates the benchmark schema.
-func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error) {
+func openPG(ctx context.Context, cfg options, kind, dsn string) (*pgEngine, error) {
 	connCfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
@@ -97,7 +99,7 @@ func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error
 
 // openPGConfig is openPG for a connection string already parsed (connCfg, which it changes);
 // dsn is the string, for the command that reopens a kept schema.
-func openPGConfig(ctx context.Context, cfg Config, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
+func openPGConfig(ctx context.Context, cfg options, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
 	connCfg.RuntimeParams["application_name"] = appName
 	if connCfg.ConnectTimeout == 0 {
 		connCfg.ConnectTimeout = 15 * time.Second
@@ -754,4 +756,82 @@ func (e *pgEngine) close() error {
 		return fmt.Errorf("dbbench: drop schema %s: %w", e.schema, err)
 	}
 	return nil
+}
+
+// PGLocalSettings returns the server settings dbbench pins for a pg-local
+// cluster under the given profile, before Config.PGSettings is applied.
+func PGLocalSettings(profile string) map[string]string {
+	s := map[string]string{
+		"shared_buffers":     "128MB",
+		"fsync":              "on",
+		"synchronous_commit": "off",
+		"full_page_writes":   "on",
+		"autovacuum":         "off",
+		"max_connections":    "300",
+		"wal_compression":    "off",
+		"checkpoint_timeout": "1h",
+		"max_wal_size":       "8GB",
+		"min_wal_size":       "80MB",
+	}
+	if profile == ProfileCheckpoints {
+		s["checkpoint_timeout"] = "30s"
+		s["max_wal_size"] = "64MB"
+		s["min_wal_size"] = "32MB"
+	}
+	return s
+}
+
+// pgColumns is PostgreSQL's column rule: it has no MariaDB/MySQL column types, and a layout
+// that may reach bit 63 later stays in a signed bigint (colUint64 covers those that set it
+// now or within a day).
+func pgColumns(r row) (row, error) {
+	if r.col == colTextDefault || r.col == colUUIDNative {
+		return r, errForInnoDB(r.label)
+	}
+	r.unsigned = false
+	return r, nil
+}
+
+// openPGLocal starts a private cluster with PGLocalSettings(o.Profile) and settings over
+// them, and opens the engine on it; the function it returns drops the schema and removes the
+// cluster, or stops it and keeps its directory when the run keeps its tables.
+func openPGLocal(ctx context.Context, o options, settings map[string]string) (engine, func() error, error) {
+	all := PGLocalSettings(o.Profile)
+	for k, v := range settings {
+		all[k] = v
+	}
+	o.logf("dbbench: starting a private PostgreSQL cluster")
+	cl, err := pglocal.Start(ctx, pglocal.Options{Settings: all})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+		return nil, nil, fmt.Errorf("dbbench: pg-local: %w", err)
+	}
+	e, err := openPG(ctx, o, EnginePGLocal, cl.DSN())
+	if err != nil {
+		return nil, nil, errors.Join(err, cl.Close())
+	}
+	return e, func() error {
+		if !e.keep {
+			return errors.Join(e.close(), cl.Close())
+		}
+		err := e.close()
+		start, kerr := cl.Keep(context.Background())
+		if kerr != nil {
+			return errors.Join(err, kerr, cl.Close())
+		}
+		e.reopen, e.keptDir = start+" && "+e.reopen, cl.Dir()
+		return err
+	}, nil
+}
+
+// openPGServer opens the engine on an existing server: connCfg parsed from dsn (empty: the
+// libpq environment variables).
+func openPGServer(ctx context.Context, o options, connCfg *pgx.ConnConfig, dsn string) (engine, func() error, error) {
+	e, err := openPGConfig(ctx, o, EnginePGEnv, connCfg, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.close, nil
 }

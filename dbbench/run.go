@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/idkit/idkit"
-	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/internal/redact"
 	"github.com/schollz/progressbar/v3"
 )
@@ -61,8 +60,8 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	innodb, sqlite := cfg.to.innodb(), cfg.to.engine == EngineSQLite
-	if cfg.SecondaryIndex && !innodb {
+	ent := engineNamed(cfg.to.engine)
+	if cfg.SecondaryIndex && !ent.secondaryIndex {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
 	rows := make([]row, 0, len(cfg.Schemes))
@@ -86,30 +85,18 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				return nil, err
 			}
 		}
-		if r.col == colTextICU && sqlite {
-			return nil, errICUSQLite
-		}
-		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (sqlite || innodb) {
-			return nil, errServerSideSQLite(r.label)
-		}
-		switch {
-		case innodb && r.col == colTextICU:
-			return nil, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.label, r.spec+suffixTextDefault)
-		case !innodb && (r.col == colTextDefault || r.col == colUUIDNative):
-			return nil, fmt.Errorf("dbbench: scheme %q is for MariaDB/MySQL (--db mariadb-local or mysql://…)", r.label)
-		case innodb && r.col == colUint64:
-			// InnoDB holds IDs that set bit 63 in BIGINT UNSIGNED.
-			r.col, r.unsigned = colBigint, true
-		case !innodb:
-			// Elsewhere a layout that may reach bit 63 later stays signed
-			// (colUint64 covers those that set it now or within a day).
-			r.unsigned = false
+		// The engine's column rules, before it is opened: a row it cannot store fails here.
+		if r, err = ent.columns(r); err != nil {
+			return nil, err
 		}
 		rows = append(rows, r)
 	}
 
 	start := time.Now()
-	eng, cleanup, err := openEngine(ctx, cfg)
+	if cfg.to.auto {
+		logf(cfg, "dbbench: no --db given: using %s", cfg.to.engine)
+	}
+	eng, cleanup, err := ent.open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -329,70 +316,6 @@ func logf(cfg Config, format string, args ...any) {
 	if cfg.Log != nil {
 		fmt.Fprintln(cfg.Log, idkit.Redact(fmt.Sprintf(format, args...)))
 	}
-}
-
-// openEngine opens the engine cfg.to names and returns it with the function
-// that drops everything it created.
-func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
-	if cfg.to.auto {
-		logf(cfg, "dbbench: no --db given: using %s", cfg.to.engine)
-	}
-	switch cfg.to.engine {
-	case EngineSQLite:
-		e, err := openSQLite(ctx, cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		return e, e.close, nil
-	case EnginePGLocal:
-		settings := PGLocalSettings(cfg.Profile)
-		for k, v := range cfg.PGSettings {
-			settings[k] = v
-		}
-		logf(cfg, "dbbench: starting a private PostgreSQL cluster")
-		cl, err := pglocal.Start(ctx, pglocal.Options{Settings: settings})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
-			}
-			return nil, nil, fmt.Errorf("dbbench: pg-local: %w", err)
-		}
-		e, err := openPG(ctx, cfg, EnginePGLocal, cl.DSN())
-		if err != nil {
-			return nil, nil, errors.Join(err, cl.Close())
-		}
-		return e, func() error {
-			if !e.keep {
-				return errors.Join(e.close(), cl.Close())
-			}
-			err := e.close()
-			start, kerr := cl.Keep(context.Background())
-			if kerr != nil {
-				return errors.Join(err, kerr, cl.Close())
-			}
-			e.reopen, e.keptDir = start+" && "+e.reopen, cl.Dir()
-			return err
-		}, nil
-	case EngineMariaDBLocal:
-		return openMariaDBLocal(ctx, cfg)
-	case EngineMySQL:
-		if len(cfg.MariaDBSettings) > 0 {
-			logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
-		}
-		e, err := openMySQL(ctx, cfg, EngineMySQL, cfg.to.mysql)
-		if err != nil {
-			return nil, nil, err
-		}
-		return e, e.close, nil
-	}
-	if len(cfg.PGSettings) > 0 {
-		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
-	}
-	e, err := openPGConfig(ctx, cfg, EnginePGEnv, cfg.to.pg, cfg.to.pgDSN)
-	if err != nil {
-		return nil, nil, err
-	}
-	return e, e.close, nil
 }
 
 // summarize reduces a scheme's measured runs to medians.

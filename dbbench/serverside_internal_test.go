@@ -19,7 +19,7 @@ func openTestPG(t *testing.T) *pgEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := openPG(context.Background(), cfg, EnginePGEnv, cfg.DB)
+	e, err := openPG(context.Background(), cfg.options(), EnginePGEnv, cfg.DB)
 	if err != nil {
 		t.Fatal(err)
 	}

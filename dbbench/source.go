@@ -39,6 +39,11 @@ const (
 // errICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
 var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); SQLite has none", RowULIDTextICU)
 
+// errForInnoDB rejects a MariaDB/MySQL column type (a -text-default or -native row) elsewhere.
+func errForInnoDB(label string) error {
+	return fmt.Errorf("dbbench: scheme %q is for MariaDB/MySQL (--db mariadb-local or mysql://…)", label)
+}
+
 // typeIDTextSpec is the spec of the RowTypeIDText row: UUIDv7s shown as TypeIDs with a
 // four-letter type prefix, "user_" and 26 characters, as an API would show a user's ID.
 const typeIDTextSpec = "typeid:prefix=user"

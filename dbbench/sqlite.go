@@ -24,8 +24,8 @@ const (
 )
 
 // sqliteReport is the report dialect of SQLite.
-func sqliteReport() reportDialect {
-	return reportDialect{
+func sqliteReport() reportText {
+	return reportText{
 		title: "SQLite",
 		settingsLine: func(s Settings) string {
 			return fmt.Sprintf("page_size %d, cache_size %s", s.SQLitePageSize, s.SQLiteCacheSize)
@@ -49,7 +49,7 @@ func sqliteReport() reportDialect {
 // sqliteEngine runs the benchmark on an embedded SQLite database in a
 // temporary directory that close removes.
 type sqliteEngine struct {
-	cfg     Config
+	cfg     options
 	dir     string
 	path    string
 	db      *sql.DB
@@ -64,7 +64,7 @@ type sqliteEngine struct {
 	keep    bool        // close leaves the file: a successful app run with Config.Keep
 }
 
-func openSQLite(ctx context.Context, cfg Config) (*sqliteEngine, error) {
+func openSQLite(ctx context.Context, cfg options) (*sqliteEngine, error) {
 	dir, err := os.MkdirTemp("", "idbench-sqlite-")
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: sqlite: create temp dir: %w", err)
@@ -448,4 +448,28 @@ func (e *sqliteEngine) close() error {
 		errs = append(errs, fmt.Errorf("dbbench: sqlite: remove %s: %w", e.dir, err))
 	}
 	return errors.Join(errs...)
+}
+
+// sqliteColumns is SQLite's column rule: no ICU collations, no server-made keys, no
+// MariaDB/MySQL column types, and a layout that may reach bit 63 later stays signed.
+func sqliteColumns(r row) (row, error) {
+	switch {
+	case r.col == colTextICU:
+		return r, errICUSQLite
+	case r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0:
+		return r, errServerSideSQLite(r.label)
+	case r.col == colTextDefault || r.col == colUUIDNative:
+		return r, errForInnoDB(r.label)
+	}
+	r.unsigned = false
+	return r, nil
+}
+
+// openSQLiteEngine opens a database in a new temporary directory.
+func openSQLiteEngine(ctx context.Context, o options) (engine, func() error, error) {
+	e, err := openSQLite(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.close, nil
 }

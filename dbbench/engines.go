@@ -1,0 +1,78 @@
+package dbbench
+
+import (
+	"context"
+	"io"
+)
+
+// engineEntry is one engine Config.DB can name: how Run opens it, the rules it applies to a
+// row's column before it is opened, and the texts a report of it uses. The engines are a
+// table built by engines(), not a registry filled at init: adding one is one more entry.
+type engineEntry struct {
+	// name is the engine's name in Config.DB and in a report's Settings.Engine.
+	name string
+	// columns adapts a row to the engine's column types, or rejects it with an error that
+	// names the scheme; Run asks before it opens the engine, so a bad list fails before a
+	// server starts.
+	columns func(r row) (row, error)
+	// secondaryIndex: the engine measures Config.SecondaryIndex.
+	secondaryIndex bool
+	// open opens the engine for cfg (validated, cfg.to parsed) and returns it with the
+	// function that drops everything it created.
+	open func(ctx context.Context, cfg Config) (engine, func() error, error)
+	// report is the engine's report texts; shared marks a server idbench did not start, whose
+	// counters are server-wide.
+	report func() reportText
+	shared bool
+	// table, markdown and summary write a table-workload report in the engine's own layout;
+	// nil for the common one.
+	table    func(w io.Writer, rep *Report) error
+	markdown func(w io.Writer, rep *Report, cs []chart) error
+	summary  func(w io.Writer, rep *Report) error
+}
+
+// engines returns the engines Run can open, by name.
+func engines() []engineEntry {
+	return []engineEntry{
+		{name: EnginePGLocal, columns: pgColumns, report: pgReport,
+			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+				return openPGLocal(ctx, cfg.options(), cfg.PGSettings)
+			}},
+		{name: EnginePGEnv, columns: pgColumns, report: pgReport, shared: true,
+			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+				if len(cfg.PGSettings) > 0 {
+					logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
+				}
+				return openPGServer(ctx, cfg.options(), cfg.to.pg, cfg.to.pgDSN)
+			}},
+		{name: EngineMariaDBLocal, columns: innodbColumns, secondaryIndex: true, report: innodbReport,
+			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
+			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+				return openMariaDBLocal(ctx, cfg.options(), cfg.MariaDBSettings)
+			}},
+		{name: EngineMySQL, columns: innodbColumns, secondaryIndex: true, report: innodbReport, shared: true,
+			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
+			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+				if len(cfg.MariaDBSettings) > 0 {
+					logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
+				}
+				return openMySQLServer(ctx, cfg.options(), cfg.to.mysql)
+			}},
+		{name: EngineSQLite, columns: sqliteColumns, report: sqliteReport,
+			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+				return openSQLiteEngine(ctx, cfg.options())
+			}},
+	}
+}
+
+// engineNamed returns the engine called name; an unknown name (a report from a later
+// idbench) reads as pg-local's PostgreSQL, as reports did before they named engines.
+func engineNamed(name string) engineEntry {
+	all := engines()
+	for _, e := range all {
+		if e.name == name {
+			return e
+		}
+	}
+	return all[0]
+}
