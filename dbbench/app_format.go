@@ -14,14 +14,6 @@ func appHeader(p func(string, ...any), s Settings) {
 		s.Rows, children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
 }
 
-// children is "1 child" or "n children".
-func children(n int) string {
-	if n == 1 {
-		return "1 child"
-	}
-	return fmt.Sprintf("%d children", n)
-}
-
 // childRows is "1 child row" or "n child rows".
 func childRows(n int) string {
 	if n == 1 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +43,7 @@ func (e *mysqlEngine) createTables(ctx context.Context, ts []tableDef) error {
 		}
 		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.qualify(t.name), strings.Join(append(cols, fks...), ", "), opts)
 		if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
-			return fail(ctx, "create table "+t.name, err)
+			return mysqlFail(ctx, "create table "+t.name, err)
 		}
 	}
 	return nil
@@ -56,7 +55,7 @@ func (e *mysqlEngine) dropTables(ctx context.Context, ts []tableDef) error {
 		names = append(names, e.qualify(t.name))
 	}
 	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
-		return fail(ctx, "drop tables "+strings.Join(names, ", "), err)
+		return mysqlFail(ctx, "drop tables "+strings.Join(names, ", "), err)
 	}
 	return nil
 }
@@ -68,7 +67,7 @@ func (e *mysqlEngine) appConns(ctx context.Context) ([]appWriter, error) {
 	}
 	out := make([]appWriter, len(conns))
 	for i, c := range conns {
-		out[i] = &mysqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN", timeArg: e.timeArg, keyArg: e.keyArg}
+		out[i] = &mysqlWriter{sqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN", timeArg: e.timeArg, keyArg: e.keyArg}}
 	}
 	return out, nil
 }
@@ -94,7 +93,7 @@ func (e *mysqlEngine) logMark(ctx context.Context) (func(context.Context) (int64
 func (e *mysqlEngine) settle(ctx context.Context, ts []tableDef) error {
 	if e.mariadb {
 		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
-			return fail(ctx, "set use_stat_tables", err)
+			return mysqlFail(ctx, "set use_stat_tables", err)
 		}
 	}
 	var names []string
@@ -103,12 +102,12 @@ func (e *mysqlEngine) settle(ctx context.Context, ts []tableDef) error {
 	}
 	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+strings.Join(names, ", "))
 	if err != nil {
-		return fail(ctx, "analyze table", err)
+		return mysqlFail(ctx, "analyze table", err)
 	}
 	for rows.Next() {
 	}
 	rows.Close()
-	return fail(ctx, "analyze table", rows.Err())
+	return mysqlFail(ctx, "analyze table", rows.Err())
 }
 
 // structures reads each index's allocated pages from mysql.innodb_index_stats (see
@@ -121,7 +120,7 @@ func (e *mysqlEngine) structures(ctx context.Context, ts []tableDef) ([]Structur
 			var data, index int64
 			if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
 				e.dbName, t.name).Scan(&data, &index); err != nil {
-				return nil, fail(ctx, "read table sizes", err)
+				return nil, mysqlFail(ctx, "read table sizes", err)
 			}
 			out = append(out, Structure{Name: t.name + ".PRIMARY", Role: t.who + " clustered index (the table)", Bytes: data},
 				Structure{Name: t.name + ".secondary", Role: t.who + " secondary indexes", Bytes: index})
@@ -140,7 +139,7 @@ func (e *mysqlEngine) structures(ctx context.Context, ts []tableDef) ([]Structur
 		var pages int64
 		if err := e.admin.QueryRowContext(ctx, `SELECT stat_value FROM mysql.innodb_index_stats
 			WHERE database_name = ? AND table_name = ? AND index_name = ? AND stat_name = 'size'`, e.dbName, table, index).Scan(&pages); err != nil {
-			return nil, fail(ctx, "size of "+out[i].Name, err)
+			return nil, mysqlFail(ctx, "size of "+out[i].Name, err)
 		}
 		out[i].Bytes = pages * e.pageSize
 	}
@@ -159,37 +158,16 @@ const mysqlTime = "2006-01-02 15:04:05.000000"
 
 func (e *mysqlEngine) timeArg(t time.Time) any { return t.UTC().Format(mysqlTime) }
 
-var placeholder = regexp.MustCompile(`\$[0-9]+`)
-
 func (e *mysqlEngine) sql(q string) string { return placeholder.ReplaceAllString(q, "?") }
 
 func (e *mysqlEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
-	return countRows(ctx, e.admin, "query", q, args...)
-}
-
-// querier is what *sql.DB and *sql.Conn share for reading rows.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// countRows runs q on db and counts the rows it returns; what names the operation in errors.
-func countRows(ctx context.Context, db querier, what, q string, args ...any) (int64, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return 0, fail(ctx, what, err)
-	}
-	defer rows.Close()
-	var n int64
-	for rows.Next() {
-		n++
-	}
-	return n, fail(ctx, what, rows.Err())
+	return countRows(ctx, e.admin, mysqlConnLost, "query", q, args...)
 }
 
 func (e *mysqlEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {
 	rows, err := e.admin.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fail(ctx, "query", err)
+		return nil, mysqlFail(ctx, "query", err)
 	}
 	defer rows.Close()
 	var out []keyRow
@@ -197,7 +175,7 @@ func (e *mysqlEngine) keyRows(ctx context.Context, r row, q string, args ...any)
 		var raw sql.RawBytes
 		var k keyRow
 		if err := rows.Scan(&raw, &k.created); err != nil {
-			return nil, fail(ctx, "read rows", err)
+			return nil, mysqlFail(ctx, "read rows", err)
 		}
 		switch r.col {
 		case colIdentity, colBigint:
@@ -218,7 +196,7 @@ func (e *mysqlEngine) keyRows(ctx context.Context, r row, q string, args ...any)
 		}
 		out = append(out, k)
 	}
-	return out, fail(ctx, "query", rows.Err())
+	return out, mysqlFail(ctx, "query", rows.Err())
 }
 
 func (e *mysqlEngine) epochMicros(col string) string {
@@ -228,12 +206,12 @@ func (e *mysqlEngine) epochMicros(col string) string {
 func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, error) {
 	rows, err := e.admin.QueryContext(ctx, "EXPLAIN "+q, args...)
 	if err != nil {
-		return "", fail(ctx, "explain", err)
+		return "", mysqlFail(ctx, "explain", err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return "", fail(ctx, "explain", err)
+		return "", mysqlFail(ctx, "explain", err)
 	}
 	var keys []string
 	for rows.Next() {
@@ -243,7 +221,7 @@ func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, 
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return "", fail(ctx, "explain", err)
+			return "", mysqlFail(ctx, "explain", err)
 		}
 		for i, c := range cols {
 			if strings.EqualFold(c, "key") {
@@ -256,7 +234,7 @@ func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, 
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", fail(ctx, "explain", err)
+		return "", mysqlFail(ctx, "explain", err)
 	}
 	if len(keys) == 0 {
 		return "unknown", nil
@@ -293,112 +271,6 @@ func mysqlReopen(addr, network, user string, password bool, db string) string {
 		b.WriteString(" -p")
 	}
 	return b.String() + " " + db
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but plain characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@=+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// mysqlWriter writes business operations over one database/sql connection, with statements
-// prepared once per table pair: MariaDB/MySQL, and SQLite (sqliteWriter) with its own bulk path.
-type mysqlWriter struct {
-	conn    *sql.Conn
-	qualify func(string) string
-	begin   string // the statement that starts a transaction
-	timeArg func(time.Time) any
-	keyArg  func(row, *value) any
-	args    []any
-	stmts   map[string][2]*sql.Stmt // label (+"/identity") → parent INSERT, child INSERT
-}
-
-func (w *mysqlWriter) statements(ctx context.Context, s appSchema, identity bool) (*sql.Stmt, *sql.Stmt, error) {
-	key := s.label
-	if identity {
-		key += "/identity"
-	}
-	if st, ok := w.stmts[key]; ok {
-		return st[0], st[1], nil
-	}
-	one := "(?,?,?)"
-	p := "INSERT INTO " + w.qualify(s.parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
-	c := "INSERT INTO " + w.qualify(s.child()) + " (id, parent_id, payload) VALUES "
-	if identity {
-		one = "(?,?)"
-		p = "INSERT INTO " + w.qualify(s.parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
-		c = "INSERT INTO " + w.qualify(s.child()) + " (parent_id, payload) VALUES "
-	}
-	c += strings.TrimSuffix(strings.Repeat(one+",", max(s.children, 1)), ",")
-	ps, err := w.conn.PrepareContext(ctx, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	cs, err := w.conn.PrepareContext(ctx, c)
-	if err != nil {
-		ps.Close()
-		return nil, nil, err
-	}
-	if w.stmts == nil {
-		w.stmts = map[string][2]*sql.Stmt{}
-	}
-	w.stmts[key] = [2]*sql.Stmt{ps, cs}
-	return ps, cs, nil
-}
-
-// inTx runs fn between BEGIN and COMMIT on the writer's connection, rolling back on error.
-func (w *mysqlWriter) inTx(ctx context.Context, fn func() error) error {
-	if _, err := w.conn.ExecContext(ctx, w.begin); err != nil {
-		return err
-	}
-	if err := fn(); err != nil {
-		_, _ = w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	_, err := w.conn.ExecContext(ctx, "COMMIT")
-	return err
-}
-
-func (w *mysqlWriter) tx(ctx context.Context, s appSchema, op *appOp) error {
-	return w.inTx(ctx, func() error { return w.insertOp(ctx, s, op) })
-}
-
-// insertOp inserts one operation's parent and children, inside the caller's transaction.
-func (w *mysqlWriter) insertOp(ctx context.Context, s appSchema, op *appOp) error {
-	identity := s.r.col == colIdentity
-	ps, cs, err := w.statements(ctx, s, identity)
-	if err != nil {
-		return err
-	}
-	created := w.timeArg(op.created)
-	if identity {
-		res, err := ps.ExecContext(ctx, created, op.customer, op.payload)
-		if err != nil {
-			return err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		op.parentArg = id
-	} else if _, err := ps.ExecContext(ctx, op.parentArg, created, op.customer, op.payload); err != nil {
-		return err
-	}
-	if len(op.children) == 0 {
-		return nil
-	}
-	a := w.args[:0]
-	for j := range op.children {
-		if !identity {
-			a = append(a, w.keyArg(s.r, &op.children[j]))
-		}
-		a = append(a, op.parentArg, op.payload*int64(s.children+1)+int64(j))
-	}
-	w.args = a
-	_, err = cs.ExecContext(ctx, a...)
-	return err
 }
 
 // loadCols is the LOAD DATA column list of a table whose key columns are keys: BINARY(16)
@@ -508,33 +380,8 @@ func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first,
 		}}
 		return loadData(ctx, w.conn, w.qualify(s.child()), "(id, parent_id, payload)", children)
 	}
-	for op := first; op < first+count; op++ {
-		if err := w.inTx(ctx, func() error { return w.bareOp(ctx, s, op) }); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.bareLoop(ctx, s, first, count)
 }
 
-// bareOp inserts operation op of the baseline, inside the caller's transaction.
-func (w *mysqlWriter) bareOp(ctx context.Context, s appSchema, op int64) error {
-	ps, cs, err := w.statements(ctx, s, false)
-	if err != nil {
-		return err
-	}
-	k := int64(s.children)
-	id := bareKeyBase + op + 1
-	if _, err := ps.ExecContext(ctx, id, w.timeArg(time.Now()), id%10000, op+1); err != nil {
-		return err
-	}
-	if k == 0 {
-		return nil
-	}
-	a := w.args[:0]
-	for j := int64(0); j < k; j++ {
-		a = append(a, bareKeyBase+op*k+j+1, id, op*k+j+1)
-	}
-	w.args = a
-	_, err = cs.ExecContext(ctx, a...)
-	return err
-}
+// mysqlWriter is the database/sql writer with LOAD DATA LOCAL INFILE as its bulk path.
+type mysqlWriter struct{ sqlWriter }

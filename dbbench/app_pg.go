@@ -55,7 +55,7 @@ func (e *pgEngine) createTables(ctx context.Context, ts []tableDef) error {
 		}
 		for _, d := range ddl {
 			if _, err := e.admin.Exec(ctx, d); err != nil {
-				return fail(ctx, "create table "+t.name, err)
+				return pgFail(ctx, "create table "+t.name, err)
 			}
 		}
 	}
@@ -68,7 +68,7 @@ func (e *pgEngine) dropTables(ctx context.Context, ts []tableDef) error {
 		names = append(names, e.qualify(t.name))
 	}
 	if _, err := e.admin.Exec(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
-		return fail(ctx, "drop tables "+strings.Join(names, ", "), err)
+		return pgFail(ctx, "drop tables "+strings.Join(names, ", "), err)
 	}
 	return nil
 }
@@ -88,7 +88,7 @@ func (e *pgEngine) appConns(ctx context.Context) ([]appWriter, error) {
 func (e *pgEngine) beforeLoad(ctx context.Context) error {
 	if e.canCheckpoint {
 		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err != nil {
-			return fail(ctx, "checkpoint", err)
+			return pgFail(ctx, "checkpoint", err)
 		}
 	}
 	return nil
@@ -102,7 +102,7 @@ func (e *pgEngine) logMark(ctx context.Context) (func(context.Context) (int64, e
 	return func(ctx context.Context) (int64, error) {
 		var n int64
 		err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint", before.lsn).Scan(&n)
-		return n, fail(ctx, "compute WAL bytes", err)
+		return n, pgFail(ctx, "compute WAL bytes", err)
 	}, nil
 }
 
@@ -112,7 +112,7 @@ func (e *pgEngine) settle(ctx context.Context, ts []tableDef) error {
 		names = append(names, e.qualify(t.name))
 	}
 	if _, err := e.admin.Exec(ctx, "ANALYZE "+strings.Join(names, ", ")); err != nil {
-		return fail(ctx, "analyze", err)
+		return pgFail(ctx, "analyze", err)
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func (e *pgEngine) structures(ctx context.Context, ts []tableDef) ([]Structure, 
 	}
 	for i := range out {
 		if err := e.admin.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", e.qualify(out[i].Name)).Scan(&out[i].Bytes); err != nil {
-			return nil, fail(ctx, "size of "+out[i].Name, err)
+			return nil, pgFail(ctx, "size of "+out[i].Name, err)
 		}
 	}
 	return out, nil
@@ -143,19 +143,19 @@ func (e *pgEngine) sql(q string) string { return q }
 func (e *pgEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
 	rows, err := e.admin.Query(ctx, q, args...)
 	if err != nil {
-		return 0, fail(ctx, "query", err)
+		return 0, pgFail(ctx, "query", err)
 	}
 	var n int64
 	for rows.Next() {
 		n++
 	}
-	return n, fail(ctx, "query", rows.Err())
+	return n, pgFail(ctx, "query", rows.Err())
 }
 
 func (e *pgEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {
 	rows, err := e.admin.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fail(ctx, "query", err)
+		return nil, pgFail(ctx, "query", err)
 	}
 	var out []keyRow
 	for rows.Next() {
@@ -176,11 +176,11 @@ func (e *pgEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([
 		}
 		if err != nil {
 			rows.Close()
-			return nil, fail(ctx, "read rows", err)
+			return nil, pgFail(ctx, "read rows", err)
 		}
 		out = append(out, k)
 	}
-	return out, fail(ctx, "query", rows.Err())
+	return out, pgFail(ctx, "query", rows.Err())
 }
 
 func (e *pgEngine) epochMicros(col string) string {
@@ -192,7 +192,7 @@ var pgIndexName = regexp.MustCompile(`"Index Name": "([^"]+)"`)
 func (e *pgEngine) plan(ctx context.Context, q string, args ...any) (string, error) {
 	var js string
 	if err := e.admin.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q, args...).Scan(&js); err != nil {
-		return "", fail(ctx, "explain", err)
+		return "", pgFail(ctx, "explain", err)
 	}
 	var names []string
 	for _, m := range pgIndexName.FindAllStringSubmatch(js, -1) {

@@ -84,7 +84,7 @@ func (e *sqliteEngine) appConns(ctx context.Context) ([]appWriter, error) {
 	}
 	out := make([]appWriter, len(e.loaders))
 	for i, c := range e.loaders {
-		out[i] = &sqliteWriter{mysqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN IMMEDIATE", timeArg: e.timeArg, keyArg: e.keyArg}}
+		out[i] = &sqliteWriter{sqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN IMMEDIATE", timeArg: e.timeArg, keyArg: e.keyArg}}
 	}
 	return out, nil
 }
@@ -144,7 +144,7 @@ func (e *sqliteEngine) timeArg(t time.Time) any { return t.UnixMicro() }
 func (e *sqliteEngine) sql(q string) string { return placeholder.ReplaceAllString(q, "?") }
 
 func (e *sqliteEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
-	return countRows(ctx, e.db, "sqlite: query", q, args...)
+	return countRows(ctx, e.db, connLost, "sqlite: query", q, args...)
 }
 
 func (e *sqliteEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {
@@ -229,10 +229,10 @@ func (e *sqliteEngine) kept() (string, string) {
 	return "database file " + e.path, "sqlite3 " + shellQuote(e.path)
 }
 
-// sqliteWriter writes business operations over one SQLite connection: the InnoDB writer's
+// sqliteWriter writes business operations over one SQLite connection: the database/sql writer's
 // transactions and bare loop with SQLite's BEGIN IMMEDIATE, created_at in Unix microseconds,
 // and, as the bulk path, one transaction of prepared INSERTs per batch.
-type sqliteWriter struct{ mysqlWriter }
+type sqliteWriter struct{ sqlWriter }
 
 func (w *sqliteWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error {
 	return w.inTx(ctx, func() error {
@@ -248,7 +248,7 @@ func (w *sqliteWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error
 // bare is the baseline loop; in copy mode, one transaction per batch, as bulk.
 func (w *sqliteWriter) bare(ctx context.Context, s appSchema, mode string, first, count int64) error {
 	if mode != ModeCopy {
-		return w.mysqlWriter.bare(ctx, s, mode, first, count)
+		return w.bareLoop(ctx, s, first, count)
 	}
 	return w.inTx(ctx, func() error {
 		for op := first; op < first+count; op++ {

@@ -2,6 +2,8 @@ package dbbench
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +14,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrConnLost is returned (wrapped) by Run when the connection to the
@@ -66,6 +66,9 @@ type engine interface {
 	// close drops everything the engine created and releases it. It runs
 	// even when ctx has ended.
 	close() error
+	// connLost reports whether an error of the engine's driver means the connection is
+	// gone (see failLost).
+	connLost(err error) bool
 }
 
 var errNoBaseline = errors.New("dbbench: no baseline on this engine")
@@ -102,29 +105,6 @@ func (m *metrics) structure(name, role string, bytes int64) {
 	m.structures = append(m.structures, Structure{Name: name, Role: role, Bytes: bytes})
 }
 
-// summarizeStructures gives res the structures of the first run, each sized by the median
-// over the runs of the structure with the same role (each load numbers its own table, so the
-// names differ between runs, the roles do not).
-func summarizeStructures(res *Result, ms []metrics) {
-	for _, s := range ms[0].structures {
-		var vs []float64
-		for _, m := range ms {
-			for _, o := range m.structures {
-				if o.Role == s.Role {
-					vs = append(vs, float64(o.Bytes))
-					break
-				}
-			}
-		}
-		if len(vs) != len(ms) {
-			continue // not in every run: no median to give
-		}
-		s.Bytes = int64(median(vs))
-		s.BytesPerOp = perRow(s.Bytes, res.Rows)
-		res.Structures = append(res.Structures, s)
-	}
-}
-
 // Names of the counters an engine may report in metrics.counters.
 const (
 	counterSecondaryIndexBytes = "secondary index bytes"
@@ -142,48 +122,17 @@ func (m *metrics) count(name string, v int64) {
 	m.counters[name] = v
 }
 
-// counterFigures says which Result field each counter fills, with the median over the runs
-// when every run reported it; perRow counters are taken per 1,000 rows of each run first.
-var counterFigures = []struct {
-	name   string
-	per1k  bool
-	figure func(res *Result, median float64)
-}{
-	{counterSecondaryIndexBytes, false, func(res *Result, v float64) {
-		res.SecondaryIndexBytes = int64(v)
-		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
-	}},
-	{counterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = ptr(int64(v)) }},
-	{counterPageSplits, false, func(res *Result, v float64) { res.PageSplits = ptr(int64(v)) }},
-	{counterPageMerges, false, func(res *Result, v float64) { res.PageMerges = ptr(int64(v)) }},
-	{counterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = ptr(v) }},
-}
-
-// summarizeCounters adds the medians of the engine's named counters to res.
-func summarizeCounters(res *Result, ms []metrics) {
-	for _, f := range counterFigures {
-		var vs []float64
-		for _, m := range ms {
-			v, ok := m.counters[f.name]
-			if !ok || f.per1k && m.rows == 0 {
-				break
-			}
-			if f.per1k {
-				vs = append(vs, 1000*float64(v)/float64(m.rows))
-			} else {
-				vs = append(vs, float64(v))
-			}
-		}
-		if len(ms) > 0 && len(vs) == len(ms) {
-			f.figure(res, median(vs))
-		}
-	}
-}
-
 // fail turns a database error into the error Run returns: interrupted when
-// ctx has ended, ErrConnLost when the connection broke, else the error
+// ctx has ended, ErrConnLost when the connection broke (connLost), else the error
 // with what was being done.
 func fail(ctx context.Context, what string, err error) error {
+	return failLost(ctx, what, err, nil)
+}
+
+// failLost is fail for an engine whose driver has errors of its own that mean the connection
+// is gone: lost reports them (it is the engine's connLost, and is given every error fail
+// would look at); nil means the checks of connLost only.
+func failLost(ctx context.Context, what string, err error, lost func(error) bool) error {
 	if err == nil {
 		return nil
 	}
@@ -193,26 +142,21 @@ func fail(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w while %s: %w", ErrInterrupted, what, context.Cause(ctx))
 	}
-	if connLost(err) {
+	if lost == nil {
+		lost = connLost
+	}
+	if lost(err) {
 		return fmt.Errorf("%w while %s: %s", ErrConnLost, what, oneLine(err.Error()))
 	}
 	return fmt.Errorf("dbbench: %s: %w", what, err)
 }
 
-// connLost reports whether err means the connection is gone.
+// connLost reports whether err means the connection is gone, as database/sql, the network
+// and the operating system say it; an engine's own connLost adds its driver's errors.
 func connLost(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		// 57P01 admin_shutdown (pg_terminate_backend), 57P02 crash_shutdown,
-		// 57P03 cannot_connect_now; class 08 connection exceptions.
-		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
-			strings.HasPrefix(pgErr.Code, "08")
-	}
-	if mysqlConnLost(err) {
-		return true
-	}
 	var netErr net.Error
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &netErr) ||
 		strings.Contains(err.Error(), "conn closed") ||
@@ -306,3 +250,5 @@ func latencies(ds []time.Duration) Latency {
 	}
 	return Latency{Count: len(ds), P50Micros: q(0.50), P99Micros: q(0.99)}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -168,4 +168,3 @@ func MariaDBLocalSettings(profile string) map[string]string {
 	}
 	return s
 }
-

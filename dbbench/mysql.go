@@ -4,7 +4,6 @@ import (
 	"context"
 	crand "crypto/rand"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -91,7 +90,7 @@ func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (
 	if err != nil {
 		e.db.Close()
 		if ctx.Err() != nil {
-			return nil, fail(ctx, "connect to MySQL", err)
+			return nil, mysqlFail(ctx, "connect to MySQL", err)
 		}
 		return nil, fmt.Errorf("dbbench: connect to MySQL at %s: %s", c.Addr, oneLine(RedactDSN(err.Error())))
 	}
@@ -107,7 +106,7 @@ func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (
 		e.admin.Close()
 		e.db.Close()
 		e.dbName = ""
-		return nil, fail(ctx, "create database (the user needs CREATE and DROP)", err)
+		return nil, mysqlFail(ctx, "create database (the user needs CREATE and DROP)", err)
 	}
 	if err := e.probe(ctx); err != nil {
 		_ = e.close()
@@ -127,7 +126,7 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 	if err := e.admin.QueryRowContext(ctx, `SELECT VERSION(), @@version_comment, @@innodb_buffer_pool_size,
 		@@innodb_page_size, @@innodb_flush_log_at_trx_commit, @@innodb_doublewrite`).Scan(
 		&version, &comment, &bp, &e.pageSize, &s.InnoDBFlushLogAtTrxCommit, &s.InnoDBDoublewrite); err != nil {
-		return fail(ctx, "read server settings", err)
+		return mysqlFail(ctx, "read server settings", err)
 	}
 	e.mariadb = strings.Contains(strings.ToLower(version+comment), "mariadb")
 	// MySQL 8.0.30+ sizes its redo log with innodb_redo_log_capacity.
@@ -147,7 +146,7 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 	if err := e.admin.QueryRowContext(ctx, `SELECT s.DEFAULT_CHARACTER_SET_NAME, s.DEFAULT_COLLATION_NAME, c.MAXLEN
 		FROM information_schema.SCHEMATA s JOIN information_schema.CHARACTER_SETS c ON c.CHARACTER_SET_NAME = s.DEFAULT_CHARACTER_SET_NAME
 		WHERE s.SCHEMA_NAME = ?`, e.dbName).Scan(&e.charset, &s.Collation, &e.mbMaxLen); err != nil {
-		return fail(ctx, "read the database's character set", err)
+		return mysqlFail(ctx, "read the database's character set", err)
 	}
 	var lsn string
 	e.lsnStatus = e.admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(new(string), &lsn) == nil
@@ -162,7 +161,7 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 		e.indexStats = true
 		s.Statistics = "mysql.innodb_index_stats"
 	case ctx.Err() != nil || connLost(err):
-		return fail(ctx, "read mysql.innodb_index_stats", err)
+		return mysqlFail(ctx, "read mysql.innodb_index_stats", err)
 	default:
 		e.statsWhy = "cannot read mysql.innodb_index_stats: " + oneLine(err.Error())
 		s.Statistics = "information_schema.TABLES (" + e.statsWhy + ")"
@@ -177,7 +176,7 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 	}
 	if e.cfg.Profile == ProfileSteady {
 		if err := e.admin.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct").Scan(&e.dirtyPct); err != nil {
-			return fail(ctx, "read innodb_max_dirty_pages_pct", err)
+			return mysqlFail(ctx, "read innodb_max_dirty_pages_pct", err)
 		}
 		e.canFlush = true
 		if err := e.flushDirty(ctx); err != nil {
@@ -198,11 +197,11 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 // is 0 (at most a minute) and restores the setting.
 func (e *mysqlEngine) flushDirty(ctx context.Context) (err error) {
 	if _, err := e.admin.ExecContext(ctx, "SET GLOBAL innodb_max_dirty_pages_pct = 0"); err != nil {
-		return fail(ctx, "set innodb_max_dirty_pages_pct", err)
+		return mysqlFail(ctx, "set innodb_max_dirty_pages_pct", err)
 	}
 	defer func() {
 		if _, rerr := e.admin.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL innodb_max_dirty_pages_pct = "+e.dirtyPct); rerr != nil && err == nil {
-			err = fail(ctx, "restore innodb_max_dirty_pages_pct", rerr)
+			err = mysqlFail(ctx, "restore innodb_max_dirty_pages_pct", rerr)
 		}
 	}()
 	deadline := time.Now().Add(time.Minute)
@@ -210,14 +209,14 @@ func (e *mysqlEngine) flushDirty(ctx context.Context) (err error) {
 		var name string
 		var dirty int64
 		if err := e.admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'").Scan(&name, &dirty); err != nil {
-			return fail(ctx, "read Innodb_buffer_pool_pages_dirty", err)
+			return mysqlFail(ctx, "read Innodb_buffer_pool_pages_dirty", err)
 		}
 		if dirty == 0 || time.Now().After(deadline) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fail(ctx, "wait for dirty pages to be flushed", ctx.Err())
+			return mysqlFail(ctx, "wait for dirty pages to be flushed", ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -232,7 +231,7 @@ func (e *mysqlEngine) enableMonitors(ctx context.Context) error {
 		err := e.admin.QueryRowContext(ctx, "SELECT "+e.enabledColumn()+" FROM information_schema.INNODB_METRICS WHERE NAME = ?", name).Scan(&on)
 		if err != nil {
 			if ctx.Err() != nil || connLost(err) {
-				return fail(ctx, "read INNODB_METRICS", err)
+				return mysqlFail(ctx, "read INNODB_METRICS", err)
 			}
 			e.set.Statistics += "; page splits unavailable: " + oneLine(err.Error())
 			return nil
@@ -242,7 +241,7 @@ func (e *mysqlEngine) enableMonitors(ctx context.Context) error {
 		}
 		if _, err := e.admin.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = '"+name+"'"); err != nil {
 			if ctx.Err() != nil || connLost(err) {
-				return fail(ctx, "enable "+name, err)
+				return mysqlFail(ctx, "enable "+name, err)
 			}
 			e.set.Statistics += "; page splits unavailable: cannot enable " + name + ": " + oneLine(err.Error())
 			return nil
@@ -270,7 +269,7 @@ func (e *mysqlEngine) probeUUID(ctx context.Context) error {
 	tbl := e.dbName + ".uuid_probe"
 	if _, err := e.admin.ExecContext(ctx, "CREATE TABLE "+tbl+" (v CHAR(1) NOT NULL, id UUID NOT NULL, PRIMARY KEY (v, id))"); err != nil {
 		if ctx.Err() != nil || connLost(err) {
-			return fail(ctx, "probe the UUID type", err)
+			return mysqlFail(ctx, "probe the UUID type", err)
 		}
 		e.uuidOrder = "no UUID type on this server (" + oneLine(err.Error()) + ")"
 		return nil
@@ -283,11 +282,11 @@ func (e *mysqlEngine) probeUUID(ctx context.Context) error {
 		a := "00000000-0000-" + v + "000-8000-000000000001"
 		b := "00000001-0000-" + v + "000-8000-000000000000"
 		if _, err := e.admin.ExecContext(ctx, "INSERT INTO "+tbl+" VALUES (?, ?), (?, ?)", v, a, v, b); err != nil {
-			return fail(ctx, "probe the UUID type", err)
+			return mysqlFail(ctx, "probe the UUID type", err)
 		}
 		var first string
 		if err := e.admin.QueryRowContext(ctx, "SELECT id FROM "+tbl+" WHERE v = ? ORDER BY id LIMIT 1", v).Scan(&first); err != nil {
-			return fail(ctx, "probe the UUID type", err)
+			return mysqlFail(ctx, "probe the UUID type", err)
 		}
 		order := "sorted by its bytes as written"
 		if first == b {
@@ -404,7 +403,7 @@ func (e *mysqlEngine) loaderConns(ctx context.Context) ([]*sql.Conn, error) {
 	for len(e.loaders) < e.cfg.Clients {
 		c, err := e.db.Conn(ctx)
 		if err != nil {
-			return nil, fail(ctx, "open loading connection", err)
+			return nil, mysqlFail(ctx, "open loading connection", err)
 		}
 		e.loaders = append(e.loaders, c)
 	}
@@ -429,7 +428,7 @@ func (e *mysqlEngine) createTable(ctx context.Context, r row) (string, string, e
 	ddl := fmt.Sprintf("CREATE TABLE %s.%s (%s, payload BIGINT NOT NULL, PRIMARY KEY (id)%s) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0",
 		e.dbName, name, def, sec)
 	if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
-		return "", "", fail(ctx, "create table", err)
+		return "", "", mysqlFail(ctx, "create table", err)
 	}
 	return e.dbName + "." + name, name, nil
 }
@@ -438,7 +437,7 @@ func (e *mysqlEngine) dropTable(tbl string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+tbl); err != nil {
-		return fail(ctx, "drop table", err)
+		return mysqlFail(ctx, "drop table", err)
 	}
 	return nil
 }
@@ -458,13 +457,13 @@ func (e *mysqlEngine) lsn(ctx context.Context) (int64, error) {
 		var name string
 		var v int64
 		if err := e.admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&name, &v); err != nil {
-			return 0, fail(ctx, "read Innodb_lsn_current", err)
+			return 0, mysqlFail(ctx, "read Innodb_lsn_current", err)
 		}
 		return v, nil
 	}
 	var typ, name, status string
 	if err := e.admin.QueryRowContext(ctx, "SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
-		return 0, fail(ctx, "read the log sequence number (SHOW ENGINE INNODB STATUS needs the PROCESS privilege)", err)
+		return 0, mysqlFail(ctx, "read the log sequence number (SHOW ENGINE INNODB STATUS needs the PROCESS privilege)", err)
 	}
 	for _, l := range strings.Split(status, "\n") {
 		if rest, ok := strings.CutPrefix(l, "Log sequence number"); ok {
@@ -484,14 +483,14 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	}
 	var name string
 	if err := e.admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_reads'").Scan(&name, &s.bpReads); err != nil {
-		return s, fail(ctx, "read Innodb_buffer_pool_reads", err)
+		return s, mysqlFail(ctx, "read Innodb_buffer_pool_reads", err)
 	}
 	if e.monitors {
 		if err := e.admin.QueryRowContext(ctx, `SELECT
 			SUM(CASE WHEN NAME = 'index_page_splits' THEN COUNT ELSE 0 END),
 			SUM(CASE WHEN NAME = 'index_page_merge_successful' THEN COUNT ELSE 0 END)
 			FROM information_schema.INNODB_METRICS WHERE NAME IN ('index_page_splits', 'index_page_merge_successful')`).Scan(&s.splits, &s.merges); err != nil {
-			return s, fail(ctx, "read INNODB_METRICS", err)
+			return s, mysqlFail(ctx, "read INNODB_METRICS", err)
 		}
 	}
 	return s, nil
@@ -567,12 +566,6 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	l.pos += n
 	return n, nil
 }
-
-// bareKeyBase is added to the baseline's keys: LOAD DATA sends text, and
-// keys from 10^18 up are 19 digits long, as current Snowflake IDs are, so
-// the server parses as many bytes per key in the baseline as in the
-// snowflake row it is compared with.
-const bareKeyBase = 1_000_000_000_000_000_000
 
 // bareLoad is the baseline: ascending BIGINT keys by the same path as the
 // schemes (one LOAD DATA of all rows in copy mode, prepared multi-row
@@ -653,7 +646,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 	}
 	rec.start = time.Now()
 	if err := fill(ctx, tbl, conns); err != nil {
-		return m, fail(ctx, "load rows", err)
+		return m, mysqlFail(ctx, "load rows", err)
 	}
 	m.seconds = time.Since(rec.start).Seconds()
 	m.curve = rec.curve()
@@ -668,7 +661,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 		m.count(counterPageMerges, after.merges-before.merges)
 	}
 	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.rows); err != nil {
-		return m, fail(ctx, "count rows", err)
+		return m, mysqlFail(ctx, "count rows", err)
 	}
 	if m.rows != int64(n) {
 		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
@@ -695,24 +688,24 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 	// with a full scan unless told not to.
 	if e.mariadb {
 		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
-			return fail(ctx, "set use_stat_tables", err)
+			return mysqlFail(ctx, "set use_stat_tables", err)
 		}
 	}
 	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+tbl)
 	if err != nil {
-		return fail(ctx, "analyze table", err)
+		return mysqlFail(ctx, "analyze table", err)
 	}
 	for rows.Next() {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fail(ctx, "analyze table", err)
+		return mysqlFail(ctx, "analyze table", err)
 	}
 	if !e.indexStats {
 		var data, index int64
 		if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
 			e.dbName, name).Scan(&data, &index); err != nil {
-			return fail(ctx, "read table sizes", err)
+			return mysqlFail(ctx, "read table sizes", err)
 		}
 		m.indexBytes, m.tableBytes = data, data+index
 		m.count(counterSecondaryIndexBytes, index)
@@ -725,7 +718,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 	q, err := e.admin.QueryContext(ctx, `SELECT index_name, stat_name, stat_value FROM mysql.innodb_index_stats
 		WHERE database_name = ? AND table_name = ? AND stat_name IN ('size', 'n_leaf_pages')`, e.dbName, name)
 	if err != nil {
-		return fail(ctx, "read mysql.innodb_index_stats", err)
+		return mysqlFail(ctx, "read mysql.innodb_index_stats", err)
 	}
 	defer q.Close()
 	var leaves, secLeaves, secBytes int64
@@ -733,7 +726,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		var index, stat string
 		var v int64
 		if err := q.Scan(&index, &stat, &v); err != nil {
-			return fail(ctx, "read mysql.innodb_index_stats", err)
+			return mysqlFail(ctx, "read mysql.innodb_index_stats", err)
 		}
 		switch {
 		case index == "PRIMARY" && stat == "size":
@@ -749,7 +742,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		}
 	}
 	if err := q.Err(); err != nil {
-		return fail(ctx, "read mysql.innodb_index_stats", err)
+		return mysqlFail(ctx, "read mysql.innodb_index_stats", err)
 	}
 	m.tableBytes = m.indexBytes + secBytes
 	m.count(counterSecondaryIndexBytes, secBytes)
@@ -955,7 +948,7 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 	frac := min(1, 4*float64(want)/float64(n))
 	rows, err := e.admin.QueryContext(ctx, fmt.Sprintf("SELECT id FROM %s WHERE RAND() < %g LIMIT %d", tbl, frac, 4*want))
 	if err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
+		return point, rng, mysqlFail(ctx, "sample keys", err)
 	}
 	var keys []any
 	for rows.Next() {
@@ -980,46 +973,46 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 		}
 		if err != nil {
 			rows.Close()
-			return point, rng, fail(ctx, "sample keys", err)
+			return point, rng, mysqlFail(ctx, "sample keys", err)
 		}
 		keys = append(keys, k)
 	}
 	if err := rows.Err(); err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
+		return point, rng, mysqlFail(ctx, "sample keys", err)
 	}
 	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	keys = keys[:min(len(keys), want)]
 
 	lookup, err := e.admin.PrepareContext(ctx, "SELECT payload FROM "+tbl+" WHERE id = ?")
 	if err != nil {
-		return point, rng, fail(ctx, "prepare lookup", err)
+		return point, rng, mysqlFail(ctx, "prepare lookup", err)
 	}
 	defer lookup.Close()
 	scan, err := e.admin.PrepareContext(ctx, "SELECT id, payload FROM "+tbl+" WHERE id > ? ORDER BY id LIMIT "+strconv.Itoa(e.cfg.RangeN))
 	if err != nil {
-		return point, rng, fail(ctx, "prepare range scan", err)
+		return point, rng, mysqlFail(ctx, "prepare range scan", err)
 	}
 	defer scan.Close()
 	var id sql.RawBytes
 	var payload int64
 	return timeQueries(keys, func(k any) error {
 		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
-			return fail(ctx, "point lookup", err)
+			return mysqlFail(ctx, "point lookup", err)
 		}
 		return nil
 	}, func(k any) error {
 		rs, err := scan.QueryContext(ctx, k)
 		if err != nil {
-			return fail(ctx, "range scan", err)
+			return mysqlFail(ctx, "range scan", err)
 		}
 		for rs.Next() {
 			if err := rs.Scan(&id, &payload); err != nil {
 				rs.Close()
-				return fail(ctx, "range scan", err)
+				return mysqlFail(ctx, "range scan", err)
 			}
 		}
 		if err := rs.Err(); err != nil {
-			return fail(ctx, "range scan", err)
+			return mysqlFail(ctx, "range scan", err)
 		}
 		return nil
 	})
@@ -1069,9 +1062,9 @@ func (e *mysqlEngine) close() error {
 // mysqlConnLost reports whether err from the MySQL driver means the
 // connection is gone: the driver's invalid-connection errors, and server
 // errors 1053 (shutdown in progress), 1927 (connection killed), 2006 (gone
-// away) and 2013 (lost during query).
+// away) and 2013 (lost during query), else what connLost finds.
 func mysqlConnLost(err error) bool {
-	if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+	if errors.Is(err, mysql.ErrInvalidConn) {
 		return true
 	}
 	var me *mysql.MySQLError
@@ -1081,5 +1074,12 @@ func mysqlConnLost(err error) bool {
 			return true
 		}
 	}
-	return false
+	return connLost(err)
+}
+
+func (e *mysqlEngine) connLost(err error) bool { return mysqlConnLost(err) }
+
+// mysqlFail is fail with the MySQL driver's errors (mysqlConnLost).
+func mysqlFail(ctx context.Context, what string, err error) error {
+	return failLost(ctx, what, err, mysqlConnLost)
 }

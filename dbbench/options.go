@@ -58,4 +58,3 @@ func (c options) batchFor(sqlite bool) int {
 	}
 	return max(1, min(b, c.Rows))
 }
-

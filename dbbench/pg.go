@@ -14,6 +14,7 @@ import (
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -119,7 +120,7 @@ func openPGConfig(ctx context.Context, cfg options, kind string, connCfg *pgx.Co
 	e.reopen = pgReopen(dsn, e.schema)
 	if _, err := e.admin.Exec(ctx, "CREATE SCHEMA "+e.schema); err != nil {
 		e.admin.Close(context.Background())
-		return nil, fail(ctx, "create schema "+e.schema+" (the user needs CREATE on the database)", err)
+		return nil, pgFail(ctx, "create schema "+e.schema+" (the user needs CREATE on the database)", err)
 	}
 	if err := e.probe(ctx); err != nil {
 		_ = e.close()
@@ -138,7 +139,7 @@ func (e *pgEngine) probe(ctx context.Context) error {
 		&s.ServerVersion, &s.SharedBuffers, &s.MaxWALSize, &s.CheckpointTimeout, &s.Fsync,
 		&s.SynchronousCommit, &s.FullPageWrites, &s.WALCompression)
 	if err != nil {
-		return fail(ctx, "read server settings", err)
+		return pgFail(ctx, "read server settings", err)
 	}
 	if v, _, ok := strings.Cut(s.ServerVersion, " on "); ok {
 		s.ServerVersion = v
@@ -162,7 +163,7 @@ func (e *pgEngine) probe(ctx context.Context) error {
 		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err == nil {
 			e.canCheckpoint = true
 		} else if ctx.Err() != nil || connLost(err) {
-			return fail(ctx, "checkpoint", err)
+			return pgFail(ctx, "checkpoint", err)
 		}
 	}
 	s.CheckpointBeforeRun = e.canCheckpoint
@@ -182,7 +183,7 @@ func (e *pgEngine) probe(ctx context.Context) error {
 		}
 	}
 	if ctx.Err() != nil {
-		return fail(ctx, "probe server", ctx.Err())
+		return pgFail(ctx, "probe server", ctx.Err())
 	}
 	return nil
 }
@@ -203,7 +204,7 @@ func (e *pgEngine) ensureStats(ctx context.Context) error {
 		return nil
 	}
 	if err != pgx.ErrNoRows {
-		return fail(ctx, "look for pgstattuple", err)
+		return pgFail(ctx, "look for pgstattuple", err)
 	}
 	err = pgx.BeginFunc(ctx, e.admin, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", extLockKey); err != nil {
@@ -232,7 +233,7 @@ func (e *pgEngine) ensureStats(ctx context.Context) error {
 		return nil
 	case ctx.Err() != nil || connLost(err):
 		e.statsCreated = false
-		return fail(ctx, "create extension pgstattuple", err)
+		return pgFail(ctx, "create extension pgstattuple", err)
 	}
 	e.statsCreated = false
 	// A session other than idbench may have created it meanwhile.
@@ -309,7 +310,7 @@ func (e *pgEngine) loaderConns(ctx context.Context) ([]*pgx.Conn, error) {
 	for len(e.loaders) < e.cfg.Clients {
 		c, err := pgx.ConnectConfig(ctx, e.connCfg)
 		if err != nil {
-			return nil, fail(ctx, "open loading connection", err)
+			return nil, pgFail(ctx, "open loading connection", err)
 		}
 		e.loaders = append(e.loaders, c)
 	}
@@ -337,7 +338,7 @@ func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, e
 		WITH (autovacuum_enabled = false, toast.autovacuum_enabled = false)`,
 		name.Sanitize(), def, pgx.Identifier{"t" + strconv.Itoa(e.tables) + "_pkey"}.Sanitize(), e.cfg.Fillfactor)
 	if _, err := e.admin.Exec(ctx, ddl); err != nil {
-		return nil, fail(ctx, "create table", err)
+		return nil, pgFail(ctx, "create table", err)
 	}
 	return name, nil
 }
@@ -346,7 +347,7 @@ func (e *pgEngine) dropTable(name pgx.Identifier) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := e.admin.Exec(ctx, "DROP TABLE IF EXISTS "+name.Sanitize()); err != nil {
-		return fail(ctx, "drop table", err)
+		return pgFail(ctx, "drop table", err)
 	}
 	return nil
 }
@@ -361,7 +362,7 @@ type snapshot struct {
 func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	var s snapshot
 	if err := e.admin.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&s.lsn); err != nil {
-		return s, fail(ctx, "read WAL position", err)
+		return s, pgFail(ctx, "read WAL position", err)
 	}
 	// Other idbench runs on the server share its WAL and checkpoint counters.
 	pids := []uint32{e.admin.PgConn().PID()}
@@ -371,17 +372,17 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	var others int
 	if err := e.admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND pid <> ALL($2::int4[])",
 		appName, pids).Scan(&others); err != nil {
-		return s, fail(ctx, "read pg_stat_activity", err)
+		return s, pgFail(ctx, "read pg_stat_activity", err)
 	}
 	e.set.OtherRuns = max(e.set.OtherRuns, others)
 	if e.walStats {
 		if err := e.admin.QueryRow(ctx, "SELECT wal_fpi FROM pg_stat_wal").Scan(&s.fpi); err != nil {
-			return s, fail(ctx, "read pg_stat_wal", err)
+			return s, pgFail(ctx, "read pg_stat_wal", err)
 		}
 	}
 	if e.ckptQuery != "" {
 		if err := e.admin.QueryRow(ctx, e.ckptQuery).Scan(&s.ckpts); err != nil {
-			return s, fail(ctx, "read checkpoint count", err)
+			return s, pgFail(ctx, "read checkpoint count", err)
 		}
 	}
 	return s, nil
@@ -443,7 +444,7 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	}()
 	if e.canCheckpoint {
 		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err != nil {
-			return m, fail(ctx, "checkpoint", err)
+			return m, pgFail(ctx, "checkpoint", err)
 		}
 	}
 	before, err := e.snap(ctx)
@@ -452,14 +453,14 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	}
 	rec.start = time.Now()
 	if err := fill(ctx, tbl, conns); err != nil {
-		return m, fail(ctx, "load rows", err)
+		return m, pgFail(ctx, "load rows", err)
 	}
 	m.seconds = time.Since(rec.start).Seconds()
 	m.curve = rec.curve()
 	if e.flushStats {
 		for _, c := range conns {
 			if _, err := c.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
-				return m, fail(ctx, "flush statistics", err)
+				return m, pgFail(ctx, "flush statistics", err)
 			}
 		}
 	}
@@ -468,7 +469,7 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 		return m, err
 	}
 	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.walBytes); err != nil {
-		return m, fail(ctx, "compute WAL bytes", err)
+		return m, pgFail(ctx, "compute WAL bytes", err)
 	}
 	if e.walStats {
 		m.fpi = ptr(after.fpi - before.fpi)
@@ -479,7 +480,7 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	idx := pgx.Identifier{e.schema, tbl[1] + "_pkey"}.Sanitize()
 	if err := e.admin.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+tbl.Sanitize()+"), pg_relation_size($1::regclass), pg_relation_size($2::regclass)",
 		tbl.Sanitize(), idx).Scan(&m.rows, &m.tableBytes, &m.indexBytes); err != nil {
-		return m, fail(ctx, "measure sizes", err)
+		return m, pgFail(ctx, "measure sizes", err)
 	}
 	m.structure(tbl[1], "table", m.tableBytes)
 	m.structure(tbl[1]+"_pkey", "primary key", m.indexBytes)
@@ -498,7 +499,7 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 		case err == nil:
 			m.density, m.frag, m.leafPages = &density, &frag, &leaves
 		case ctx.Err() != nil || connLost(err):
-			return m, fail(ctx, "pgstatindex", err)
+			return m, pgFail(ctx, "pgstatindex", err)
 		default:
 			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+oneLine(err.Error())
 			e.set.Statistics = "unavailable: " + e.statsWhy
@@ -511,8 +512,6 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	}
 	return m, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // insert loads n rows of keys from src in the configured mode.
 func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src *source, n int,
@@ -666,7 +665,7 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 	rows, err := e.admin.Query(ctx, fmt.Sprintf("SELECT id FROM %s TABLESAMPLE BERNOULLI (%g) ORDER BY random() LIMIT %d",
 		tbl.Sanitize(), pct, want))
 	if err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
+		return point, rng, pgFail(ctx, "sample keys", err)
 	}
 	var keys []any
 	for rows.Next() {
@@ -691,12 +690,12 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 		}
 		if err != nil {
 			rows.Close()
-			return point, rng, fail(ctx, "sample keys", err)
+			return point, rng, pgFail(ctx, "sample keys", err)
 		}
 		keys = append(keys, k)
 	}
 	if err := rows.Err(); err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
+		return point, rng, pgFail(ctx, "sample keys", err)
 	}
 	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 
@@ -705,18 +704,18 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 	return timeQueries(keys, func(k any) error {
 		var payload int64
 		if err := e.admin.QueryRow(ctx, lookup, k).Scan(&payload); err != nil {
-			return fail(ctx, "point lookup", err)
+			return pgFail(ctx, "point lookup", err)
 		}
 		return nil
 	}, func(k any) error {
 		rows, err := e.admin.Query(ctx, scan, k)
 		if err != nil {
-			return fail(ctx, "range scan", err)
+			return pgFail(ctx, "range scan", err)
 		}
 		for rows.Next() {
 		}
 		if err := rows.Err(); err != nil {
-			return fail(ctx, "range scan", err)
+			return pgFail(ctx, "range scan", err)
 		}
 		return nil
 	})
@@ -834,4 +833,23 @@ func openPGServer(ctx context.Context, o options, connCfg *pgx.ConnConfig, dsn s
 		return nil, nil, err
 	}
 	return e, e.close, nil
+}
+
+// pgConnLost reports whether err means the connection to PostgreSQL is gone: a server error
+// of class 08 (connection exception), 57P01 admin_shutdown (pg_terminate_backend), 57P02
+// crash_shutdown or 57P03 cannot_connect_now, else what connLost finds.
+func pgConnLost(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
+			strings.HasPrefix(pgErr.Code, "08")
+	}
+	return connLost(err)
+}
+
+func (e *pgEngine) connLost(err error) bool { return pgConnLost(err) }
+
+// pgFail is fail with PostgreSQL's errors (pgConnLost).
+func pgFail(ctx context.Context, what string, err error) error {
+	return failLost(ctx, what, err, pgConnLost)
 }

@@ -502,3 +502,64 @@ func isTerminal(w io.Writer) bool {
 // IsTerminal reports whether w is a terminal; callers use it to decide
 // whether to set Config.Progress.
 func IsTerminal(w io.Writer) bool { return isTerminal(w) }
+
+// summarizeStructures gives res the structures of the first run, each sized by the median
+// over the runs of the structure with the same role (each load numbers its own table, so the
+// names differ between runs, the roles do not).
+func summarizeStructures(res *Result, ms []metrics) {
+	for _, s := range ms[0].structures {
+		var vs []float64
+		for _, m := range ms {
+			for _, o := range m.structures {
+				if o.Role == s.Role {
+					vs = append(vs, float64(o.Bytes))
+					break
+				}
+			}
+		}
+		if len(vs) != len(ms) {
+			continue // not in every run: no median to give
+		}
+		s.Bytes = int64(median(vs))
+		s.BytesPerOp = perRow(s.Bytes, res.Rows)
+		res.Structures = append(res.Structures, s)
+	}
+}
+
+// counterFigures says which Result field each counter fills, with the median over the runs
+// when every run reported it; perRow counters are taken per 1,000 rows of each run first.
+var counterFigures = []struct {
+	name   string
+	per1k  bool
+	figure func(res *Result, median float64)
+}{
+	{counterSecondaryIndexBytes, false, func(res *Result, v float64) {
+		res.SecondaryIndexBytes = int64(v)
+		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
+	}},
+	{counterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = ptr(int64(v)) }},
+	{counterPageSplits, false, func(res *Result, v float64) { res.PageSplits = ptr(int64(v)) }},
+	{counterPageMerges, false, func(res *Result, v float64) { res.PageMerges = ptr(int64(v)) }},
+	{counterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = ptr(v) }},
+}
+
+// summarizeCounters adds the medians of the engine's named counters to res.
+func summarizeCounters(res *Result, ms []metrics) {
+	for _, f := range counterFigures {
+		var vs []float64
+		for _, m := range ms {
+			v, ok := m.counters[f.name]
+			if !ok || f.per1k && m.rows == 0 {
+				break
+			}
+			if f.per1k {
+				vs = append(vs, 1000*float64(v)/float64(m.rows))
+			} else {
+				vs = append(vs, float64(v))
+			}
+		}
+		if len(ms) > 0 && len(vs) == len(ms) {
+			f.figure(res, median(vs))
+		}
+	}
+}

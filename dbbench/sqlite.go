@@ -473,3 +473,5 @@ func openSQLiteEngine(ctx context.Context, o options) (engine, func() error, err
 	}
 	return e, e.close, nil
 }
+
+func (e *sqliteEngine) connLost(err error) bool { return connLost(err) }
