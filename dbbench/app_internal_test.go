@@ -69,7 +69,7 @@ func FuzzTableLabels(f *testing.F) {
 
 // openAppEngine opens a real engine for the app workload: PostgreSQL, or MariaDB/MySQL when
 // innodb is set.
-func openAppEngine(t *testing.T, innodb bool) (engine, Config) {
+func openAppEngine(t *testing.T, innodb bool) (Engine, Config) {
 	t.Helper()
 	db := ""
 	if innodb {
@@ -106,12 +106,12 @@ func TestTimeCheckControl(t *testing.T) {
 			t.Run(fmt.Sprintf("innodb=%v/%s", innodb, scheme), func(t *testing.T) {
 				ctx := context.Background()
 				d, cfg := openAppEngine(t, innodb)
-				r, err := resolveRow(ctx, scheme)
+				r, err := ResolveRow(ctx, scheme)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sc := appScheme{appSchema: appSchema{label: "ctl", r: r, children: 2}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
-				sc.codec = mustCodec(t, r.spec)
+				sc := appScheme{AppSchema: AppSchema{Label: "ctl", Row: r, Children: 2}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
+				sc.codec = mustCodec(t, r.Spec)
 				run, err := appLoad(ctx, cfg, d, sc, false, true)
 				if err != nil {
 					t.Fatal(err)
@@ -124,11 +124,11 @@ func TestTimeCheckControl(t *testing.T) {
 				if c.Rows != 300 || c.Mismatches != 0 {
 					t.Fatalf("control: %+v, want 300 rows and no mismatch", *c)
 				}
-				move := "UPDATE " + d.qualify(sc.parent()) + " SET created_at = created_at + interval '1 hour' WHERE payload = 150"
+				move := "UPDATE " + d.Qualify(sc.Parent()) + " SET created_at = created_at + interval '1 hour' WHERE payload = 150"
 				if innodb {
-					move = "UPDATE " + d.qualify(sc.parent()) + " SET created_at = created_at + INTERVAL 1 HOUR WHERE payload = 150"
+					move = "UPDATE " + d.Qualify(sc.Parent()) + " SET created_at = created_at + INTERVAL 1 HOUR WHERE payload = 150"
 				}
-				if _, err := d.count(ctx, "SELECT 1 FROM "+d.qualify(sc.parent())+" WHERE payload = 150"); err != nil {
+				if _, err := d.Count(ctx, "SELECT 1 FROM "+d.Qualify(sc.Parent())+" WHERE payload = 150"); err != nil {
 					t.Fatal(err)
 				}
 				if err := execSQL(ctx, d, move); err != nil {
@@ -156,8 +156,8 @@ func TestRunKeepsReportOnTimeMismatch(t *testing.T) {
 		t.Run(fmt.Sprintf("moved=%v", move), func(t *testing.T) {
 			cfg := Config{DB: dsn, Schemes: []string{"snowflake"}, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1}
 			if move {
-				cfg.beforeQueries = func(ctx context.Context, d engine, sc appScheme) error {
-					return execSQL(ctx, d, "UPDATE "+d.qualify(sc.parent())+" SET created_at = created_at + interval '1 hour'")
+				cfg.beforeQueries = func(ctx context.Context, d Engine, sc appScheme) error {
+					return execSQL(ctx, d, "UPDATE "+d.Qualify(sc.Parent())+" SET created_at = created_at + interval '1 hour'")
 				}
 			}
 			rep, err := Run(context.Background(), cfg)
@@ -202,7 +202,7 @@ func mustCodec(t *testing.T, spec string) idkit.Codec {
 }
 
 // execSQL runs a statement on the engine's admin connection.
-func execSQL(ctx context.Context, d engine, q string) error {
+func execSQL(ctx context.Context, d Engine, q string) error {
 	switch e := d.(type) {
 	case *pgEngine:
 		_, err := e.admin.Exec(ctx, q)

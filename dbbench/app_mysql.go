@@ -9,50 +9,50 @@ import (
 	"time"
 )
 
-var _ engine = (*mysqlEngine)(nil)
+var _ Engine = (*mysqlEngine)(nil)
 
 // reservesKeys: LOAD DATA cannot return the keys the server makes.
-func (e *mysqlEngine) reservesKeys() bool { return false }
+func (e *mysqlEngine) ReservesKeys() bool { return false }
 
-func (e *mysqlEngine) keyType(r row) string { return e.columnTypeOf(r) }
+func (e *mysqlEngine) KeyType(r Row) string { return e.ColumnTypeOf(r) }
 
-func (e *mysqlEngine) qualify(name string) string { return "`" + e.dbName + "`.`" + name + "`" }
+func (e *mysqlEngine) Qualify(name string) string { return "`" + e.dbName + "`.`" + name + "`" }
 
 // createTables creates ts as InnoDB tables with persistent statistics, recalculated only by
 // settle's ANALYZE TABLE, so that innodb_index_stats holds the figures of the finished load.
-func (e *mysqlEngine) createTables(ctx context.Context, ts []tableDef) error {
+func (e *mysqlEngine) CreateTables(ctx context.Context, ts []TableDef) error {
 	const opts = " ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"
 	for _, t := range ts {
-		key := e.columnTypeOf(t.key) + " NOT NULL"
+		key := e.ColumnTypeOf(t.Key) + " NOT NULL"
 		id := key
-		if t.key.col == colIdentity {
+		if t.Key.Col == ColIdentity {
 			id, key = "BIGINT NOT NULL AUTO_INCREMENT", "BIGINT NOT NULL"
 		}
 		cols := []string{"id " + id}
 		var fks []string
-		for _, c := range t.columns {
-			typ := map[colKind]string{kindKey: key, kindTime: "DATETIME(6) NOT NULL", kindInt: "BIGINT NOT NULL"}[c.kind]
-			cols = append(cols, c.name+" "+typ)
-			if c.references != "" {
-				fks = append(fks, fmt.Sprintf("CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (id)", c.fk, c.name, e.qualify(c.references)))
+		for _, c := range t.Columns {
+			typ := map[ColKind]string{KindKey: key, KindTime: "DATETIME(6) NOT NULL", KindInt: "BIGINT NOT NULL"}[c.Kind]
+			cols = append(cols, c.Name+" "+typ)
+			if c.References != "" {
+				fks = append(fks, fmt.Sprintf("CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (id)", c.FK, c.Name, e.Qualify(c.References)))
 			}
 		}
 		cols = append(cols, "PRIMARY KEY (id)")
-		for _, ix := range t.indexes {
-			cols = append(cols, fmt.Sprintf("KEY `%s` (%s)", ix.name, ix.column))
+		for _, ix := range t.Indexes {
+			cols = append(cols, fmt.Sprintf("KEY `%s` (%s)", ix.Name, ix.Column))
 		}
-		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.qualify(t.name), strings.Join(append(cols, fks...), ", "), opts)
+		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.Qualify(t.Name), strings.Join(append(cols, fks...), ", "), opts)
 		if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
-			return mysqlFail(ctx, "create table "+t.name, err)
+			return mysqlFail(ctx, "create table "+t.Name, err)
 		}
 	}
 	return nil
 }
 
-func (e *mysqlEngine) dropTables(ctx context.Context, ts []tableDef) error {
+func (e *mysqlEngine) DropTables(ctx context.Context, ts []TableDef) error {
 	var names []string
-	for _, t := range reversed(ts) {
-		names = append(names, e.qualify(t.name))
+	for _, t := range Reversed(ts) {
+		names = append(names, e.Qualify(t.Name))
 	}
 	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
 		return mysqlFail(ctx, "drop tables "+strings.Join(names, ", "), err)
@@ -60,26 +60,26 @@ func (e *mysqlEngine) dropTables(ctx context.Context, ts []tableDef) error {
 	return nil
 }
 
-func (e *mysqlEngine) appConns(ctx context.Context) ([]appWriter, error) {
+func (e *mysqlEngine) AppConns(ctx context.Context) ([]AppWriter, error) {
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]appWriter, len(conns))
+	out := make([]AppWriter, len(conns))
 	for i, c := range conns {
-		out[i] = &mysqlWriter{sqlWriter{conn: c, qualify: e.qualify, begin: "BEGIN", timeArg: e.timeArg, keyArg: e.keyArg}}
+		out[i] = &mysqlWriter{SQLWriter{Conn: c, Qualify: e.Qualify, Begin: "BEGIN", TimeArg: e.TimeArg, KeyArg: e.KeyArg}}
 	}
 	return out, nil
 }
 
-func (e *mysqlEngine) beforeLoad(ctx context.Context) error {
+func (e *mysqlEngine) BeforeLoad(ctx context.Context) error {
 	if e.canFlush {
 		return e.flushDirty(ctx)
 	}
 	return nil
 }
 
-func (e *mysqlEngine) logMark(ctx context.Context) (func(context.Context) (int64, error), error) {
+func (e *mysqlEngine) LogMark(ctx context.Context) (func(context.Context) (int64, error), error) {
 	before, err := e.lsn(ctx)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (e *mysqlEngine) logMark(ctx context.Context) (func(context.Context) (int64
 	}, nil
 }
 
-func (e *mysqlEngine) settle(ctx context.Context, ts []tableDef) error {
+func (e *mysqlEngine) Settle(ctx context.Context, ts []TableDef) error {
 	if e.mariadb {
 		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
 			return mysqlFail(ctx, "set use_stat_tables", err)
@@ -98,7 +98,7 @@ func (e *mysqlEngine) settle(ctx context.Context, ts []tableDef) error {
 	}
 	var names []string
 	for _, t := range ts {
-		names = append(names, e.qualify(t.name))
+		names = append(names, e.Qualify(t.Name))
 	}
 	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+strings.Join(names, ", "))
 	if err != nil {
@@ -113,25 +113,25 @@ func (e *mysqlEngine) settle(ctx context.Context, ts []tableDef) error {
 // structures reads each index's allocated pages from mysql.innodb_index_stats (see
 // mysqlEngine.sizes), or, without access to it, the clustered and secondary sizes of each
 // table from information_schema.TABLES.
-func (e *mysqlEngine) structures(ctx context.Context, ts []tableDef) ([]Structure, error) {
+func (e *mysqlEngine) Structures(ctx context.Context, ts []TableDef) ([]Structure, error) {
 	if !e.indexStats {
 		var out []Structure
 		for _, t := range ts {
 			var data, index int64
 			if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-				e.dbName, t.name).Scan(&data, &index); err != nil {
+				e.dbName, t.Name).Scan(&data, &index); err != nil {
 				return nil, mysqlFail(ctx, "read table sizes", err)
 			}
-			out = append(out, Structure{Name: t.name + ".PRIMARY", Role: t.who + " clustered index (the table)", Bytes: data},
-				Structure{Name: t.name + ".secondary", Role: t.who + " secondary indexes", Bytes: index})
+			out = append(out, Structure{Name: t.Name + ".PRIMARY", Role: t.Who + " clustered index (the table)", Bytes: data},
+				Structure{Name: t.Name + ".secondary", Role: t.Who + " secondary indexes", Bytes: index})
 		}
 		return out, nil
 	}
 	var out []Structure
 	for _, t := range ts {
-		out = append(out, Structure{Name: t.name + ".PRIMARY", Role: t.who + " clustered index (the table)"})
-		for _, ix := range t.indexes {
-			out = append(out, Structure{Name: t.name + "." + ix.name, Role: ix.role})
+		out = append(out, Structure{Name: t.Name + ".PRIMARY", Role: t.Who + " clustered index (the table)"})
+		for _, ix := range t.Indexes {
+			out = append(out, Structure{Name: t.Name + "." + ix.Name, Role: ix.Role})
 		}
 	}
 	for i := range out {
@@ -146,64 +146,64 @@ func (e *mysqlEngine) structures(ctx context.Context, ts []tableDef) ([]Structur
 	return out, nil
 }
 
-func (e *mysqlEngine) keyArg(r row, v *value) any {
-	if r.col == colIdentity {
-		return v.i64
+func (e *mysqlEngine) KeyArg(r Row, v *Value) any {
+	if r.Col == ColIdentity {
+		return v.I64
 	}
-	return mysqlKey(r.col, r.unsigned, v)
+	return mysqlKey(r.Col, r.Unsigned, v)
 }
 
 // mysqlTime is the layout of a DATETIME(6) value; the columns hold UTC.
 const mysqlTime = "2006-01-02 15:04:05.000000"
 
-func (e *mysqlEngine) timeArg(t time.Time) any { return t.UTC().Format(mysqlTime) }
+func (e *mysqlEngine) TimeArg(t time.Time) any { return t.UTC().Format(mysqlTime) }
 
-func (e *mysqlEngine) sql(q string) string { return placeholder.ReplaceAllString(q, "?") }
+func (e *mysqlEngine) SQL(q string) string { return Placeholder.ReplaceAllString(q, "?") }
 
-func (e *mysqlEngine) count(ctx context.Context, q string, args ...any) (int64, error) {
-	return countRows(ctx, e.admin, mysqlConnLost, "query", q, args...)
+func (e *mysqlEngine) Count(ctx context.Context, q string, args ...any) (int64, error) {
+	return CountRows(ctx, e.admin, mysqlConnLost, "query", q, args...)
 }
 
-func (e *mysqlEngine) keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error) {
+func (e *mysqlEngine) KeyRows(ctx context.Context, r Row, q string, args ...any) ([]KeyRow, error) {
 	rows, err := e.admin.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, mysqlFail(ctx, "query", err)
 	}
 	defer rows.Close()
-	var out []keyRow
+	var out []KeyRow
 	for rows.Next() {
 		var raw sql.RawBytes
-		var k keyRow
-		if err := rows.Scan(&raw, &k.created); err != nil {
+		var k KeyRow
+		if err := rows.Scan(&raw, &k.Created); err != nil {
 			return nil, mysqlFail(ctx, "read rows", err)
 		}
-		switch r.col {
-		case colIdentity, colBigint:
+		switch r.Col {
+		case ColIdentity, ColBigint:
 			v, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("dbbench: read key %q: %w", raw, err)
 			}
-			k.key = v
-		case colUUID:
+			k.Key = v
+		case ColUUID:
 			var v [16]byte
 			if len(raw) != 16 {
 				return nil, fmt.Errorf("dbbench: read key: %d bytes, want 16", len(raw))
 			}
 			copy(v[:], raw)
-			k.key = v
+			k.Key = v
 		default:
-			k.key = string(raw)
+			k.Key = string(raw)
 		}
 		out = append(out, k)
 	}
 	return out, mysqlFail(ctx, "query", rows.Err())
 }
 
-func (e *mysqlEngine) epochMicros(col string) string {
+func (e *mysqlEngine) EpochMicros(col string) string {
 	return "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + col + ")"
 }
 
-func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, error) {
+func (e *mysqlEngine) Plan(ctx context.Context, q string, args ...any) (string, error) {
 	rows, err := e.admin.QueryContext(ctx, "EXPLAIN "+q, args...)
 	if err != nil {
 		return "", mysqlFail(ctx, "explain", err)
@@ -244,7 +244,7 @@ func (e *mysqlEngine) plan(ctx context.Context, q string, args ...any) (string, 
 
 // kept marks the database to be left by close, and names it and the mysql command that
 // opens it.
-func (e *mysqlEngine) kept() (string, string) {
+func (e *mysqlEngine) Kept() (string, string) {
 	e.keep = true
 	if e.keptDir != "" {
 		return "database " + e.dbName + " in the stopped mariadb-local server kept at " + e.keptDir, e.reopen
@@ -258,14 +258,14 @@ func mysqlReopen(addr, network, user string, password bool, db string) string {
 	var b strings.Builder
 	b.WriteString("mysql")
 	if network == "unix" {
-		b.WriteString(" --socket=" + shellQuote(addr))
+		b.WriteString(" --socket=" + ShellQuote(addr))
 	} else if host, port, ok := strings.Cut(addr, ":"); ok {
-		b.WriteString(" -h " + shellQuote(host) + " -P " + port)
+		b.WriteString(" -h " + ShellQuote(host) + " -P " + port)
 	} else if addr != "" {
-		b.WriteString(" -h " + shellQuote(addr))
+		b.WriteString(" -h " + ShellQuote(addr))
 	}
 	if user != "" {
-		b.WriteString(" -u " + shellQuote(user))
+		b.WriteString(" -u " + ShellQuote(user))
 	}
 	if password {
 		b.WriteString(" -p")
@@ -275,8 +275,8 @@ func mysqlReopen(addr, network, user string, password bool, db string) string {
 
 // loadCols is the LOAD DATA column list of a table whose key columns are keys: BINARY(16)
 // keys arrive as hex and are UNHEXed.
-func loadCols(c column, cols ...string) string {
-	if c != colUUID {
+func loadCols(c Column, cols ...string) string {
+	if c != ColUUID {
 		return "(" + strings.Join(cols, ", ") + ")"
 	}
 	var list, set []string
@@ -291,8 +291,8 @@ func loadCols(c column, cols ...string) string {
 	return "(" + strings.Join(list, ", ") + ") SET " + strings.Join(set, ", ")
 }
 
-func (w *mysqlWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error {
-	c := s.r.col
+func (w *mysqlWriter) Bulk(ctx context.Context, s AppSchema, ops []AppOp) error {
+	c := s.Row.Col
 	i := 0
 	parents := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
 		if i == len(ops) {
@@ -300,46 +300,46 @@ func (w *mysqlWriter) bulk(ctx context.Context, s appSchema, ops []appOp) error 
 		}
 		op := &ops[i]
 		i++
-		dst = appendKeyText(dst, c, s.r.unsigned, &op.parent)
+		dst = appendKeyText(dst, c, s.Row.Unsigned, &op.Parent)
 		dst = append(dst, '\t')
-		dst = op.created.UTC().AppendFormat(dst, mysqlTime)
+		dst = op.Created.UTC().AppendFormat(dst, mysqlTime)
 		dst = append(dst, '\t')
-		dst = strconv.AppendInt(dst, op.customer, 10)
+		dst = strconv.AppendInt(dst, op.Customer, 10)
 		dst = append(dst, '\t')
-		dst = strconv.AppendInt(dst, op.payload, 10)
+		dst = strconv.AppendInt(dst, op.Payload, 10)
 		return append(dst, '\n'), true, nil
 	}}
-	if err := loadData(ctx, w.conn, w.qualify(s.parent()), loadCols(c, "id", "created_at", "customer", "payload"), parents); err != nil {
+	if err := loadData(ctx, w.Conn, w.Qualify(s.Parent()), loadCols(c, "id", "created_at", "customer", "payload"), parents); err != nil {
 		return err
 	}
-	if s.children == 0 {
+	if s.Children == 0 {
 		return nil
 	}
 	i = 0
 	j := 0
 	children := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
-		if j == s.children {
+		if j == s.Children {
 			i, j = i+1, 0
 		}
 		if i == len(ops) {
 			return dst, false, nil
 		}
 		op := &ops[i]
-		dst = appendKeyText(dst, c, s.r.unsigned, &op.children[j])
+		dst = appendKeyText(dst, c, s.Row.Unsigned, &op.Children[j])
 		dst = append(dst, '\t')
-		dst = appendKeyText(dst, c, s.r.unsigned, &op.parent)
+		dst = appendKeyText(dst, c, s.Row.Unsigned, &op.Parent)
 		dst = append(dst, '\t')
-		dst = strconv.AppendInt(dst, op.payload*int64(s.children+1)+int64(j), 10)
+		dst = strconv.AppendInt(dst, op.Payload*int64(s.Children+1)+int64(j), 10)
 		j++
 		return append(dst, '\n'), true, nil
 	}}
-	return loadData(ctx, w.conn, w.qualify(s.child()), loadCols(c, "id", "parent_id", "payload"), children)
+	return loadData(ctx, w.Conn, w.Qualify(s.Child()), loadCols(c, "id", "parent_id", "payload"), children)
 }
 
 // bare is the baseline loop: plain database/sql calls with BIGINT keys from the operation
 // number (plus bareKeyBase, so that LOAD DATA parses 19 digits a key, as for Snowflake IDs).
-func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first, count int64) error {
-	k := int64(s.children)
+func (w *mysqlWriter) Bare(ctx context.Context, s AppSchema, mode string, first, count int64) error {
+	k := int64(s.Children)
 	if mode == ModeCopy {
 		n := int64(0)
 		parents := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
@@ -348,7 +348,7 @@ func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first,
 			}
 			id := first + n + 1
 			n++
-			dst = strconv.AppendInt(dst, bareKeyBase+id, 10)
+			dst = strconv.AppendInt(dst, BareKeyBase+id, 10)
 			dst = append(dst, '\t')
 			dst = time.Now().UTC().AppendFormat(dst, mysqlTime)
 			dst = append(dst, '\t')
@@ -357,7 +357,7 @@ func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first,
 			dst = strconv.AppendInt(dst, id, 10)
 			return append(dst, '\n'), true, nil
 		}}
-		if err := loadData(ctx, w.conn, w.qualify(s.parent()), "(id, created_at, customer, payload)", parents); err != nil {
+		if err := loadData(ctx, w.Conn, w.Qualify(s.Parent()), "(id, created_at, customer, payload)", parents); err != nil {
 			return err
 		}
 		if k == 0 {
@@ -371,17 +371,17 @@ func (w *mysqlWriter) bare(ctx context.Context, s appSchema, mode string, first,
 			id := first*k + n + 1
 			parent := first + n/k + 1
 			n++
-			dst = strconv.AppendInt(dst, bareKeyBase+id, 10)
+			dst = strconv.AppendInt(dst, BareKeyBase+id, 10)
 			dst = append(dst, '\t')
-			dst = strconv.AppendInt(dst, bareKeyBase+parent, 10)
+			dst = strconv.AppendInt(dst, BareKeyBase+parent, 10)
 			dst = append(dst, '\t')
 			dst = strconv.AppendInt(dst, id, 10)
 			return append(dst, '\n'), true, nil
 		}}
-		return loadData(ctx, w.conn, w.qualify(s.child()), "(id, parent_id, payload)", children)
+		return loadData(ctx, w.Conn, w.Qualify(s.Child()), "(id, parent_id, payload)", children)
 	}
-	return w.bareLoop(ctx, s, first, count)
+	return w.BareLoop(ctx, s, first, count)
 }
 
 // mysqlWriter is the database/sql writer with LOAD DATA LOCAL INFILE as its bulk path.
-type mysqlWriter struct{ sqlWriter }
+type mysqlWriter struct{ SQLWriter }

@@ -7,41 +7,41 @@ import (
 )
 
 // appSchema is one row's two tables in the app workload, named after its label.
-type appSchema struct {
-	label     string
-	r         row
-	createdAt bool // an index on parent(created_at)
-	children  int
+type AppSchema struct {
+	Label     string
+	Row         Row
+	CreatedAt bool // an index on parent(created_at)
+	Children  int
 }
 
-func (s appSchema) parent() string { return s.label + "_parent" }
+func (s AppSchema) Parent() string { return s.Label + "_parent" }
 
-func (s appSchema) child() string { return s.label + "_child" }
+func (s AppSchema) Child() string { return s.Label + "_child" }
 
-func (s appSchema) fkIndex() string { return s.label + "_child_parent_id" }
+func (s AppSchema) fkIndex() string { return s.Label + "_child_parent_id" }
 
-func (s appSchema) fk() string { return s.label + "_child_parent_fk" }
+func (s AppSchema) FK() string { return s.Label + "_child_parent_fk" }
 
-func (s appSchema) createdIndex() string { return s.label + "_parent_created_at" }
+func (s AppSchema) createdIndex() string { return s.Label + "_parent_created_at" }
 
 // appOp is one business operation: a parent and its children, with the moment the
 // application made the parent's ID.
-type appOp struct {
-	parent   value
-	created  time.Time
-	customer int64
-	payload  int64
-	children []value
+type AppOp struct {
+	Parent   Value
+	Created  time.Time
+	Customer int64
+	Payload  int64
+	Children []Value
 	// parentArg is the parent's key as the driver takes it, filled after the insert for rows
 	// whose keys the database makes.
-	parentArg any
+	ParentArg any
 }
 
 // keyRow is a row of a time query's check: its key in the form the dialect read it (int64,
 // [16]byte or string) and its created_at in Unix microseconds.
-type keyRow struct {
-	key     any
-	created int64
+type KeyRow struct {
+	Key     any
+	Created int64
 }
 
 // appDialect is what the app workload asks of an engine: its DDL, its writing paths (one
@@ -51,55 +51,55 @@ type keyRow struct {
 type appDialect interface {
 	// reservesKeys reports whether the bulk path knows the keys the database makes, which
 	// the children need.
-	reservesKeys() bool
+	ReservesKeys() bool
 	// keyType is the SQL type of a row's key columns.
-	keyType(r row) string
+	KeyType(r Row) string
 	// createTables creates the tables of a workload, described as data, in order;
 	// dropTables drops them (if they exist) in reverse order.
-	createTables(ctx context.Context, ts []tableDef) error
-	dropTables(ctx context.Context, ts []tableDef) error
+	CreateTables(ctx context.Context, ts []TableDef) error
+	DropTables(ctx context.Context, ts []TableDef) error
 	// appConns returns one writer per client.
-	appConns(ctx context.Context) ([]appWriter, error)
+	AppConns(ctx context.Context) ([]AppWriter, error)
 	// logMark returns a function that reports the WAL/redo bytes written since the call.
-	logMark(ctx context.Context) (func(context.Context) (int64, error), error)
+	LogMark(ctx context.Context) (func(context.Context) (int64, error), error)
 	// settle makes the load's figures readable: checkpoint state, statistics for the
 	// planner and the size counters.
-	settle(ctx context.Context, ts []tableDef) error
+	Settle(ctx context.Context, ts []TableDef) error
 	// beforeLoad prepares a measured load (a checkpoint on PostgreSQL).
-	beforeLoad(ctx context.Context) error
+	BeforeLoad(ctx context.Context) error
 	// structures returns the size of every table and index of ts, by name, in the order of
 	// ts: each table, its primary key where it is a structure of its own, its indexes.
-	structures(ctx context.Context, ts []tableDef) ([]Structure, error)
+	Structures(ctx context.Context, ts []TableDef) ([]Structure, error)
 	// keyArg is a key as the driver takes it in a query.
-	keyArg(r row, v *value) any
-	timeArg(t time.Time) any
+	KeyArg(r Row, v *Value) any
+	TimeArg(t time.Time) any
 	// sql rewrites a query written with $1, $2 … placeholders for the dialect.
-	sql(q string) string
+	SQL(q string) string
 	// count runs q and returns the number of rows it returned.
-	count(ctx context.Context, q string, args ...any) (int64, error)
+	Count(ctx context.Context, q string, args ...any) (int64, error)
 	// keyRows runs q, whose columns are a key and created_at in Unix microseconds.
-	keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error)
+	KeyRows(ctx context.Context, r Row, q string, args ...any) ([]KeyRow, error)
 	// epochMicros is the SQL expression of a timestamp column in Unix microseconds.
-	epochMicros(col string) string
+	EpochMicros(col string) string
 	// plan returns the index EXPLAIN says q uses on table, or "sequential scan".
-	plan(ctx context.Context, q string, args ...any) (string, error)
+	Plan(ctx context.Context, q string, args ...any) (string, error)
 	// qualify names a table inside the benchmark schema or database.
-	qualify(name string) string
+	Qualify(name string) string
 }
 
 // appWriter writes business operations over one connection.
-type appWriter interface {
+type AppWriter interface {
 	// tx writes op in one transaction.
-	tx(ctx context.Context, s appSchema, op *appOp) error
+	Tx(ctx context.Context, s AppSchema, op *AppOp) error
 	// bulk writes ops by the engine's bulk path: parents, then children.
-	bulk(ctx context.Context, s appSchema, ops []appOp) error
+	Bulk(ctx context.Context, s AppSchema, ops []AppOp) error
 	// bare writes operations first..first+count-1 of the baseline: ascending bigint keys
 	// from the operation number, straight through the driver, in mode.
-	bare(ctx context.Context, s appSchema, mode string, first, count int64) error
+	Bare(ctx context.Context, s AppSchema, mode string, first, count int64) error
 }
 
 // children is "1 child" or "n children".
-func children(n int) string {
+func Children(n int) string {
 	if n == 1 {
 		return "1 child"
 	}

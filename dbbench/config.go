@@ -146,7 +146,7 @@ type Config struct {
 
 	// beforeQueries, set by tests only, runs in the app workload after a scheme's last load
 	// and before its queries and time check (a test moves a row's created_at in it).
-	beforeQueries func(ctx context.Context, d engine, sc appScheme) error
+	beforeQueries func(ctx context.Context, d Engine, sc appScheme) error
 }
 
 // DefaultConfig returns the configuration of the default idbench run: every
@@ -319,23 +319,23 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // options returns what an engine reads of c.
-func (c Config) options() options {
-	return options{Rows: c.Rows, Batch: c.Batch, Points: c.Points, Mode: c.Mode, Clients: c.Clients,
+func (c Config) options() Options {
+	return Options{Rows: c.Rows, Batch: c.Batch, Points: c.Points, Mode: c.Mode, Clients: c.Clients,
 		Nodes: c.Nodes, Profile: c.Profile, Fillfactor: c.Fillfactor, Lookups: c.Lookups, RangeN: c.RangeN,
 		SecondaryIndex: c.SecondaryIndex, Log: c.Log}
 }
 
 // fleet returns the simulation settings of c (rate 0: no simulation).
-func (c Config) fleet() fleetSettings {
-	fs := fleetSettings{rate: c.FleetRate, skew: c.ClockSkew, seed: 1}
-	if fs.rate == 0 && c.Nodes > 1 {
-		fs.rate = DefaultFleetRate
+func (c Config) fleet() FleetSettings {
+	fs := FleetSettings{Rate: c.FleetRate, Skew: c.ClockSkew, Seed: 1}
+	if fs.Rate == 0 && c.Nodes > 1 {
+		fs.Rate = DefaultFleetRate
 	}
 	switch {
-	case fs.skew == 0:
-		fs.skew = DefaultClockSkew
-	case fs.skew < 0:
-		fs.skew = 0
+	case fs.Skew == 0:
+		fs.Skew = DefaultClockSkew
+	case fs.Skew < 0:
+		fs.Skew = 0
 	}
 	return fs
 }

@@ -40,99 +40,99 @@ var ErrInterrupted = errors.New("dbbench: interrupted")
 // MariaDB/MySQL InnoDB, SQLite) meets, for every workload. The table workload uses load,
 // baseline and the methods above them; the app workload the methods of the embedded
 // appDialect. Nothing asks an engine for its concrete type.
-type engine interface {
+type Engine interface {
 	appDialect
 	// settings fills the engine's part of the report's settings.
-	settings(s *Settings)
+	Settings(s *Settings)
 	// tableRows returns the rows of the table workload this server can run, and for each
 	// one it cannot, why (asked are the rows as the user spelled them).
-	tableRows(rows []row, asked []string) (keep []row, skipped []string)
+	TableRows(rows []Row, asked []string) (keep []Row, skipped []string)
 	// tableNotes explains the engine's own figures in a table-workload report.
-	tableNotes(rep *Report, rows []row, skipped []string) []string
+	TableNotes(rep *Report, rows []Row, skipped []string) []string
 	// columnTypeOf names the SQL type of a row's key column in the table workload.
-	columnTypeOf(r row) string
+	ColumnTypeOf(r Row) string
 	// kept marks the engine's schema, database or file to be left by close (Config.Keep),
 	// and returns what it is and the command that opens it again, without credentials.
-	kept() (what, reopen string)
+	Kept() (what, reopen string)
 	// load creates a table for r, loads n rows into it, measures it when
 	// measure is true, and drops it.
-	load(ctx context.Context, r row, n int, measure bool, rec *recorder) (metrics, error)
+	Load(ctx context.Context, r Row, n int, measure bool, rec *Recorder) (Metrics, error)
 	// baseline is load for the bare CopyFrom of ascending int64 keys; engines
 	// without one return errNoBaseline, and hasBaseline false.
-	baseline(ctx context.Context, n int, rec *recorder) (metrics, error)
-	hasBaseline() bool
+	Baseline(ctx context.Context, n int, rec *Recorder) (Metrics, error)
+	HasBaseline() bool
 	// batchSize is the number of rows per COPY, INSERT or transaction.
-	batchSize() int
+	BatchSize() int
 	// close drops everything the engine created and releases it. It runs
 	// even when ctx has ended.
-	close() error
+	Close() error
 	// connLost reports whether an error of the engine's driver means the connection is
 	// gone (see failLost).
-	connLost(err error) bool
+	ConnLost(err error) bool
 }
 
-var errNoBaseline = errors.New("dbbench: no baseline on this engine")
+var ErrNoBaseline = errors.New("dbbench: no baseline on this engine")
 
 // metrics are the figures of one load.
-type metrics struct {
-	rows        int64
-	seconds     float64
-	indexBytes  int64
-	tableBytes  int64
-	walBytes    int64
-	fpi         *int64
-	checkpoints *int64
-	density     *float64
-	frag        *float64
-	leafPages   *int64
-	lookup      Latency
-	rangeScan   Latency
-	curve       []Chunk
+type Metrics struct {
+	Rows        int64
+	Seconds     float64
+	IndexBytes  int64
+	TableBytes  int64
+	WALBytes    int64
+	FPI         *int64
+	Checkpoints *int64
+	Density     *float64
+	Frag        *float64
+	LeafPages   *int64
+	Lookup      Latency
+	RangeScan   Latency
+	Curve       []Chunk
 	// durability is the class of each store the generators rest on (a segment row's store,
 	// a leased node's), read after the load; nil for other rows.
-	durability []string
+	Durability []string
 
 	// counters are the engine's own figures of the load, by name (see counterFigures): an
 	// engine reports those it measures and leaves the others out.
-	counters map[string]int64
+	Counters map[string]int64
 	// structures are the database objects the load made, each with its size (Bytes; the
 	// per-row figure is left to summarize).
-	structures []Structure
+	Structures []Structure
 }
 
 // structure records a database object of the load: its name, what it is for, and its size.
-func (m *metrics) structure(name, role string, bytes int64) {
-	m.structures = append(m.structures, Structure{Name: name, Role: role, Bytes: bytes})
+func (m *Metrics) Structure(name, role string, bytes int64) {
+	m.Structures = append(m.Structures, Structure{Name: name, Role: role, Bytes: bytes})
 }
 
 // Names of the counters an engine may report in metrics.counters.
 const (
-	counterSecondaryIndexBytes = "secondary index bytes"
-	counterSecondaryLeafPages  = "secondary index leaf pages"
-	counterPageSplits          = "page splits"
-	counterPageMerges          = "page merges"
-	counterPoolReads           = "buffer pool reads"
+	CounterSecondaryIndexBytes = "secondary index bytes"
+	CounterSecondaryLeafPages  = "secondary index leaf pages"
+	CounterPageSplits          = "page splits"
+	CounterPageMerges          = "page merges"
+	CounterPoolReads           = "buffer pool reads"
 )
 
 // count records counter name of the load.
-func (m *metrics) count(name string, v int64) {
-	if m.counters == nil {
-		m.counters = map[string]int64{}
+func (m *Metrics) Count(name string, v int64) {
+	if m.Counters == nil {
+		m.Counters = map[string]int64{}
 	}
-	m.counters[name] = v
+	m.Counters[name] = v
 }
 
 // fail turns a database error into the error Run returns: interrupted when
 // ctx has ended, ErrConnLost when the connection broke (connLost), else the error
 // with what was being done.
-func fail(ctx context.Context, what string, err error) error {
-	return failLost(ctx, what, err, nil)
+func Fail(ctx context.Context, what string, err error) error {
+	return FailLost(ctx, what, err, nil)
 }
 
 // failLost is fail for an engine whose driver has errors of its own that mean the connection
 // is gone: lost reports them (it is the engine's connLost, and is given every error fail
 // would look at); nil means the checks of connLost only.
-func failLost(ctx context.Context, what string, err error, lost func(error) bool) error {
+func FailLost(ctx context.Context, what string, err error, lost func(error) bool) error {
 	if err == nil {
 		return nil
 	}
@@ -143,17 +143,17 @@ func failLost(ctx context.Context, what string, err error, lost func(error) bool
 		return fmt.Errorf("%w while %s: %w", ErrInterrupted, what, context.Cause(ctx))
 	}
 	if lost == nil {
-		lost = connLost
+		lost = ConnLost
 	}
 	if lost(err) {
-		return fmt.Errorf("%w while %s: %s", ErrConnLost, what, oneLine(err.Error()))
+		return fmt.Errorf("%w while %s: %s", ErrConnLost, what, OneLine(err.Error()))
 	}
 	return fmt.Errorf("dbbench: %s: %w", what, err)
 }
 
 // connLost reports whether err means the connection is gone, as database/sql, the network
 // and the operating system say it; an engine's own connLost adds its driver's errors.
-func connLost(err error) bool {
+func ConnLost(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -165,7 +165,7 @@ func connLost(err error) bool {
 
 // oneLine joins a multi-line error message (pgconn puts the cause of a
 // failed connection on its own indented line) into one line.
-func oneLine(s string) string {
+func OneLine(s string) string {
 	var parts []string
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSuffix(strings.TrimSpace(l), ":")
@@ -178,7 +178,7 @@ func oneLine(s string) string {
 
 // workers runs fn(i) for i in [0, n) concurrently and returns the first
 // error; the others see their context cancelled.
-func workers(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+func Workers(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -204,23 +204,23 @@ func workers(ctx context.Context, n int, fn func(ctx context.Context, i int) err
 
 // claimer hands out consecutive row ranges of at most batch rows to
 // concurrent workers.
-type claimer struct {
-	next  atomic.Int64
-	total int64
-	batch int64
+type Claimer struct {
+	Next  atomic.Int64
+	Total int64
+	Batch int64
 }
 
-func (c *claimer) claim() (start, count int64, ok bool) {
-	start = c.next.Add(c.batch) - c.batch
-	if start >= c.total {
+func (c *Claimer) Claim() (start, count int64, ok bool) {
+	start = c.Next.Add(c.Batch) - c.Batch
+	if start >= c.Total {
 		return 0, 0, false
 	}
-	return start, min(c.batch, c.total-start), true
+	return start, min(c.Batch, c.Total-start), true
 }
 
 // timeQueries times, for each key in turn, a point lookup and then a range scan starting at it,
 // and returns their latencies. The functions return errors ready for Run (through fail).
-func timeQueries(keys []any, point, scan func(k any) error) (Latency, Latency, error) {
+func TimeQueries(keys []any, point, scan func(k any) error) (Latency, Latency, error) {
 	pd := make([]time.Duration, 0, len(keys))
 	rd := make([]time.Duration, 0, len(keys))
 	for _, k := range keys {
@@ -235,11 +235,11 @@ func timeQueries(keys []any, point, scan func(k any) error) (Latency, Latency, e
 		}
 		rd = append(rd, time.Since(t0))
 	}
-	return latencies(pd), latencies(rd), nil
+	return Latencies(pd), Latencies(rd), nil
 }
 
 // latencies returns the median and 99th percentile of ds in microseconds.
-func latencies(ds []time.Duration) Latency {
+func Latencies(ds []time.Duration) Latency {
 	if len(ds) == 0 {
 		return Latency{}
 	}
@@ -251,4 +251,4 @@ func latencies(ds []time.Duration) Latency {
 	return Latency{Count: len(ds), P50Micros: q(0.50), P99Micros: q(0.99)}
 }
 
-func ptr[T any](v T) *T { return &v }
+func Ptr[T any](v T) *T { return &v }

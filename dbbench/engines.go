@@ -14,15 +14,15 @@ type engineEntry struct {
 	// columns adapts a row to the engine's column types, or rejects it with an error that
 	// names the scheme; Run asks before it opens the engine, so a bad list fails before a
 	// server starts.
-	columns func(r row) (row, error)
+	columns func(r Row) (Row, error)
 	// secondaryIndex: the engine measures Config.SecondaryIndex.
 	secondaryIndex bool
 	// open opens the engine for cfg (validated, cfg.to parsed) and returns it with the
 	// function that drops everything it created.
-	open func(ctx context.Context, cfg Config) (engine, func() error, error)
+	open func(ctx context.Context, cfg Config) (Engine, func() error, error)
 	// report is the engine's report texts; shared marks a server idbench did not start, whose
 	// counters are server-wide.
-	report func() reportText
+	report func() ReportText
 	shared bool
 	// table, markdown and summary write a table-workload report in the engine's own layout;
 	// nil for the common one.
@@ -35,11 +35,11 @@ type engineEntry struct {
 func engines() []engineEntry {
 	return []engineEntry{
 		{name: EnginePGLocal, columns: pgColumns, report: pgReport,
-			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
 				return openPGLocal(ctx, cfg.options(), cfg.PGSettings)
 			}},
 		{name: EnginePGEnv, columns: pgColumns, report: pgReport, shared: true,
-			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
 				if len(cfg.PGSettings) > 0 {
 					logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
 				}
@@ -47,19 +47,19 @@ func engines() []engineEntry {
 			}},
 		{name: EngineMariaDBLocal, columns: innodbColumns, secondaryIndex: true, report: innodbReport,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
-			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
 				return openMariaDBLocal(ctx, cfg.options(), cfg.MariaDBSettings)
 			}},
 		{name: EngineMySQL, columns: innodbColumns, secondaryIndex: true, report: innodbReport, shared: true,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
-			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
 				if len(cfg.MariaDBSettings) > 0 {
 					logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
 				}
 				return openMySQLServer(ctx, cfg.options(), cfg.to.mysql)
 			}},
 		{name: EngineSQLite, columns: sqliteColumns, report: sqliteReport,
-			open: func(ctx context.Context, cfg Config) (engine, func() error, error) {
+			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
 				return openSQLiteEngine(ctx, cfg.options())
 			}},
 	}

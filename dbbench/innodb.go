@@ -12,12 +12,12 @@ import (
 )
 
 // innodbReport is the report dialect of MariaDB/MySQL InnoDB (mariadb-local, a mysql:// URL).
-func innodbReport() reportText {
-	return reportText{
-		title:       "MariaDB/MySQL InnoDB",
-		checkpoints: true,
-		clustered:   true,
-		serverSettings: func(row func(k string, v any), s Settings) {
+func innodbReport() ReportText {
+	return ReportText{
+		Title:       "MariaDB/MySQL InnoDB",
+		Checkpoints: true,
+		Clustered:   true,
+		ServerSettings: func(row func(k string, v any), s Settings) {
 			row("innodb_buffer_pool_size", s.InnoDBBufferPoolSize)
 			row("redo log size", s.InnoDBLogFileSize)
 			row("innodb_flush_log_at_trx_commit", s.InnoDBFlushLogAtTrxCommit)
@@ -25,20 +25,20 @@ func innodbReport() reportText {
 			row("innodb_page_size", s.InnoDBPageSize)
 			row("default collation", s.Collation)
 		},
-		appDriver:   "database/sql",
-		appBulkUnit: "LOAD DATA",
-		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "LOAD DATA LOCAL INFILE of parents, then of children"},
+		AppDriver:   "database/sql",
+		AppBulkUnit: "LOAD DATA",
+		AppBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "LOAD DATA LOCAL INFILE of parents, then of children"},
 	}
 }
 
 // openMariaDBLocal starts a private server with MariaDBLocalSettings(cfg.Profile) and settings
 // over them, and opens the engine on it.
-func openMariaDBLocal(ctx context.Context, cfg options, settings map[string]string) (engine, func() error, error) {
+func openMariaDBLocal(ctx context.Context, cfg Options, settings map[string]string) (Engine, func() error, error) {
 	all := MariaDBLocalSettings(cfg.Profile)
 	for k, v := range settings {
 		all[k] = v
 	}
-	cfg.logf("dbbench: starting a private MariaDB server")
+	cfg.Logf("dbbench: starting a private MariaDB server")
 	srv, err := mariadblocal.Start(ctx, mariadblocal.Options{Settings: all})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -56,9 +56,9 @@ func openMariaDBLocal(ctx context.Context, cfg options, settings map[string]stri
 	}
 	return e, func() error {
 		if !e.keep {
-			return errors.Join(e.close(), srv.Close())
+			return errors.Join(e.Close(), srv.Close())
 		}
-		err := e.close()
+		err := e.Close()
 		start, kerr := srv.Keep()
 		if kerr != nil {
 			return errors.Join(err, kerr, srv.Close())
@@ -71,14 +71,14 @@ func openMariaDBLocal(ctx context.Context, cfg options, settings map[string]stri
 // usable drops the rows the server cannot store: the UUID-type rows on a
 // server without that type, when they come from the default list. Asked for
 // by name, they are an error.
-func (e *mysqlEngine) tableRows(rows []row, asked []string) (keep []row, skipped []string) {
+func (e *mysqlEngine) TableRows(rows []Row, asked []string) (keep []Row, skipped []string) {
 	byDefault := slices.Equal(asked, InnoDBSchemes())
 	for _, r := range rows {
-		if r.col == colUUIDNative && !e.uuidType {
+		if r.Col == ColUUIDNative && !e.uuidType {
 			if !byDefault {
-				return nil, []string{fmt.Sprintf("scheme %q needs MariaDB's UUID type (10.7+): %s", r.label, e.uuidOrder)}
+				return nil, []string{fmt.Sprintf("scheme %q needs MariaDB's UUID type (10.7+): %s", r.Label, e.uuidOrder)}
 			}
-			skipped = append(skipped, r.label)
+			skipped = append(skipped, r.Label)
 			continue
 		}
 		keep = append(keep, r)
@@ -87,7 +87,7 @@ func (e *mysqlEngine) tableRows(rows []row, asked []string) (keep []row, skipped
 }
 
 // notes explains the InnoDB figures a reader could misread.
-func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []string {
+func (e *mysqlEngine) TableNotes(rep *Report, rows []Row, skipped []string) []string {
 	var out []string
 	if len(skipped) > 0 {
 		out = append(out, fmt.Sprintf("Left out: %s (this server has no UUID type: %s).", strings.Join(skipped, ", "), e.uuidOrder))
@@ -108,7 +108,7 @@ func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []st
 			"), as it does for indexes of a few pages; leaf pages and fill are left empty there rather than estimated.")
 	}
 	for _, r := range rows {
-		if r.col == colText || r.col == colTextDefault {
+		if r.Col == ColText || r.Col == ColTextDefault {
 			out = append(out, fmt.Sprintf("Text keys are CHAR columns in the database's character set (%s, up to %d bytes a character), which InnoDB stores with a length byte; the -text rows compare with %s_bin (bytes), the -text-default rows with the default collation %s, whose comparisons are case- and accent-insensitive and go through the collation's weight tables.",
 				e.charset, e.mbMaxLen, e.charset, e.set.Collation))
 			break
@@ -118,24 +118,24 @@ func (e *mysqlEngine) tableNotes(rep *Report, rows []row, skipped []string) []st
 }
 
 // openMySQLServer opens the engine on an existing server, c parsed from a mysql:// URL.
-func openMySQLServer(ctx context.Context, o options, c *mysql.Config) (engine, func() error, error) {
+func openMySQLServer(ctx context.Context, o Options, c *mysql.Config) (Engine, func() error, error) {
 	e, err := openMySQL(ctx, o, EngineMySQL, c)
 	if err != nil {
 		return nil, nil, err
 	}
-	return e, e.close, nil
+	return e, e.Close, nil
 }
 
 // innodbColumns is InnoDB's column rule: no PostgreSQL-only rows, and IDs that set bit 63 go
 // in BIGINT UNSIGNED.
-func innodbColumns(r row) (row, error) {
+func innodbColumns(r Row) (Row, error) {
 	switch {
-	case r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0:
-		return r, errServerSideSQLite(r.label)
-	case r.col == colTextICU:
-		return r, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.label, r.spec+suffixTextDefault)
-	case r.col == colUint64:
-		r.col, r.unsigned = colBigint, true
+	case r.Col == ColServerBigint || r.Col == ColServerUUID || r.StoreStep > 0:
+		return r, ErrServerSide(r.Label)
+	case r.Col == ColTextICU:
+		return r, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.Label, r.Spec+SuffixTextDefault)
+	case r.Col == ColUint64:
+		r.Col, r.Unsigned = ColBigint, true
 	}
 	return r, nil
 }

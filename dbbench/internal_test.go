@@ -11,16 +11,16 @@ import (
 // never through its text form.
 func TestKeysEncodeBinary(t *testing.T) {
 	m := pgtype.NewMap()
-	v := &value{i64: 1 << 60, b16: [16]byte{0: 1, 15: 2}, str: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
+	v := &Value{I64: 1 << 60, B16: [16]byte{0: 1, 15: 2}, Str: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
 	tests := []struct {
-		col  column
+		col  Column
 		oid  uint32
 		want any
 	}{
-		{colBigint, pgtype.Int8OID, int64(1 << 60)},
-		{colIdentity, pgtype.Int8OID, int64(1 << 60)},
-		{colUUID, pgtype.UUIDOID, pgtype.UUID{Bytes: v.b16, Valid: true}},
-		{colText, pgtype.TextOID, v.str},
+		{ColBigint, pgtype.Int8OID, int64(1 << 60)},
+		{ColIdentity, pgtype.Int8OID, int64(1 << 60)},
+		{ColUUID, pgtype.UUIDOID, pgtype.UUID{Bytes: v.B16, Valid: true}},
+		{ColText, pgtype.TextOID, v.Str},
 	}
 	for _, tt := range tests {
 		got := pgKey(tt.col, v)
@@ -34,7 +34,7 @@ func TestKeysEncodeBinary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tt.col == colUUID && (len(buf) != 16 || buf[0] != 1 || buf[15] != 2) {
+		if tt.col == ColUUID && (len(buf) != 16 || buf[0] != 1 || buf[15] != 2) {
 			t.Errorf("uuid encoded as %x, want the 16 raw bytes", buf)
 		}
 	}
@@ -44,8 +44,8 @@ func TestKeysEncodeBinary(t *testing.T) {
 // binary and comes back exact.
 func TestBit63KeyEncodesBinary(t *testing.T) {
 	m := pgtype.NewMap()
-	v := &value{u64: 1<<64 - 1}
-	got := pgKey(colUint64, v)
+	v := &Value{U64: 1<<64 - 1}
+	got := pgKey(ColUint64, v)
 	buf, err := m.Encode(pgtype.NumericOID, pgtype.BinaryFormatCode, got, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +54,8 @@ func TestBit63KeyEncodesBinary(t *testing.T) {
 	if err := m.Scan(pgtype.NumericOID, pgtype.BinaryFormatCode, buf, &n); err != nil {
 		t.Fatal(err)
 	}
-	if !n.Valid || n.Exp != 0 || !n.Int.IsUint64() || n.Int.Uint64() != v.u64 {
-		t.Errorf("numeric %+v, want %d", n, v.u64)
+	if !n.Valid || n.Exp != 0 || !n.Int.IsUint64() || n.Int.Uint64() != v.U64 {
+		t.Errorf("numeric %+v, want %d", n, v.U64)
 	}
 }
 
@@ -81,7 +81,7 @@ func TestNodeSpec(t *testing.T) {
 		{"snowflake:", 1, 2, "", true},
 	}
 	for _, tt := range tests {
-		got, err := nodeSpec(tt.spec, tt.i, tt.k)
+		got, err := NodeSpec(tt.spec, tt.i, tt.k)
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("nodeSpec(%q, %d, %d) = %q, %v; want %q (error %v)", tt.spec, tt.i, tt.k, got, err, tt.want, tt.wantErr)
 		}
@@ -89,11 +89,11 @@ func TestNodeSpec(t *testing.T) {
 }
 
 func TestRecorderCurve(t *testing.T) {
-	r := newRecorder(1000, 4, 100, nil)
+	r := NewRecorder(1000, 4, 100, nil)
 	for i := 0; i < 10; i++ {
-		r.add(100)
+		r.Add(100)
 	}
-	c := r.curve()
+	c := r.Curve()
 	if len(c) != 4 || c[0].Rows != 300 || c[3].Rows != 1000 {
 		t.Errorf("curve %+v, want chunks of 300 rows ending at 1000", c)
 	}

@@ -22,7 +22,7 @@ import (
 // tables inside a database of its own (idbench_<random>) that it drops when
 // done.
 type mysqlEngine struct {
-	cfg     options
+	cfg     Options
 	kind    string // EngineMariaDBLocal or EngineMySQL
 	db      *sql.DB
 	admin   *sql.Conn   // measurements and DDL
@@ -67,7 +67,7 @@ func loadPathOf(mode string) string {
 }
 
 // openMySQL connects to the server and creates the benchmark database.
-func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (*mysqlEngine, error) {
+func openMySQL(ctx context.Context, cfg Options, kind string, c *mysql.Config) (*mysqlEngine, error) {
 	c = c.Clone()
 	c.DBName = ""
 	c.Timeout = 15 * time.Second
@@ -82,7 +82,7 @@ func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: MySQL configuration: %s", RedactDSN(err.Error()))
 	}
-	e := &mysqlEngine{cfg: cfg, kind: kind, db: sql.OpenDB(connector), batch: cfg.batchFor(false)}
+	e := &mysqlEngine{cfg: cfg, kind: kind, db: sql.OpenDB(connector), batch: cfg.BatchFor(false)}
 	e.db.SetMaxOpenConns(cfg.Clients + 2)
 	e.db.SetMaxIdleConns(cfg.Clients + 2)
 	e.db.SetConnMaxLifetime(0)
@@ -92,7 +92,7 @@ func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (
 		if ctx.Err() != nil {
 			return nil, mysqlFail(ctx, "connect to MySQL", err)
 		}
-		return nil, fmt.Errorf("dbbench: connect to MySQL at %s: %s", c.Addr, oneLine(RedactDSN(err.Error())))
+		return nil, fmt.Errorf("dbbench: connect to MySQL at %s: %s", c.Addr, OneLine(RedactDSN(err.Error())))
 	}
 	var b [4]byte
 	if _, err := crand.Read(b[:]); err != nil {
@@ -109,7 +109,7 @@ func openMySQL(ctx context.Context, cfg options, kind string, c *mysql.Config) (
 		return nil, mysqlFail(ctx, "create database (the user needs CREATE and DROP)", err)
 	}
 	if err := e.probe(ctx); err != nil {
-		_ = e.close()
+		_ = e.Close()
 		return nil, err
 	}
 	return e, nil
@@ -160,10 +160,10 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 	case err == nil:
 		e.indexStats = true
 		s.Statistics = "mysql.innodb_index_stats"
-	case ctx.Err() != nil || connLost(err):
+	case ctx.Err() != nil || ConnLost(err):
 		return mysqlFail(ctx, "read mysql.innodb_index_stats", err)
 	default:
-		e.statsWhy = "cannot read mysql.innodb_index_stats: " + oneLine(err.Error())
+		e.statsWhy = "cannot read mysql.innodb_index_stats: " + OneLine(err.Error())
 		s.Statistics = "information_schema.TABLES (" + e.statsWhy + ")"
 	}
 	if err := e.enableMonitors(ctx); err != nil {
@@ -180,7 +180,7 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 		}
 		e.canFlush = true
 		if err := e.flushDirty(ctx); err != nil {
-			if ctx.Err() != nil || connLost(err) {
+			if ctx.Err() != nil || ConnLost(err) {
 				return err
 			}
 			e.canFlush = false
@@ -230,20 +230,20 @@ func (e *mysqlEngine) enableMonitors(ctx context.Context) error {
 		var on string
 		err := e.admin.QueryRowContext(ctx, "SELECT "+e.enabledColumn()+" FROM information_schema.INNODB_METRICS WHERE NAME = ?", name).Scan(&on)
 		if err != nil {
-			if ctx.Err() != nil || connLost(err) {
+			if ctx.Err() != nil || ConnLost(err) {
 				return mysqlFail(ctx, "read INNODB_METRICS", err)
 			}
-			e.set.Statistics += "; page splits unavailable: " + oneLine(err.Error())
+			e.set.Statistics += "; page splits unavailable: " + OneLine(err.Error())
 			return nil
 		}
 		if on == "1" || strings.EqualFold(on, "enabled") {
 			continue
 		}
 		if _, err := e.admin.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = '"+name+"'"); err != nil {
-			if ctx.Err() != nil || connLost(err) {
+			if ctx.Err() != nil || ConnLost(err) {
 				return mysqlFail(ctx, "enable "+name, err)
 			}
-			e.set.Statistics += "; page splits unavailable: cannot enable " + name + ": " + oneLine(err.Error())
+			e.set.Statistics += "; page splits unavailable: cannot enable " + name + ": " + OneLine(err.Error())
 			return nil
 		}
 		e.enabled = append(e.enabled, name)
@@ -268,10 +268,10 @@ func (e *mysqlEngine) enabledColumn() string {
 func (e *mysqlEngine) probeUUID(ctx context.Context) error {
 	tbl := e.dbName + ".uuid_probe"
 	if _, err := e.admin.ExecContext(ctx, "CREATE TABLE "+tbl+" (v CHAR(1) NOT NULL, id UUID NOT NULL, PRIMARY KEY (v, id))"); err != nil {
-		if ctx.Err() != nil || connLost(err) {
+		if ctx.Err() != nil || ConnLost(err) {
 			return mysqlFail(ctx, "probe the UUID type", err)
 		}
-		e.uuidOrder = "no UUID type on this server (" + oneLine(err.Error()) + ")"
+		e.uuidOrder = "no UUID type on this server (" + OneLine(err.Error()) + ")"
 		return nil
 	}
 	defer e.admin.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+tbl)
@@ -308,7 +308,7 @@ func sizeString(b int64) string {
 	return strconv.FormatInt(b, 10)
 }
 
-func (e *mysqlEngine) settings(s *Settings) {
+func (e *mysqlEngine) Settings(s *Settings) {
 	v := e.set
 	s.Engine = v.Engine
 	s.ServerVersion = v.ServerVersion
@@ -324,35 +324,35 @@ func (e *mysqlEngine) settings(s *Settings) {
 	s.Batch = e.batch
 }
 
-func (e *mysqlEngine) batchSize() int { return e.batch }
+func (e *mysqlEngine) BatchSize() int { return e.batch }
 
-func (e *mysqlEngine) hasBaseline() bool { return true }
+func (e *mysqlEngine) HasBaseline() bool { return true }
 
-func (e *mysqlEngine) columnType(c column) string {
-	return e.columnTypeOf(row{col: c})
+func (e *mysqlEngine) columnType(c Column) string {
+	return e.ColumnTypeOf(Row{Col: c})
 }
 
 // columnTypeOf is the SQL type of a row's id column.
-func (e *mysqlEngine) columnTypeOf(r row) string {
-	switch r.col {
-	case colIdentity:
+func (e *mysqlEngine) ColumnTypeOf(r Row) string {
+	switch r.Col {
+	case ColIdentity:
 		return "BIGINT AUTO_INCREMENT"
-	case colBigint:
-		if r.unsigned {
+	case ColBigint:
+		if r.Unsigned {
 			return "BIGINT UNSIGNED"
 		}
 		return "BIGINT"
-	case colUUID:
+	case ColUUID:
 		return "BINARY(16)"
-	case colUUIDNative:
+	case ColUUIDNative:
 		return "UUID"
-	case colText:
-		return fmt.Sprintf("CHAR(%d) COLLATE %s_bin", r.textLen, e.charset)
-	case colTextDefault:
-		return fmt.Sprintf("CHAR(%d) COLLATE %s", r.textLen, e.set.Collation)
-	case colPublicText:
+	case ColText:
+		return fmt.Sprintf("CHAR(%d) COLLATE %s_bin", r.TextLen, e.charset)
+	case ColTextDefault:
+		return fmt.Sprintf("CHAR(%d) COLLATE %s", r.TextLen, e.set.Collation)
+	case ColPublicText:
 		// TypeID text is ASCII: bytes, one a character, whatever the character set.
-		return fmt.Sprintf("VARBINARY(%d)", r.textLen)
+		return fmt.Sprintf("VARBINARY(%d)", r.TextLen)
 	}
 	return "unsupported"
 }
@@ -360,19 +360,19 @@ func (e *mysqlEngine) columnTypeOf(r row) string {
 // keyBytes is what a row's key occupies in an InnoDB record (COMPACT or
 // DYNAMIC format): the value, plus a length byte for VARBINARY and for CHAR
 // in a multi-byte character set, which InnoDB stores as variable-length.
-func (e *mysqlEngine) keyBytes(r row) int {
-	switch r.col {
-	case colIdentity, colBigint:
+func (e *mysqlEngine) keyBytes(r Row) int {
+	switch r.Col {
+	case ColIdentity, ColBigint:
 		return 8
-	case colUUID, colUUIDNative:
+	case ColUUID, ColUUIDNative:
 		return 16
-	case colPublicText:
-		return r.textLen + 1
+	case ColPublicText:
+		return r.TextLen + 1
 	}
 	if e.mbMaxLen > 1 {
-		return r.textLen + 1
+		return r.TextLen + 1
 	}
-	return r.textLen
+	return r.TextLen
 }
 
 // InnoDB record and page overheads, from the COMPACT/DYNAMIC record format:
@@ -412,11 +412,11 @@ func (e *mysqlEngine) loaderConns(ctx context.Context) ([]*sql.Conn, error) {
 
 // createTable creates the next benchmark table and returns its qualified
 // name.
-func (e *mysqlEngine) createTable(ctx context.Context, r row) (string, string, error) {
+func (e *mysqlEngine) createTable(ctx context.Context, r Row) (string, string, error) {
 	e.tables++
 	name := "t" + strconv.Itoa(e.tables)
-	def := "id " + e.columnTypeOf(r) + " NOT NULL"
-	if r.col == colIdentity {
+	def := "id " + e.ColumnTypeOf(r) + " NOT NULL"
+	if r.Col == ColIdentity {
 		def = "id BIGINT NOT NULL AUTO_INCREMENT"
 	}
 	sec := ""
@@ -496,20 +496,20 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	return s, nil
 }
 
-func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
-	src, err := newSource(r, e.cfg.Nodes)
+func (e *mysqlEngine) Load(ctx context.Context, r Row, n int, measure bool, rec *Recorder) (m Metrics, err error) {
+	src, err := NewSource(r, e.cfg.Nodes)
 	if err != nil {
-		return metrics{}, err
+		return Metrics{}, err
 	}
-	defer src.close()
-	defer func() { m.durability = src.durability() }() // before close
+	defer src.Close()
+	defer func() { m.Durability = src.Durability() }() // before close
 	return e.loadWith(ctx, r, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return e.insert(ctx, tbl, r, src, n, conns, rec)
 	})
 }
 
-func (e *mysqlEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics, error) {
-	return e.loadWith(ctx, row{col: colBigint}, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
+func (e *mysqlEngine) Baseline(ctx context.Context, n int, rec *Recorder) (Metrics, error) {
+	return e.loadWith(ctx, Row{Col: ColBigint}, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, e.batch, rec)
 	})
 }
@@ -570,7 +570,7 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // bareLoad is the baseline: ascending BIGINT keys by the same path as the
 // schemes (one LOAD DATA of all rows in copy mode, prepared multi-row
 // INSERTs of batch rows otherwise), with no key generator behind it.
-func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, batch int, rec *recorder) error {
+func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, batch int, rec *Recorder) error {
 	if mode == ModeCopy {
 		i := 0
 		r := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
@@ -578,7 +578,7 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 				return dst, false, nil
 			}
 			i++
-			dst = strconv.AppendInt(dst, bareKeyBase+int64(i), 10)
+			dst = strconv.AppendInt(dst, BareKeyBase+int64(i), 10)
 			dst = append(dst, '\t')
 			dst = strconv.AppendInt(dst, int64(i), 10)
 			return append(dst, '\n'), true, nil
@@ -586,7 +586,7 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 		if err := loadData(ctx, conn, tbl, "(id, payload)", r); err != nil {
 			return err
 		}
-		rec.add(int64(n))
+		rec.Add(int64(n))
 		return nil
 	}
 	stmts := map[int64]*sql.Stmt{}
@@ -608,20 +608,20 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 		}
 		args = args[:0]
 		for i := start + 1; i <= start+count; i++ {
-			args = append(args, bareKeyBase+i, i)
+			args = append(args, BareKeyBase+i, i)
 		}
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return err
 		}
-		rec.add(count)
+		rec.Add(count)
 	}
 	return nil
 }
 
 // loadWith wraps one load: table, counters before and after, measurements,
 // drop.
-func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, rec *recorder,
-	fill func(context.Context, string, []*sql.Conn) error) (m metrics, err error) {
+func (e *mysqlEngine) loadWith(ctx context.Context, r Row, n int, measure bool, rec *Recorder,
+	fill func(context.Context, string, []*sql.Conn) error) (m Metrics, err error) {
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return m, err
@@ -644,27 +644,27 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 	if err != nil {
 		return m, err
 	}
-	rec.start = time.Now()
+	rec.Start = time.Now()
 	if err := fill(ctx, tbl, conns); err != nil {
 		return m, mysqlFail(ctx, "load rows", err)
 	}
-	m.seconds = time.Since(rec.start).Seconds()
-	m.curve = rec.curve()
+	m.Seconds = time.Since(rec.Start).Seconds()
+	m.Curve = rec.Curve()
 	after, err := e.snap(ctx)
 	if err != nil {
 		return m, err
 	}
-	m.walBytes = after.lsn - before.lsn
-	m.count(counterPoolReads, after.bpReads-before.bpReads)
+	m.WALBytes = after.lsn - before.lsn
+	m.Count(CounterPoolReads, after.bpReads-before.bpReads)
 	if e.monitors {
-		m.count(counterPageSplits, after.splits-before.splits)
-		m.count(counterPageMerges, after.merges-before.merges)
+		m.Count(CounterPageSplits, after.splits-before.splits)
+		m.Count(CounterPageMerges, after.merges-before.merges)
 	}
-	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.rows); err != nil {
+	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.Rows); err != nil {
 		return m, mysqlFail(ctx, "count rows", err)
 	}
-	if m.rows != int64(n) {
-		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
+	if m.Rows != int64(n) {
+		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
 	}
 	if err := e.sizes(ctx, tbl, name, r, measure, &m); err != nil {
 		return m, err
@@ -672,7 +672,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 	if !measure || e.cfg.Lookups == 0 {
 		return m, nil
 	}
-	m.lookup, m.rangeScan, err = e.queries(ctx, tbl, r, n)
+	m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, r, n)
 	return m, err
 }
 
@@ -683,7 +683,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 // leaf pages per index. Without access to it, information_schema.TABLES
 // gives the clustered (DATA_LENGTH) and secondary (INDEX_LENGTH) sizes
 // from the same statistics, without leaf pages.
-func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measure bool, m *metrics) error {
+func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r Row, measure bool, m *Metrics) error {
 	// MariaDB's ANALYZE TABLE also gathers engine-independent statistics
 	// with a full scan unless told not to.
 	if e.mariadb {
@@ -707,11 +707,11 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 			e.dbName, name).Scan(&data, &index); err != nil {
 			return mysqlFail(ctx, "read table sizes", err)
 		}
-		m.indexBytes, m.tableBytes = data, data+index
-		m.count(counterSecondaryIndexBytes, index)
-		m.structure(name+".PRIMARY", "clustered index (the table)", data)
+		m.IndexBytes, m.TableBytes = data, data+index
+		m.Count(CounterSecondaryIndexBytes, index)
+		m.Structure(name+".PRIMARY", "clustered index (the table)", data)
 		if index > 0 {
-			m.structure(name+" secondary indexes", "secondary index", index)
+			m.Structure(name+" secondary indexes", "secondary index", index)
 		}
 		return nil
 	}
@@ -730,13 +730,13 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		}
 		switch {
 		case index == "PRIMARY" && stat == "size":
-			m.indexBytes = v * e.pageSize
-			m.structure(name+".PRIMARY", "clustered index (the table)", m.indexBytes)
+			m.IndexBytes = v * e.pageSize
+			m.Structure(name+".PRIMARY", "clustered index (the table)", m.IndexBytes)
 		case index == "PRIMARY":
 			leaves = v
 		case stat == "size":
 			secBytes = v * e.pageSize
-			m.structure(name+"."+index, "secondary index", secBytes)
+			m.Structure(name+"."+index, "secondary index", secBytes)
 		default:
 			secLeaves = v
 		}
@@ -744,23 +744,23 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 	if err := q.Err(); err != nil {
 		return mysqlFail(ctx, "read mysql.innodb_index_stats", err)
 	}
-	m.tableBytes = m.indexBytes + secBytes
-	m.count(counterSecondaryIndexBytes, secBytes)
+	m.TableBytes = m.IndexBytes + secBytes
+	m.Count(CounterSecondaryIndexBytes, secBytes)
 	if !measure {
 		return nil
 	}
 	key := int64(e.keyBytes(r))
-	m.density = e.leafFill(m.rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
-	if m.density != nil && *m.density > 100 {
+	m.Density = e.leafFill(m.Rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
+	if m.Density != nil && *m.Density > 100 {
 		// Seen on MariaDB 10.11 for indexes of a few pages: n_leaf_pages is
 		// 1 although the rows fill several pages. Left empty, not guessed.
-		e.badLeafStats = append(e.badLeafStats, fmt.Sprintf("%s: %d leaf page(s) for %d rows", r.label, leaves, m.rows))
-		m.density = nil
+		e.badLeafStats = append(e.badLeafStats, fmt.Sprintf("%s: %d leaf page(s) for %d rows", r.Label, leaves, m.Rows))
+		m.Density = nil
 	} else {
-		m.leafPages = &leaves
+		m.LeafPages = &leaves
 	}
 	if e.cfg.SecondaryIndex {
-		m.count(counterSecondaryLeafPages, secLeaves)
+		m.Count(CounterSecondaryLeafPages, secLeaves)
 	}
 	return nil
 }
@@ -793,35 +793,35 @@ func mysqlInsertSQL(tbl string, cols, rows int) string {
 const maxPlaceholders = 65535
 
 // insert loads n rows of keys from src in the configured mode.
-func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source, n int,
-	conns []*sql.Conn, rec *recorder) error {
-	cl := &claimer{total: int64(n), batch: int64(e.batch)}
-	var pre *prefetch
-	if len(conns) == 1 && e.cfg.Mode != ModeSingle && r.col != colIdentity {
-		pre = newPrefetch(ctx, src, n)
-		defer pre.stop()
+func (e *mysqlEngine) insert(ctx context.Context, tbl string, r Row, src *Source, n int,
+	conns []*sql.Conn, rec *Recorder) error {
+	cl := &Claimer{Total: int64(n), Batch: int64(e.batch)}
+	var pre *Prefetch
+	if len(conns) == 1 && e.cfg.Mode != ModeSingle && r.Col != ColIdentity {
+		pre = NewPrefetch(ctx, src, n)
+		defer pre.Stop()
 	}
-	c := r.col
-	return workers(ctx, len(conns), func(ctx context.Context, w int) error {
+	c := r.Col
+	return Workers(ctx, len(conns), func(ctx context.Context, w int) error {
 		conn := conns[w]
-		var local value
-		key := func() (*value, error) {
+		var local Value
+		key := func() (*Value, error) {
 			if pre != nil {
-				return pre.next()
+				return pre.Next()
 			}
-			return &local, src.next(&local)
+			return &local, src.Next(&local)
 		}
 		switch e.cfg.Mode {
 		case ModeCopy:
 			cols := "(id, payload)"
 			switch c {
-			case colIdentity:
+			case ColIdentity:
 				cols = "(payload)"
-			case colUUID:
+			case ColUUID:
 				cols = "(@id, payload) SET id = UNHEX(@id)"
 			}
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -831,12 +831,12 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 						return dst, false, nil
 					}
 					i++
-					if c != colIdentity {
+					if c != ColIdentity {
 						v, err := key()
 						if err != nil {
 							return dst, false, err
 						}
-						dst = appendKeyText(dst, c, r.unsigned, v)
+						dst = appendKeyText(dst, c, r.Unsigned, v)
 						dst = append(dst, '\t')
 					}
 					dst = strconv.AppendInt(dst, start+i, 10)
@@ -845,11 +845,11 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 				if err := loadData(ctx, conn, tbl, cols, lr); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			}
 		default: // ModeBatch, ModeSingle
 			ncols := 2
-			if c == colIdentity {
+			if c == ColIdentity {
 				ncols = 1
 			}
 			stmts := map[int64]*sql.Stmt{}
@@ -860,7 +860,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 			}()
 			var buf []any
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -877,19 +877,19 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 				}
 				buf = buf[:0]
 				for i := int64(0); i < count; i++ {
-					if c != colIdentity {
+					if c != ColIdentity {
 						v, err := key()
 						if err != nil {
 							return err
 						}
-						buf = append(buf, mysqlKey(c, r.unsigned, v))
+						buf = append(buf, mysqlKey(c, r.Unsigned, v))
 					}
 					buf = append(buf, start+i+1)
 				}
 				if _, err := st.ExecContext(ctx, buf...); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			}
 		}
 	})
@@ -898,19 +898,19 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 // appendKeyText appends a key as LOAD DATA reads it: decimal for BIGINT,
 // hex for BINARY(16) (the statement UNHEXes it), the canonical form for
 // the UUID type and for text.
-func appendKeyText(dst []byte, c column, unsigned bool, v *value) []byte {
+func appendKeyText(dst []byte, c Column, unsigned bool, v *Value) []byte {
 	switch c {
-	case colBigint:
+	case ColBigint:
 		if unsigned {
-			return strconv.AppendUint(dst, v.u64, 10)
+			return strconv.AppendUint(dst, v.U64, 10)
 		}
-		return strconv.AppendInt(dst, v.i64, 10)
-	case colUUID:
-		return hex.AppendEncode(dst, v.b16[:])
-	case colUUIDNative:
-		return appendUUID(dst, v.b16)
+		return strconv.AppendInt(dst, v.I64, 10)
+	case ColUUID:
+		return hex.AppendEncode(dst, v.B16[:])
+	case ColUUIDNative:
+		return appendUUID(dst, v.B16)
 	}
-	return append(dst, v.str...)
+	return append(dst, v.Str...)
 }
 
 // appendUUID appends b in the canonical 8-4-4-4-12 form.
@@ -925,25 +925,25 @@ func appendUUID(dst []byte, b [16]byte) []byte {
 }
 
 // mysqlKey returns the parameter for a key in a prepared INSERT.
-func mysqlKey(c column, unsigned bool, v *value) any {
+func mysqlKey(c Column, unsigned bool, v *Value) any {
 	switch c {
-	case colBigint:
+	case ColBigint:
 		if unsigned {
-			return v.u64
+			return v.U64
 		}
-		return v.i64
-	case colUUID:
-		b := v.b16
+		return v.I64
+	case ColUUID:
+		b := v.B16
 		return b[:]
-	case colUUIDNative:
-		return string(appendUUID(nil, v.b16))
+	case ColUUIDNative:
+		return string(appendUUID(nil, v.B16))
 	}
-	return v.str
+	return v.Str
 }
 
 // queries measures point lookups and "next N after id" range scans on keys
 // sampled from the loaded table.
-func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (point, rng Latency, err error) {
+func (e *mysqlEngine) queries(ctx context.Context, tbl string, r Row, n int) (point, rng Latency, err error) {
 	want := e.cfg.Lookups
 	frac := min(1, 4*float64(want)/float64(n))
 	rows, err := e.admin.QueryContext(ctx, fmt.Sprintf("SELECT id FROM %s WHERE RAND() < %g LIMIT %d", tbl, frac, 4*want))
@@ -954,15 +954,15 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 	for rows.Next() {
 		var k any
 		switch {
-		case r.col == colBigint && r.unsigned:
+		case r.Col == ColBigint && r.Unsigned:
 			var v uint64
 			err = rows.Scan(&v)
 			k = v
-		case r.col == colIdentity || r.col == colBigint:
+		case r.Col == ColIdentity || r.Col == ColBigint:
 			var v int64
 			err = rows.Scan(&v)
 			k = v
-		case r.col == colUUID:
+		case r.Col == ColUUID:
 			var v []byte
 			err = rows.Scan(&v)
 			k = v
@@ -995,7 +995,7 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 	defer scan.Close()
 	var id sql.RawBytes
 	var payload int64
-	return timeQueries(keys, func(k any) error {
+	return TimeQueries(keys, func(k any) error {
 		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
 			return mysqlFail(ctx, "point lookup", err)
 		}
@@ -1020,7 +1020,7 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 
 // close drops the database with everything in it, restores the counters it
 // enabled and closes the connections.
-func (e *mysqlEngine) close() error {
+func (e *mysqlEngine) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, c := range e.loaders {
@@ -1042,12 +1042,12 @@ func (e *mysqlEngine) close() error {
 	}
 	if e.dbName != "" && !e.keep {
 		if err := exec("DROP DATABASE IF EXISTS " + e.dbName); err != nil {
-			errs = append(errs, fmt.Errorf("dbbench: drop database %s: %s", e.dbName, oneLine(err.Error())))
+			errs = append(errs, fmt.Errorf("dbbench: drop database %s: %s", e.dbName, OneLine(err.Error())))
 		}
 	}
 	for _, name := range e.enabled {
 		if err := exec("SET GLOBAL innodb_monitor_disable = '" + name + "'"); err != nil {
-			errs = append(errs, fmt.Errorf("dbbench: restore %s: %s", name, oneLine(err.Error())))
+			errs = append(errs, fmt.Errorf("dbbench: restore %s: %s", name, OneLine(err.Error())))
 		}
 	}
 	e.enabled = nil
@@ -1074,12 +1074,12 @@ func mysqlConnLost(err error) bool {
 			return true
 		}
 	}
-	return connLost(err)
+	return ConnLost(err)
 }
 
-func (e *mysqlEngine) connLost(err error) bool { return mysqlConnLost(err) }
+func (e *mysqlEngine) ConnLost(err error) bool { return mysqlConnLost(err) }
 
 // mysqlFail is fail with the MySQL driver's errors (mysqlConnLost).
 func mysqlFail(ctx context.Context, what string, err error) error {
-	return failLost(ctx, what, err, mysqlConnLost)
+	return FailLost(ctx, what, err, mysqlConnLost)
 }

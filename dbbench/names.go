@@ -92,7 +92,7 @@ func DefaultSchemes() []string {
 func InnoDBSchemes() []string {
 	return []string{RowAutoIncrement, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4",
 		"uuidv7" + suffixNative, "uuidv4" + suffixNative,
-		RowULIDText, "ulid" + suffixTextDefault, "uuidv7" + suffixText, "uuidv7" + suffixTextDefault,
+		RowULIDText, "ulid" + SuffixTextDefault, "uuidv7" + suffixText, "uuidv7" + SuffixTextDefault,
 		"typeid", RowTypeIDText}
 }
 

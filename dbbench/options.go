@@ -10,7 +10,7 @@ import (
 // options is what an engine reads of the run's configuration: the fields of a validated
 // Config that shape a load, the same for every engine. Run makes it (Config.options); an
 // engine never sees Config, nor its connection string.
-type options struct {
+type Options struct {
 	// Rows, Batch and Points are Config's: the rows of a load, the rows per batch as given
 	// (0: the engine's default, see batchFor) and the chunks of the throughput curve.
 	Rows, Batch, Points int
@@ -31,7 +31,7 @@ type options struct {
 }
 
 // logf writes one line to o.Log with any password hidden.
-func (o options) logf(format string, args ...any) {
+func (o Options) Logf(format string, args ...any) {
 	if o.Log != nil {
 		fmt.Fprintln(o.Log, idkit.Redact(fmt.Sprintf(format, args...)))
 	}
@@ -41,7 +41,7 @@ func (o options) logf(format string, args ...any) {
 // SQLite transaction) covers one chunk of the throughput curve by default, so
 // that each chunk is timed from the client's first row to the server's
 // commit.
-func (c options) batchFor(sqlite bool) int {
+func (c Options) BatchFor(sqlite bool) int {
 	b := c.Batch
 	if b == 0 {
 		switch {

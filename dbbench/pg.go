@@ -19,15 +19,15 @@ import (
 )
 
 // pgReport is the report dialect of PostgreSQL (pg-local, pg, a connection string).
-func pgReport() reportText {
-	return reportText{
-		title:       "PostgreSQL",
-		checkpoints: true,
-		settingsLine: func(s Settings) string {
+func pgReport() ReportText {
+	return ReportText{
+		Title:       "PostgreSQL",
+		Checkpoints: true,
+		SettingsLine: func(s Settings) string {
 			return fmt.Sprintf("shared_buffers %s, max_wal_size %s, checkpoint_timeout %s, fsync %s, synchronous_commit %s, full_page_writes %s",
 				s.SharedBuffers, s.MaxWALSize, s.CheckpointTimeout, s.Fsync, s.SynchronousCommit, s.FullPageWrites)
 		},
-		serverSettings: func(row func(k string, v any), s Settings) {
+		ServerSettings: func(row func(k string, v any), s Settings) {
 			row("shared_buffers", s.SharedBuffers)
 			row("max_wal_size", s.MaxWALSize)
 			row("checkpoint_timeout", s.CheckpointTimeout)
@@ -36,11 +36,11 @@ func pgReport() reportText {
 			row("full_page_writes", s.FullPageWrites)
 			row("wal_compression", s.WALCompression)
 		},
-		appDriver:   "pgx",
-		appBulkUnit: "COPY",
-		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "COPY of parents, then of children"},
-		textKeyNote: func(r row) string {
-			if r.col != colText && r.col != colTextICU {
+		AppDriver:   "pgx",
+		AppBulkUnit: "COPY",
+		AppBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "COPY of parents, then of children"},
+		TextKeyNote: func(r Row) string {
+			if r.Col != ColText && r.Col != ColTextICU {
 				return ""
 			}
 			return `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`
@@ -51,7 +51,7 @@ func pgReport() reportText {
 // pgEngine runs the benchmark on a PostgreSQL server, inside a schema of its
 // own (idbench_<random>) that it drops when done.
 type pgEngine struct {
-	cfg     options
+	cfg     Options
 	kind    string // EnginePGLocal or EnginePGEnv
 	connCfg *pgx.ConnConfig
 	admin   *pgx.Conn   // measurements and DDL
@@ -90,26 +90,26 @@ const ExtSchema = "idbench_ext"
 const extLockKey int64 = 0x6964627374617400
 
 // openPG connects to the server at dsn and creates the benchmark schema.
-func openPG(ctx context.Context, cfg options, kind, dsn string) (*pgEngine, error) {
+func openPG(ctx context.Context, cfg Options, kind, dsn string) (*pgEngine, error) {
 	connCfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", OneLine(err.Error()))
 	}
 	return openPGConfig(ctx, cfg, kind, connCfg, dsn)
 }
 
 // openPGConfig is openPG for a connection string already parsed (connCfg, which it changes);
 // dsn is the string, for the command that reopens a kept schema.
-func openPGConfig(ctx context.Context, cfg options, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
+func openPGConfig(ctx context.Context, cfg Options, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
 	connCfg.RuntimeParams["application_name"] = appName
 	if connCfg.ConnectTimeout == 0 {
 		connCfg.ConnectTimeout = 15 * time.Second
 	}
-	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.batchFor(false)}
+	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.BatchFor(false)}
 	var err error
 	e.admin, err = pgx.ConnectConfig(ctx, connCfg)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", OneLine(err.Error()))
 	}
 	var b [4]byte
 	if _, err := crand.Read(b[:]); err != nil {
@@ -123,7 +123,7 @@ func openPGConfig(ctx context.Context, cfg options, kind string, connCfg *pgx.Co
 		return nil, pgFail(ctx, "create schema "+e.schema+" (the user needs CREATE on the database)", err)
 	}
 	if err := e.probe(ctx); err != nil {
-		_ = e.close()
+		_ = e.Close()
 		return nil, err
 	}
 	return e, nil
@@ -162,7 +162,7 @@ func (e *pgEngine) probe(ctx context.Context) error {
 	if e.cfg.Profile == ProfileSteady {
 		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err == nil {
 			e.canCheckpoint = true
-		} else if ctx.Err() != nil || connLost(err) {
+		} else if ctx.Err() != nil || ConnLost(err) {
 			return pgFail(ctx, "checkpoint", err)
 		}
 	}
@@ -231,7 +231,7 @@ func (e *pgEngine) ensureStats(ctx context.Context) error {
 	case err == nil:
 		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
 		return nil
-	case ctx.Err() != nil || connLost(err):
+	case ctx.Err() != nil || ConnLost(err):
 		e.statsCreated = false
 		return pgFail(ctx, "create extension pgstattuple", err)
 	}
@@ -241,11 +241,11 @@ func (e *pgEngine) ensureStats(ctx context.Context) error {
 		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
 		return nil
 	}
-	e.statsWhy = "cannot create extension pgstattuple: " + oneLine(err.Error())
+	e.statsWhy = "cannot create extension pgstattuple: " + OneLine(err.Error())
 	return nil
 }
 
-func (e *pgEngine) settings(s *Settings) {
+func (e *pgEngine) Settings(s *Settings) {
 	v := e.set
 	v.Fillfactor, v.Rows, v.Mode = s.Fillfactor, s.Rows, s.Mode
 	*s = mergeSettings(*s, v)
@@ -272,33 +272,33 @@ func mergeSettings(s, e Settings) Settings {
 	return s
 }
 
-func (e *pgEngine) batchSize() int { return e.batch }
+func (e *pgEngine) BatchSize() int { return e.batch }
 
-func (e *pgEngine) hasBaseline() bool { return true }
+func (e *pgEngine) HasBaseline() bool { return true }
 
-func (e *pgEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+func (e *pgEngine) ColumnTypeOf(r Row) string { return e.columnType(r.Col) }
 
 // tableRows: PostgreSQL runs every row Run accepted.
-func (e *pgEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+func (e *pgEngine) TableRows(rows []Row, _ []string) ([]Row, []string) { return rows, nil }
 
 // tableNotes: run.go's notes cover PostgreSQL.
-func (e *pgEngine) tableNotes(*Report, []row, []string) []string { return nil }
+func (e *pgEngine) TableNotes(*Report, []Row, []string) []string { return nil }
 
-func (e *pgEngine) columnType(c column) string {
+func (e *pgEngine) columnType(c Column) string {
 	switch c {
-	case colIdentity:
+	case ColIdentity:
 		return "bigint identity"
-	case colBigint:
+	case ColBigint:
 		return "bigint"
-	case colUint64:
+	case ColUint64:
 		return "numeric(20,0)"
-	case colUUID:
+	case ColUUID:
 		return "uuid"
-	case colTextICU:
+	case ColTextICU:
 		return `text COLLATE "und-x-icu"`
-	case colServerBigint:
+	case ColServerBigint:
 		return "bigint DEFAULT next_id()"
-	case colServerUUID:
+	case ColServerUUID:
 		return "uuid DEFAULT uuidv7()"
 	default:
 		return `text COLLATE "C"`
@@ -318,20 +318,20 @@ func (e *pgEngine) loaderConns(ctx context.Context) ([]*pgx.Conn, error) {
 }
 
 // createTable creates the next benchmark table and returns its name.
-func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, error) {
+func (e *pgEngine) createTable(ctx context.Context, c Column) (pgx.Identifier, error) {
 	e.tables++
 	name := pgx.Identifier{e.schema, "t" + strconv.Itoa(e.tables)}
-	def := "id " + map[column]string{
-		colIdentity:   "bigint GENERATED ALWAYS AS IDENTITY",
-		colBigint:     "bigint NOT NULL",
-		colUint64:     "numeric(20,0) NOT NULL",
-		colUUID:       "uuid NOT NULL",
-		colText:       `text COLLATE "C" NOT NULL`,
-		colTextICU:    `text COLLATE "und-x-icu" NOT NULL`,
-		colPublicText: `text COLLATE "C" NOT NULL`,
+	def := "id " + map[Column]string{
+		ColIdentity:   "bigint GENERATED ALWAYS AS IDENTITY",
+		ColBigint:     "bigint NOT NULL",
+		ColUint64:     "numeric(20,0) NOT NULL",
+		ColUUID:       "uuid NOT NULL",
+		ColText:       `text COLLATE "C" NOT NULL`,
+		ColTextICU:    `text COLLATE "und-x-icu" NOT NULL`,
+		ColPublicText: `text COLLATE "C" NOT NULL`,
 		// serverside.go
-		colServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
-		colServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,
+		ColServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
+		ColServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,
 	}[c]
 	ddl := fmt.Sprintf(`CREATE TABLE %s (%s, payload bigint NOT NULL,
 		CONSTRAINT %s PRIMARY KEY (id) WITH (fillfactor = %d))
@@ -388,23 +388,23 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	return s, nil
 }
 
-func (e *pgEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
+func (e *pgEngine) Load(ctx context.Context, r Row, n int, measure bool, rec *Recorder) (m Metrics, err error) {
 	if r, err = e.prepareServerSide(ctx, r); err != nil {
 		return m, err
 	}
-	src, err := newSource(r, e.cfg.Nodes)
+	src, err := NewSource(r, e.cfg.Nodes)
 	if err != nil {
 		return m, err
 	}
-	defer src.close()
-	defer func() { m.durability = src.durability() }() // before close
-	return e.loadWith(ctx, r.col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
-		return e.insert(ctx, tbl, r.col, src, n, conns, rec)
+	defer src.Close()
+	defer func() { m.Durability = src.Durability() }() // before close
+	return e.loadWith(ctx, r.Col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+		return e.insert(ctx, tbl, r.Col, src, n, conns, rec)
 	})
 }
 
-func (e *pgEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics, error) {
-	return e.loadWith(ctx, colBigint, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+func (e *pgEngine) Baseline(ctx context.Context, n int, rec *Recorder) (Metrics, error) {
+	return e.loadWith(ctx, ColBigint, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
 		_, err := bareCopy(ctx, conns[0], tbl, n, rec)
 		return err
 	})
@@ -412,7 +412,7 @@ func (e *pgEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics,
 
 // bareCopy is the baseline: the simplest pgx CopyFrom of ascending int64
 // keys.
-func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, rec *recorder) (int64, error) {
+func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, rec *Recorder) (int64, error) {
 	i := 0
 	c, err := conn.CopyFrom(ctx, tbl, []string{"id", "payload"}, pgx.CopyFromFunc(func() ([]any, error) {
 		if i == n {
@@ -421,14 +421,14 @@ func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, re
 		i++
 		return []any{int64(i), int64(i)}, nil
 	}))
-	rec.add(c)
+	rec.Add(c)
 	return c, err
 }
 
 // loadWith wraps one load: table, checkpoint, counters before and after,
 // measurements, drop.
-func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, rec *recorder,
-	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m metrics, err error) {
+func (e *pgEngine) loadWith(ctx context.Context, c Column, n int, measure bool, rec *Recorder,
+	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m Metrics, err error) {
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return m, err
@@ -451,12 +451,12 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	if err != nil {
 		return m, err
 	}
-	rec.start = time.Now()
+	rec.Start = time.Now()
 	if err := fill(ctx, tbl, conns); err != nil {
 		return m, pgFail(ctx, "load rows", err)
 	}
-	m.seconds = time.Since(rec.start).Seconds()
-	m.curve = rec.curve()
+	m.Seconds = time.Since(rec.Start).Seconds()
+	m.Curve = rec.Curve()
 	if e.flushStats {
 		for _, c := range conns {
 			if _, err := c.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
@@ -468,24 +468,24 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	if err != nil {
 		return m, err
 	}
-	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.walBytes); err != nil {
+	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.WALBytes); err != nil {
 		return m, pgFail(ctx, "compute WAL bytes", err)
 	}
 	if e.walStats {
-		m.fpi = ptr(after.fpi - before.fpi)
+		m.FPI = Ptr(after.fpi - before.fpi)
 	}
 	if e.ckptQuery != "" {
-		m.checkpoints = ptr(after.ckpts - before.ckpts)
+		m.Checkpoints = Ptr(after.ckpts - before.ckpts)
 	}
 	idx := pgx.Identifier{e.schema, tbl[1] + "_pkey"}.Sanitize()
 	if err := e.admin.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+tbl.Sanitize()+"), pg_relation_size($1::regclass), pg_relation_size($2::regclass)",
-		tbl.Sanitize(), idx).Scan(&m.rows, &m.tableBytes, &m.indexBytes); err != nil {
+		tbl.Sanitize(), idx).Scan(&m.Rows, &m.TableBytes, &m.IndexBytes); err != nil {
 		return m, pgFail(ctx, "measure sizes", err)
 	}
-	m.structure(tbl[1], "table", m.tableBytes)
-	m.structure(tbl[1]+"_pkey", "primary key", m.indexBytes)
-	if m.rows != int64(n) {
-		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
+	m.Structure(tbl[1], "table", m.TableBytes)
+	m.Structure(tbl[1]+"_pkey", "primary key", m.IndexBytes)
+	if m.Rows != int64(n) {
+		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
 	}
 	if !measure {
 		return m, nil
@@ -497,16 +497,16 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 			Scan(&density, &frag, &leaves)
 		switch {
 		case err == nil:
-			m.density, m.frag, m.leafPages = &density, &frag, &leaves
-		case ctx.Err() != nil || connLost(err):
+			m.Density, m.Frag, m.LeafPages = &density, &frag, &leaves
+		case ctx.Err() != nil || ConnLost(err):
 			return m, pgFail(ctx, "pgstatindex", err)
 		default:
-			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+oneLine(err.Error())
+			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+OneLine(err.Error())
 			e.set.Statistics = "unavailable: " + e.statsWhy
 		}
 	}
 	if e.cfg.Lookups > 0 {
-		if m.lookup, m.rangeScan, err = e.queries(ctx, tbl, c, n); err != nil {
+		if m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, c, n); err != nil {
 			return m, err
 		}
 	}
@@ -514,29 +514,29 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 }
 
 // insert loads n rows of keys from src in the configured mode.
-func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src *source, n int,
-	conns []*pgx.Conn, rec *recorder) error {
-	cl := &claimer{total: int64(n), batch: int64(e.batch)}
-	var pre *prefetch
-	if len(conns) == 1 && e.cfg.Mode != ModeSingle && !c.serverMade() {
-		pre = newPrefetch(ctx, src, n)
-		defer pre.stop()
+func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c Column, src *Source, n int,
+	conns []*pgx.Conn, rec *Recorder) error {
+	cl := &Claimer{Total: int64(n), Batch: int64(e.batch)}
+	var pre *Prefetch
+	if len(conns) == 1 && e.cfg.Mode != ModeSingle && !c.ServerMade() {
+		pre = NewPrefetch(ctx, src, n)
+		defer pre.Stop()
 	}
 	cols := []string{"id", "payload"}
-	if c.serverMade() {
+	if c.ServerMade() {
 		cols = []string{"payload"}
 	}
-	return workers(ctx, len(conns), func(ctx context.Context, w int) error {
+	return Workers(ctx, len(conns), func(ctx context.Context, w int) error {
 		conn := conns[w]
-		var local value
-		key := func() (*value, error) {
+		var local Value
+		key := func() (*Value, error) {
 			if pre != nil {
-				return pre.next()
+				return pre.Next()
 			}
-			return &local, src.nextContext(ctx, &local)
+			return &local, src.NextContext(ctx, &local)
 		}
 		args := func(dst []any, payload int64) ([]any, error) {
-			if c.serverMade() {
+			if c.ServerMade() {
 				return append(dst, payload), nil
 			}
 			v, err := key()
@@ -549,7 +549,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 		case ModeCopy:
 			row := make([]any, 0, 2)
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -570,13 +570,13 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 				}
 				// Counted when the server has committed the COPY: the
 				// encoder runs ahead of the server by a buffer's worth.
-				rec.add(count)
+				rec.Add(count)
 			}
 		case ModeBatch:
 			stmts := map[int64]string{}
 			var buf []any
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -595,13 +595,13 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			}
 		default: // ModeSingle
 			sql := insertSQL(tbl.Sanitize(), cols, 1)
 			buf := make([]any, 0, 2)
 			for {
-				start, _, ok := cl.claim()
+				start, _, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -612,7 +612,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
 					return err
 				}
-				rec.add(1)
+				rec.Add(1)
 			}
 		}
 	})
@@ -622,16 +622,16 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 // pgtype.Numeric for numeric(20,0) (IDs with bit 63 set), pgtype.UUID (16 raw
 // bytes) for uuid and the canonical string for text, so that pgx encodes each
 // in binary without a detour through text.
-func pgKey(c column, v *value) any {
+func pgKey(c Column, v *Value) any {
 	switch c {
-	case colIdentity, colBigint:
-		return v.i64
-	case colUint64:
-		return pgtype.Numeric{Int: new(big.Int).SetUint64(v.u64), Valid: true}
-	case colUUID:
-		return pgtype.UUID{Bytes: v.b16, Valid: true}
+	case ColIdentity, ColBigint:
+		return v.I64
+	case ColUint64:
+		return pgtype.Numeric{Int: new(big.Int).SetUint64(v.U64), Valid: true}
+	case ColUUID:
+		return pgtype.UUID{Bytes: v.B16, Valid: true}
 	default:
-		return v.str
+		return v.Str
 	}
 }
 
@@ -659,7 +659,7 @@ func insertSQL(table string, cols []string, rows int) string {
 
 // queries measures point lookups and "newest N since id" range scans on
 // keys sampled from the loaded table.
-func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n int) (point, rng Latency, err error) {
+func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c Column, n int) (point, rng Latency, err error) {
 	want := e.cfg.Lookups
 	pct := min(100, 400*float64(want)/float64(n))
 	rows, err := e.admin.Query(ctx, fmt.Sprintf("SELECT id FROM %s TABLESAMPLE BERNOULLI (%g) ORDER BY random() LIMIT %d",
@@ -671,15 +671,15 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 	for rows.Next() {
 		var k any
 		switch c {
-		case colIdentity, colBigint, colServerBigint:
+		case ColIdentity, ColBigint, ColServerBigint:
 			var v int64
 			err = rows.Scan(&v)
 			k = v
-		case colUint64:
+		case ColUint64:
 			var v pgtype.Numeric
 			err = rows.Scan(&v)
 			k = v
-		case colUUID, colServerUUID:
+		case ColUUID, ColServerUUID:
 			var v pgtype.UUID
 			err = rows.Scan(&v)
 			k = v
@@ -701,7 +701,7 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 
 	lookup := "SELECT payload FROM " + tbl.Sanitize() + " WHERE id = $1"
 	scan := "SELECT id, payload FROM " + tbl.Sanitize() + " WHERE id > $1 ORDER BY id LIMIT " + strconv.Itoa(e.cfg.RangeN)
-	return timeQueries(keys, func(k any) error {
+	return TimeQueries(keys, func(k any) error {
 		var payload int64
 		if err := e.admin.QueryRow(ctx, lookup, k).Scan(&payload); err != nil {
 			return pgFail(ctx, "point lookup", err)
@@ -722,7 +722,7 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 }
 
 // close drops the schema with everything in it and closes the connections.
-func (e *pgEngine) close() error {
+func (e *pgEngine) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, c := range e.loaders {
@@ -748,7 +748,7 @@ func (e *pgEngine) close() error {
 	// The connection broke (or was never made): clean up over a new one.
 	admin, err := pgx.ConnectConfig(ctx, e.connCfg)
 	if err != nil {
-		return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, oneLine(err.Error()))
+		return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, OneLine(err.Error()))
 	}
 	defer admin.Close(ctx)
 	if _, err := admin.Exec(ctx, drop); err != nil {
@@ -783,23 +783,23 @@ func PGLocalSettings(profile string) map[string]string {
 // pgColumns is PostgreSQL's column rule: it has no MariaDB/MySQL column types, and a layout
 // that may reach bit 63 later stays in a signed bigint (colUint64 covers those that set it
 // now or within a day).
-func pgColumns(r row) (row, error) {
-	if r.col == colTextDefault || r.col == colUUIDNative {
-		return r, errForInnoDB(r.label)
+func pgColumns(r Row) (Row, error) {
+	if r.Col == ColTextDefault || r.Col == ColUUIDNative {
+		return r, ErrForInnoDB(r.Label)
 	}
-	r.unsigned = false
+	r.Unsigned = false
 	return r, nil
 }
 
 // openPGLocal starts a private cluster with PGLocalSettings(o.Profile) and settings over
 // them, and opens the engine on it; the function it returns drops the schema and removes the
 // cluster, or stops it and keeps its directory when the run keeps its tables.
-func openPGLocal(ctx context.Context, o options, settings map[string]string) (engine, func() error, error) {
+func openPGLocal(ctx context.Context, o Options, settings map[string]string) (Engine, func() error, error) {
 	all := PGLocalSettings(o.Profile)
 	for k, v := range settings {
 		all[k] = v
 	}
-	o.logf("dbbench: starting a private PostgreSQL cluster")
+	o.Logf("dbbench: starting a private PostgreSQL cluster")
 	cl, err := pglocal.Start(ctx, pglocal.Options{Settings: all})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -813,9 +813,9 @@ func openPGLocal(ctx context.Context, o options, settings map[string]string) (en
 	}
 	return e, func() error {
 		if !e.keep {
-			return errors.Join(e.close(), cl.Close())
+			return errors.Join(e.Close(), cl.Close())
 		}
-		err := e.close()
+		err := e.Close()
 		start, kerr := cl.Keep(context.Background())
 		if kerr != nil {
 			return errors.Join(err, kerr, cl.Close())
@@ -827,12 +827,12 @@ func openPGLocal(ctx context.Context, o options, settings map[string]string) (en
 
 // openPGServer opens the engine on an existing server: connCfg parsed from dsn (empty: the
 // libpq environment variables).
-func openPGServer(ctx context.Context, o options, connCfg *pgx.ConnConfig, dsn string) (engine, func() error, error) {
+func openPGServer(ctx context.Context, o Options, connCfg *pgx.ConnConfig, dsn string) (Engine, func() error, error) {
 	e, err := openPGConfig(ctx, o, EnginePGEnv, connCfg, dsn)
 	if err != nil {
 		return nil, nil, err
 	}
-	return e, e.close, nil
+	return e, e.Close, nil
 }
 
 // pgConnLost reports whether err means the connection to PostgreSQL is gone: a server error
@@ -844,12 +844,12 @@ func pgConnLost(err error) bool {
 		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
 			strings.HasPrefix(pgErr.Code, "08")
 	}
-	return connLost(err)
+	return ConnLost(err)
 }
 
-func (e *pgEngine) connLost(err error) bool { return pgConnLost(err) }
+func (e *pgEngine) ConnLost(err error) bool { return pgConnLost(err) }
 
 // pgFail is fail with PostgreSQL's errors (pgConnLost).
 func pgFail(ctx context.Context, what string, err error) error {
-	return failLost(ctx, what, err, pgConnLost)
+	return FailLost(ctx, what, err, pgConnLost)
 }

@@ -27,7 +27,7 @@ func RedactDSN(s string) string {
 // redactURL returns one connection URL with everything between the user
 // name's colon and the last "@" replaced by "xxxxx", whatever characters
 // the password holds.
-func redactURL(s string) string {
+func RedactURL(s string) string {
 	i := strings.Index(s, "://")
 	if i < 0 {
 		return RedactDSN(s)
@@ -45,8 +45,8 @@ func redactURL(s string) string {
 }
 
 // passwordOf returns what redactURL hides in s, or "".
-func passwordOf(s string) string {
-	r := redactURL(s)
+func PasswordOf(s string) string {
+	r := RedactURL(s)
 	if r == s {
 		return ""
 	}

@@ -8,7 +8,7 @@ import "io"
 // engine open, so the report's texts ask dialectOf(Settings.Engine) instead of comparing
 // engine names.
 type reportDialect struct {
-	reportText
+	ReportText
 	// table, markdown and summary write a table-workload report in the engine's own layout;
 	// nil for the common one (PostgreSQL's, which SQLite shares).
 	table    func(w io.Writer, rep *Report) error
@@ -20,7 +20,7 @@ type reportDialect struct {
 // a report's text turns an engine's name into what the engine is.
 func dialectOf(engine string) reportDialect {
 	e := engineNamed(engine)
-	d := reportDialect{reportText: e.report(), table: e.table, markdown: e.markdown, summary: e.summary}
-	d.sharedServer = e.shared
+	d := reportDialect{ReportText: e.report(), table: e.table, markdown: e.markdown, summary: e.summary}
+	d.SharedServer = e.shared
 	return d
 }

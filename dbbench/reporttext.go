@@ -3,29 +3,29 @@ package dbbench
 // reportText is what an engine tells a report about itself: its name, the settings that
 // shape its figures, what its bulk path and baseline are. Each engine returns its own
 // (pgReport, innodbReport, sqliteReport); the report writers never compare engine names.
-type reportText struct {
+type ReportText struct {
 	// title names the database for people: "PostgreSQL".
-	title string
+	Title string
 	// sharedServer: the engine ran on a server idbench did not start, whose log counters are
 	// server-wide and count other sessions' work too. Set by dialectOf from the engine's
 	// name.
-	sharedServer bool
+	SharedServer bool
 	// checkpoints: the engine checkpoints, and a load may start from a fresh checkpoint.
-	checkpoints bool
+	Checkpoints bool
 	// clustered: the table is its primary key's B-tree (InnoDB), so a report's table and
 	// primary key are one structure, "clustered".
-	clustered bool
+	Clustered bool
 	// settingsLine is the table workload's text line of server settings.
-	settingsLine func(s Settings) string
+	SettingsLine func(s Settings) string
 	// serverSettings writes the server settings a run pinned or found, those that shape its
 	// figures (commit flushing among them), through row.
-	serverSettings func(row func(k string, v any), s Settings)
+	ServerSettings func(row func(k string, v any), s Settings)
 	// appDriver, appBulkUnit and appBaseline describe the app workload: the Go driver, what
 	// one batch of the bulk path (ModeCopy) is, and what the bare baseline loop does per mode.
-	appDriver   string
-	appBulkUnit string
-	appBaseline map[string]string
+	AppDriver   string
+	AppBulkUnit string
+	AppBaseline map[string]string
 	// textKeyNote explains text keys in a table-workload report; "" when the engine's own
 	// notes do (InnoDB's).
-	textKeyNote func(r row) string
+	TextKeyNote func(r Row) string
 }

@@ -64,20 +64,20 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if cfg.SecondaryIndex && !ent.secondaryIndex {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
-	rows := make([]row, 0, len(cfg.Schemes))
+	rows := make([]Row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
-		r, err := resolveRow(ctx, strings.TrimSpace(s))
+		r, err := ResolveRow(ctx, strings.TrimSpace(s))
 		if err != nil {
 			return nil, err
 		}
-		if _, err := nodeSpec(r.spec, 0, cfg.Nodes); err != nil {
+		if _, err := NodeSpec(r.Spec, 0, cfg.Nodes); err != nil {
 			return nil, err
 		}
 		// The segment row's spec names its store only once the engine is open (serverside.go).
-		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && !r.col.serverMade() && r.storeStep == 0 {
+		if r.Fleet = cfg.fleet(); r.Fleet.Rate > 0 && !r.Col.ServerMade() && r.StoreStep == 0 {
 			var closers []func()
 			var durability func() []string
-			_, err := fleetMaker(r, cfg.Nodes, &closers, &durability)
+			_, err := FleetMaker(r, cfg.Nodes, &closers, &durability)
 			for i := len(closers) - 1; i >= 0; i-- {
 				closers[i]()
 			}
@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	defer func() {
 		cerr := cleanup()
 		if cerr == nil && rep != nil && rep.Settings.Kept != "" {
-			rep.Settings.Kept, rep.Settings.Reopen = eng.kept() // a throwaway server's command to start it again
+			rep.Settings.Kept, rep.Settings.Reopen = eng.Kept() // a throwaway server's command to start it again
 		}
 		if cerr != nil {
 			err = errors.Join(err, cerr)
@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		Mode:       cfg.Mode,
 		Clients:    cfg.Clients,
 		Nodes:      cfg.Nodes,
-		FleetRate:  cfg.fleet().rate,
+		FleetRate:  cfg.fleet().Rate,
 		Profile:    cfg.Profile,
 		Repeat:     cfg.Repeat,
 		WarmupRows: cfg.WarmupRows,
@@ -134,11 +134,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		Started:    start.UTC().Truncate(time.Second),
 	}}
 	if rep.Settings.FleetRate > 0 {
-		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
+		rep.Settings.ClockSkew = Duration(cfg.fleet().Skew)
 	}
-	eng.settings(&rep.Settings)
+	eng.Settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
-	rows, skipped := eng.tableRows(rows, cfg.Schemes)
+	rows, skipped := eng.TableRows(rows, cfg.Schemes)
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
 	}
@@ -153,7 +153,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
 			return nil, mismatch
 		}
-		eng.settings(&rep.Settings)
+		eng.Settings(&rep.Settings)
 		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
 		if cfg.Mode == ModeCopy {
 			rep.Settings.Batch = cfg.Batch
@@ -162,7 +162,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			}
 		}
 		if cfg.Keep {
-			rep.Settings.Kept, rep.Settings.Reopen = eng.kept()
+			rep.Settings.Kept, rep.Settings.Reopen = eng.Kept()
 		}
 		appMaxRSS(rep)
 		rep.Settings.Duration = Duration(time.Since(start))
@@ -176,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		n        int
 		measured bool
 	}
-	withBaseline := cfg.Baseline && eng.hasBaseline() && baselineRow(rows) >= 0
+	withBaseline := cfg.Baseline && eng.HasBaseline() && baselineRow(rows) >= 0
 	var jobs []job
 	var total int64
 	for round := 0; round < cfg.Repeat; round++ {
@@ -209,9 +209,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		defer bar.Finish()
 	}
 
-	results := make([][]metrics, len(rows))
+	results := make([][]Metrics, len(rows))
 	failed := make([]string, len(rows)) // a finding that ended a row's loads
-	var base []metrics
+	var base []Metrics
 	var done int64
 	for _, j := range jobs {
 		if j.ri >= 0 && failed[j.ri] != "" {
@@ -220,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		}
 		label := "baseline"
 		if j.ri >= 0 {
-			label = rows[j.ri].label
+			label = rows[j.ri].Label
 		}
 		var progress func(int64)
 		if bar != nil {
@@ -228,14 +228,14 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			bar.Describe(label)
 			progress = func(n int64) { _ = bar.Set64(offset + n) }
 		}
-		rec := newRecorder(j.n, cfg.Points, eng.batchSize(), progress)
-		var m metrics
+		rec := NewRecorder(j.n, cfg.Points, eng.BatchSize(), progress)
+		var m Metrics
 		if j.ri < 0 {
-			m, err = eng.baseline(ctx, j.n, rec)
+			m, err = eng.Baseline(ctx, j.n, rec)
 		} else {
-			m, err = eng.load(ctx, rows[j.ri], j.n, j.measured, rec)
+			m, err = eng.Load(ctx, rows[j.ri], j.n, j.measured, rec)
 		}
-		if f, ok := uniqueViolation(err, row{}); ok && j.ri >= 0 {
+		if f, ok := uniqueViolation(err, Row{}); ok && j.ri >= 0 {
 			f, _ = uniqueViolation(err, rows[j.ri])
 			failed[j.ri] = f
 			logf(cfg, "dbbench: %s", f)
@@ -254,33 +254,33 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		} else {
 			results[j.ri] = append(results[j.ri], m)
 		}
-		logf(cfg, "dbbench: %-22s %10.0f rows/s", label, float64(m.rows)/m.seconds)
+		logf(cfg, "dbbench: %-22s %10.0f rows/s", label, float64(m.Rows)/m.Seconds)
 	}
 	if bar != nil {
 		_ = bar.Finish()
 	}
 
 	for i, r := range rows {
-		res := summarize(r, eng.columnTypeOf(r), results[i])
+		res := summarize(r, eng.ColumnTypeOf(r), results[i])
 		res.Failure = failed[i]
 		rep.Results = append(rep.Results, res)
 	}
 	if rep.Settings.FleetRate > 0 {
-		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
+		rep.Settings.ClockSkew = Duration(cfg.fleet().Skew)
 	}
-	eng.settings(&rep.Settings) // statistics may have become unavailable
+	eng.Settings(&rep.Settings) // statistics may have become unavailable
 	if len(base) > 0 {
-		b := &Baseline{Rows: base[0].rows}
+		b := &Baseline{Rows: base[0].Rows}
 		var rates []float64
 		for _, m := range base {
-			run := Sample{RowsPerSec: float64(m.rows) / m.seconds, Seconds: m.seconds,
-				IndexBytesPerRow: perRow(m.indexBytes, m.rows), WALBytesPerRow: perRow(m.walBytes, m.rows)}
+			run := Sample{RowsPerSec: float64(m.Rows) / m.Seconds, Seconds: m.Seconds,
+				IndexBytesPerRow: perRow(m.IndexBytes, m.Rows), WALBytesPerRow: perRow(m.WALBytes, m.Rows)}
 			b.Runs = append(b.Runs, run)
 			rates = append(rates, run.RowsPerSec)
 		}
 		b.RowsPerSec = median(rates)
 		if i := baselineRow(rows); i >= 0 && b.RowsPerSec > 0 {
-			b.Scheme = rows[i].label
+			b.Scheme = rows[i].Label
 			b.Ratio = rep.Results[i].RowsPerSec / b.RowsPerSec
 		}
 		rep.Baseline = b
@@ -291,21 +291,21 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			rep.Notes = append(rep.Notes, f)
 		}
 	}
-	rep.Notes = append(rep.Notes, eng.tableNotes(rep, rows, skipped)...)
+	rep.Notes = append(rep.Notes, eng.TableNotes(rep, rows, skipped)...)
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
 }
 
 // baselineRow returns the index of the row the bare-COPY baseline is
 // compared with: the first Snowflake row, else the first bigint row, or -1.
-func baselineRow(rows []row) int {
+func baselineRow(rows []Row) int {
 	for i, r := range rows {
-		if r.col == colBigint && strings.HasPrefix(r.canon, "snowflake:") {
+		if r.Col == ColBigint && strings.HasPrefix(r.Canon, "snowflake:") {
 			return i
 		}
 	}
 	for i, r := range rows {
-		if r.col == colBigint {
+		if r.Col == ColBigint {
 			return i
 		}
 	}
@@ -319,47 +319,47 @@ func logf(cfg Config, format string, args ...any) {
 }
 
 // summarize reduces a scheme's measured runs to medians.
-func summarize(r row, colType string, ms []metrics) Result {
-	res := Result{Scheme: r.label, Spec: r.canon, ColumnType: colType}
+func summarize(r Row, colType string, ms []Metrics) Result {
+	res := Result{Scheme: r.Label, Spec: r.Canon, ColumnType: colType}
 	if len(ms) == 0 {
 		return res
 	}
-	res.Durability = ms[len(ms)-1].durability
+	res.Durability = ms[len(ms)-1].Durability
 	var rate, idx, tbl, wal []float64
 	var fpi, ckpt, dens, frag, leaves []float64
 	var pointP50, pointP99, rangeP50, rangeP99 []float64
 	for _, m := range ms {
 		run := Sample{
-			RowsPerSec:       float64(m.rows) / m.seconds,
-			Seconds:          m.seconds,
-			IndexBytesPerRow: perRow(m.indexBytes, m.rows),
-			WALBytesPerRow:   perRow(m.walBytes, m.rows),
-			AvgLeafDensity:   m.density,
+			RowsPerSec:       float64(m.Rows) / m.Seconds,
+			Seconds:          m.Seconds,
+			IndexBytesPerRow: perRow(m.IndexBytes, m.Rows),
+			WALBytesPerRow:   perRow(m.WALBytes, m.Rows),
+			AvgLeafDensity:   m.Density,
 		}
 		res.Runs = append(res.Runs, run)
 		rate = append(rate, run.RowsPerSec)
-		idx = append(idx, float64(m.indexBytes))
-		tbl = append(tbl, float64(m.tableBytes))
-		wal = append(wal, float64(m.walBytes))
-		if m.fpi != nil {
-			fpi = append(fpi, float64(*m.fpi))
+		idx = append(idx, float64(m.IndexBytes))
+		tbl = append(tbl, float64(m.TableBytes))
+		wal = append(wal, float64(m.WALBytes))
+		if m.FPI != nil {
+			fpi = append(fpi, float64(*m.FPI))
 		}
-		if m.checkpoints != nil {
-			ckpt = append(ckpt, float64(*m.checkpoints))
+		if m.Checkpoints != nil {
+			ckpt = append(ckpt, float64(*m.Checkpoints))
 		}
-		if m.density != nil {
-			dens = append(dens, *m.density)
-			leaves = append(leaves, float64(*m.leafPages))
+		if m.Density != nil {
+			dens = append(dens, *m.Density)
+			leaves = append(leaves, float64(*m.LeafPages))
 		}
-		if m.frag != nil { // InnoDB reports no fragmentation
-			frag = append(frag, *m.frag)
+		if m.Frag != nil { // InnoDB reports no fragmentation
+			frag = append(frag, *m.Frag)
 		}
-		pointP50 = append(pointP50, m.lookup.P50Micros)
-		pointP99 = append(pointP99, m.lookup.P99Micros)
-		rangeP50 = append(rangeP50, m.rangeScan.P50Micros)
-		rangeP99 = append(rangeP99, m.rangeScan.P99Micros)
+		pointP50 = append(pointP50, m.Lookup.P50Micros)
+		pointP99 = append(pointP99, m.Lookup.P99Micros)
+		rangeP50 = append(rangeP50, m.RangeScan.P50Micros)
+		rangeP99 = append(rangeP99, m.RangeScan.P99Micros)
 	}
-	res.Rows = ms[0].rows
+	res.Rows = ms[0].Rows
 	res.RowsPerSec = median(rate)
 	res.IndexBytes = int64(median(idx))
 	res.IndexBytesPerRow = perRow(res.IndexBytes, res.Rows)
@@ -367,20 +367,20 @@ func summarize(r row, colType string, ms []metrics) Result {
 	res.WALBytes = int64(median(wal))
 	res.WALBytesPerRow = perRow(res.WALBytes, res.Rows)
 	if len(fpi) == len(ms) {
-		res.WALFPI = ptr(int64(median(fpi)))
+		res.WALFPI = Ptr(int64(median(fpi)))
 	}
 	if len(ckpt) == len(ms) {
-		res.Checkpoints = ptr(int64(median(ckpt)))
+		res.Checkpoints = Ptr(int64(median(ckpt)))
 	}
 	if len(dens) == len(ms) {
-		res.AvgLeafDensity = ptr(median(dens))
-		res.LeafPages = ptr(int64(median(leaves)))
+		res.AvgLeafDensity = Ptr(median(dens))
+		res.LeafPages = Ptr(int64(median(leaves)))
 	}
 	if len(frag) == len(ms) {
-		res.LeafFragmentation = ptr(median(frag))
+		res.LeafFragmentation = Ptr(median(frag))
 	}
-	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
-	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
+	res.PointLookup = Latency{Count: ms[0].Lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
+	res.RangeScan = Latency{Count: ms[0].RangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
 	summarizeCounters(&res, ms)
 	summarizeStructures(&res, ms)
 	// The curve of the run whose throughput is the median.
@@ -391,7 +391,7 @@ func summarize(r row, colType string, ms []metrics) Result {
 			best = i
 		}
 	}
-	res.Curve = ms[best].curve
+	res.Curve = ms[best].Curve
 	return res
 }
 
@@ -424,14 +424,14 @@ func median(xs []float64) float64 {
 }
 
 // notes explains figures a reader could misread.
-func notes(rep *Report, rows []row) []string {
+func notes(rep *Report, rows []Row) []string {
 	var out []string
 	s := rep.Settings
 	if strings.HasPrefix(s.Statistics, "unavailable") {
 		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
 	}
 	d := dialectOf(s.Engine)
-	if d.checkpoints && !d.clustered && s.Profile == ProfileSteady {
+	if d.Checkpoints && !d.Clustered && s.Profile == ProfileSteady {
 		for _, r := range rep.Results {
 			if r.Checkpoints != nil && *r.Checkpoints > 0 {
 				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
@@ -443,14 +443,14 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for i, r := range rows {
-		if r.col == colUint64 && i < len(rep.Results) {
-			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.label, rep.Results[i].ColumnType))
+		if r.Col == ColUint64 && i < len(rep.Results) {
+			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.Label, rep.Results[i].ColumnType))
 		}
 	}
 	for i, r := range rows {
-		if r.col == colPublicText && i < len(rep.Results) {
+		if r.Col == ColPublicText && i < len(rep.Results) {
 			out = append(out, fmt.Sprintf("%s stores %s's public text as the key (idkit.FormatID: the TypeID prefix, '_' and the ID in a fixed-width suffix, %d characters, in ID order) in a %s column, which compares bytes; a row of the same spec without the suffix stores the IDs themselves.",
-				r.label, r.canon, r.textLen, rep.Results[i].ColumnType))
+				r.Label, r.Canon, r.TextLen, rep.Results[i].ColumnType))
 		}
 	}
 	for _, r := range rep.Results {
@@ -464,23 +464,23 @@ func notes(rep *Report, rows []row) []string {
 	if s.OtherRuns > 0 {
 		out = append(out, fmt.Sprintf("Up to %d other idbench session(s) were connected to the server during measured loads: WAL bytes, full-page images and checkpoints are server-wide and include their work, and CHECKPOINTs of one run land in the loads of another. Run one benchmark at a time for figures to compare.", s.OtherRuns))
 	}
-	if d.sharedServer && !d.clustered {
+	if d.SharedServer && !d.Clustered {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal && s.Engine != EngineMariaDBLocal {
 		out = append(out, "The checkpoints profile sets a small max_wal_size and a short checkpoint_timeout only on pg-local; this run used the server's own settings.")
 	}
 	for _, r := range rows {
-		if strings.HasPrefix(r.canon, "sonyflake:") {
+		if strings.HasPrefix(r.Canon, "sonyflake:") {
 			out = append(out, "Sonyflake issues at most 256 IDs per 10 ms per machine (25,600 IDs/s): its insert throughput is capped by the generator, not the database. Use --nodes to add machines.")
 			break
 		}
 	}
 	for _, r := range rows {
-		if d.textKeyNote == nil {
+		if d.TextKeyNote == nil {
 			break // the engine's own notes explain its text keys (mysqlEngine.tableNotes)
 		}
-		if n := d.textKeyNote(r); n != "" {
+		if n := d.TextKeyNote(r); n != "" {
 			out = append(out, n)
 			break
 		}
@@ -506,11 +506,11 @@ func IsTerminal(w io.Writer) bool { return isTerminal(w) }
 // summarizeStructures gives res the structures of the first run, each sized by the median
 // over the runs of the structure with the same role (each load numbers its own table, so the
 // names differ between runs, the roles do not).
-func summarizeStructures(res *Result, ms []metrics) {
-	for _, s := range ms[0].structures {
+func summarizeStructures(res *Result, ms []Metrics) {
+	for _, s := range ms[0].Structures {
 		var vs []float64
 		for _, m := range ms {
-			for _, o := range m.structures {
+			for _, o := range m.Structures {
 				if o.Role == s.Role {
 					vs = append(vs, float64(o.Bytes))
 					break
@@ -533,27 +533,27 @@ var counterFigures = []struct {
 	per1k  bool
 	figure func(res *Result, median float64)
 }{
-	{counterSecondaryIndexBytes, false, func(res *Result, v float64) {
+	{CounterSecondaryIndexBytes, false, func(res *Result, v float64) {
 		res.SecondaryIndexBytes = int64(v)
 		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
 	}},
-	{counterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = ptr(int64(v)) }},
-	{counterPageSplits, false, func(res *Result, v float64) { res.PageSplits = ptr(int64(v)) }},
-	{counterPageMerges, false, func(res *Result, v float64) { res.PageMerges = ptr(int64(v)) }},
-	{counterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = ptr(v) }},
+	{CounterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = Ptr(int64(v)) }},
+	{CounterPageSplits, false, func(res *Result, v float64) { res.PageSplits = Ptr(int64(v)) }},
+	{CounterPageMerges, false, func(res *Result, v float64) { res.PageMerges = Ptr(int64(v)) }},
+	{CounterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = Ptr(v) }},
 }
 
 // summarizeCounters adds the medians of the engine's named counters to res.
-func summarizeCounters(res *Result, ms []metrics) {
+func summarizeCounters(res *Result, ms []Metrics) {
 	for _, f := range counterFigures {
 		var vs []float64
 		for _, m := range ms {
-			v, ok := m.counters[f.name]
-			if !ok || f.per1k && m.rows == 0 {
+			v, ok := m.Counters[f.name]
+			if !ok || f.per1k && m.Rows == 0 {
 				break
 			}
 			if f.per1k {
-				vs = append(vs, 1000*float64(v)/float64(m.rows))
+				vs = append(vs, 1000*float64(v)/float64(m.Rows))
 			} else {
 				vs = append(vs, float64(v))
 			}

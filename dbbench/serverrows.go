@@ -30,8 +30,8 @@ const (
 // Columns of the server-made rows. Their values sit apart from source.go's list so that
 // kinds added there cannot collide with them.
 const (
-	colServerBigint column = 100 + iota // bigint made by a server-side function (PostgreSQL)
-	colServerUUID                       // uuid made by a server-side function (PostgreSQL)
+	ColServerBigint Column = 100 + iota // bigint made by a server-side function (PostgreSQL)
+	ColServerUUID                       // uuid made by a server-side function (PostgreSQL)
 )
 
 // DefaultInstagramShard is the shard of the instagram-plpgsql row when none is given: the
@@ -39,12 +39,12 @@ const (
 const DefaultInstagramShard = 5
 
 // errServerSideSQLite rejects the PostgreSQL-only rows on SQLite and MariaDB/MySQL.
-func errServerSideSQLite(label string) error {
+func ErrServerSide(label string) error {
 	return fmt.Errorf("dbbench: scheme %q needs PostgreSQL (a PL/pgSQL function, or a segment store in the benchmark database)", label)
 }
 
 // resolveServerRow resolves the rows of this file; ok is false for any other label.
-func resolveServerRow(label string) (r row, ok bool, err error) {
+func resolveServerRow(label string) (r Row, ok bool, err error) {
 	name, rest, hasRest := strings.Cut(strings.TrimSpace(label), ":")
 	name = strings.ToLower(name)
 	settings := map[string]string{}
@@ -70,36 +70,36 @@ func resolveServerRow(label string) (r row, ok bool, err error) {
 	case RowInstagramPLpgSQL:
 		shard, err := num("shard", 0, 1<<13-1, DefaultInstagramShard)
 		if err != nil {
-			return row{}, true, err
+			return Row{}, true, err
 		}
-		r = row{label: label, col: colServerBigint, shard: int(shard),
-			canon: "snowflake:layout=instagram,shard=" + strconv.FormatUint(shard, 10)}
+		r = Row{Label: label, Col: ColServerBigint, Shard: int(shard),
+			Canon: "snowflake:layout=instagram,shard=" + strconv.FormatUint(shard, 10)}
 	case RowUUIDv7PLpgSQL:
-		r = row{label: label, col: colServerUUID, canon: "uuidv7"}
+		r = Row{Label: label, Col: ColServerUUID, Canon: "uuidv7"}
 	case RowSegment:
 		if !hasRest {
 			// "segment" alone is this row; "segment:store=…" is an ordinary idkit spec.
-			return row{label: label, col: colBigint, storeStep: 1000, canon: "segment:store=<benchmark database>,key=dbbench,step=1000"}, true, nil
+			return Row{Label: label, Col: ColBigint, StoreStep: 1000, Canon: "segment:store=<benchmark database>,key=dbbench,step=1000"}, true, nil
 		}
 		if _, given := settings["store"]; given {
-			return row{}, false, nil
+			return Row{}, false, nil
 		}
 		step, err := num("step", 1, 1<<40, 1000)
 		if err != nil {
-			return row{}, true, err
+			return Row{}, true, err
 		}
-		r = row{label: label, col: colBigint, storeStep: step,
-			canon: "segment:store=<benchmark database>,key=dbbench,step=" + strconv.FormatUint(step, 10)}
+		r = Row{Label: label, Col: ColBigint, StoreStep: step,
+			Canon: "segment:store=<benchmark database>,key=dbbench,step=" + strconv.FormatUint(step, 10)}
 	default:
-		return row{}, false, nil
+		return Row{}, false, nil
 	}
 	for k := range settings {
-		return row{}, true, fmt.Errorf("dbbench: scheme %q: unknown setting %q", label, k)
+		return Row{}, true, fmt.Errorf("dbbench: scheme %q: unknown setting %q", label, k)
 	}
 	return r, true, nil
 }
 
 // serverMade reports whether the database fills the id column itself.
-func (c column) serverMade() bool {
-	return c == colIdentity || c == colServerBigint || c == colServerUUID
+func (c Column) ServerMade() bool {
+	return c == ColIdentity || c == ColServerBigint || c == ColServerUUID
 }

@@ -17,11 +17,11 @@ import (
 // prepareServerSide creates what row r needs in the benchmark schema before its loads: the
 // id function of the server-side rows, and the segment spec whose store is this database.
 // It returns r with spec filled in for the segment row.
-func (e *pgEngine) prepareServerSide(ctx context.Context, r row) (row, error) {
+func (e *pgEngine) prepareServerSide(ctx context.Context, r Row) (Row, error) {
 	switch {
-	case r.col == colServerBigint:
-		seq := pgx.Identifier{e.schema, "instagram_seq_" + strconv.Itoa(r.shard)}.Sanitize()
-		fn := pgx.Identifier{e.schema, "instagram_next_id_" + strconv.Itoa(r.shard)}.Sanitize()
+	case r.Col == ColServerBigint:
+		seq := pgx.Identifier{e.schema, "instagram_seq_" + strconv.Itoa(r.Shard)}.Sanitize()
+		fn := pgx.Identifier{e.schema, "instagram_next_id_" + strconv.Itoa(r.Shard)}.Sanitize()
 		// The seed's function, with its shard as a constant.
 		ddl := []string{
 			`CREATE SEQUENCE IF NOT EXISTS ` + seq,
@@ -30,7 +30,7 @@ DECLARE
     our_epoch bigint := 1314220021721;
     seq_id bigint;
     now_millis bigint;
-    shard_id int := ` + strconv.Itoa(r.shard) + `;
+    shard_id int := ` + strconv.Itoa(r.Shard) + `;
 BEGIN
     SELECT nextval('` + seq + `') % 1024 INTO seq_id;
     SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) INTO now_millis;
@@ -46,14 +46,14 @@ $$ LANGUAGE PLPGSQL`,
 			}
 		}
 		e.serverDefault = fn + "()"
-	case r.col == colServerUUID:
+	case r.Col == ColServerUUID:
 		var num int
 		if err := e.admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
 			return r, pgFail(ctx, "read server version", err)
 		}
 		if num >= 180000 {
 			e.serverDefault = "uuidv7()"
-			r.canon = "uuidv7 (built-in uuidv7())"
+			r.Canon = "uuidv7 (built-in uuidv7())"
 			break
 		}
 		fn := pgx.Identifier{e.schema, "uuid_generate_v7"}.Sanitize()
@@ -75,13 +75,13 @@ $$ LANGUAGE plpgsql VOLATILE`); err != nil {
 			return r, pgFail(ctx, "create uuid_generate_v7()", err)
 		}
 		e.serverDefault = fn + "()"
-		r.canon = "uuidv7 (PL/pgSQL uuid_generate_v7())"
-	case r.storeStep > 0:
+		r.Canon = "uuidv7 (PL/pgSQL uuid_generate_v7())"
+	case r.StoreStep > 0:
 		u, err := storeURL(e.connCfg, e.schema)
 		if err != nil {
 			return r, err
 		}
-		r.spec = "segment:store=" + u + ",key=dbbench,step=" + strconv.FormatUint(r.storeStep, 10)
+		r.Spec = "segment:store=" + u + ",key=dbbench,step=" + strconv.FormatUint(r.StoreStep, 10)
 	}
 	return r, nil
 }
@@ -92,7 +92,7 @@ $$ LANGUAGE plpgsql VOLATILE`); err != nil {
 func SegmentStoreURL(dsn, schema string) (string, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return "", fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+		return "", fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", OneLine(err.Error()))
 	}
 	return storeURL(cfg, schema)
 }
@@ -131,7 +131,7 @@ func storeURL(cfg *pgx.ConnConfig, schema string) (string, error) {
 
 // uniqueViolation reports whether err is a unique violation (SQLSTATE 23505) and, if so, a
 // finding for the report that says what it means for row r.
-func uniqueViolation(err error, r row) (string, bool) {
+func uniqueViolation(err error, r Row) (string, bool) {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "23505" {
 		return "", false
@@ -140,8 +140,8 @@ func uniqueViolation(err error, r row) (string, bool) {
 	if what == "" {
 		what = pe.Message
 	}
-	msg := fmt.Sprintf("%s: the load stopped on a duplicate key (%s).", r.label, what)
-	if r.col == colServerBigint {
+	msg := fmt.Sprintf("%s: the load stopped on a duplicate key (%s).", r.Label, what)
+	if r.Col == ColServerBigint {
 		msg += " Instagram's next_id() takes nextval() % 1024 as its sequence, so a shard that makes more than 1,024 IDs in one millisecond wraps the sequence inside that millisecond and repeats an ID, as a bulk load on a fast server or from several connections at once can. The function needs one sequence per shard and fewer than 1,024 rows per ms per shard, or more sequence bits."
 	}
 	return msg, true

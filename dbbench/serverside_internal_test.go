@@ -23,7 +23,7 @@ func openTestPG(t *testing.T) *pgEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.close() })
+	t.Cleanup(func() { e.Close() })
 	return e
 }
 
@@ -32,14 +32,14 @@ func openTestPG(t *testing.T) *pgEngine {
 func TestInstagramFunctionDecodes(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, err := resolveRow(context.Background(), "instagram-plpgsql:shard=7")
+	r, err := ResolveRow(context.Background(), "instagram-plpgsql:shard=7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	codec, err := idkit.NewCodec(r.canon)
+	codec, err := idkit.NewCodec(r.Canon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestInstagramFunctionDecodes(t *testing.T) {
 func TestInstagramFunctionWraps(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(context.Background(), RowInstagramPLpgSQL)
+	r, _ := ResolveRow(context.Background(), RowInstagramPLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestInstagramFunctionWraps(t *testing.T) {
 func TestUUIDv7FunctionDecodes(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(context.Background(), RowUUIDv7PLpgSQL)
+	r, _ := ResolveRow(context.Background(), RowUUIDv7PLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestUUIDv7FunctionDecodes(t *testing.T) {
 
 func TestUniqueViolationFinding(t *testing.T) {
 	err := errors.Join(errors.New("dbbench: load rows"), &pgconn.PgError{Code: "23505", Detail: "Key (id)=(1) already exists."})
-	f, ok := uniqueViolation(err, row{label: RowInstagramPLpgSQL, col: colServerBigint})
+	f, ok := uniqueViolation(err, Row{Label: RowInstagramPLpgSQL, Col: ColServerBigint})
 	if !ok || !strings.Contains(f, "1,024") || !strings.Contains(f, "Key (id)=(1)") {
 		t.Fatalf("finding %q, %v", f, ok)
 	}
-	if _, ok := uniqueViolation(errors.New("other"), row{}); ok {
+	if _, ok := uniqueViolation(errors.New("other"), Row{}); ok {
 		t.Fatal("an unrelated error taken for a unique violation")
 	}
 }
@@ -170,14 +170,14 @@ func TestResolveServerRow(t *testing.T) {
 func TestInstagramWrapIsAFinding(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(context.Background(), RowInstagramPLpgSQL)
+	r, _ := ResolveRow(context.Background(), RowInstagramPLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.admin.Exec(ctx, "ALTER SEQUENCE "+e.schema+".instagram_seq_5 INCREMENT BY 1024"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.load(ctx, r, 3000, true, newRecorder(3000, 5, e.batchSize(), nil))
+	_, err := e.Load(ctx, r, 3000, true, NewRecorder(3000, 5, e.BatchSize(), nil))
 	f, ok := uniqueViolation(err, r)
 	if !ok {
 		t.Fatalf("load error %v is not a unique violation", err)

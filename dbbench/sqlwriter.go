@@ -15,23 +15,23 @@ type querier interface {
 
 // countRows runs q on db and counts the rows it returns; what names the operation in errors,
 // lost is the engine's connLost.
-func countRows(ctx context.Context, db querier, lost func(error) bool, what, q string, args ...any) (int64, error) {
+func CountRows(ctx context.Context, db querier, lost func(error) bool, what, q string, args ...any) (int64, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return 0, failLost(ctx, what, err, lost)
+		return 0, FailLost(ctx, what, err, lost)
 	}
 	defer rows.Close()
 	var n int64
 	for rows.Next() {
 		n++
 	}
-	return n, failLost(ctx, what, rows.Err(), lost)
+	return n, FailLost(ctx, what, rows.Err(), lost)
 }
 
-var placeholder = regexp.MustCompile(`\$[0-9]+`)
+var Placeholder = regexp.MustCompile(`\$[0-9]+`)
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain characters.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@=+,") == "" {
 		return s
 	}
@@ -42,23 +42,23 @@ func shellQuote(s string) string {
 // keys from 10^18 up are 19 digits long, as current Snowflake IDs are, so
 // the server parses as many bytes per key in the baseline as in the
 // snowflake row it is compared with.
-const bareKeyBase = 1_000_000_000_000_000_000
+const BareKeyBase = 1_000_000_000_000_000_000
 
 // sqlWriter writes business operations over one database/sql connection, with statements
 // prepared once per table pair: the transactions and the bare loop that MariaDB/MySQL
 // (mysqlWriter) and SQLite (sqliteWriter) share; each adds its own bulk path.
-type sqlWriter struct {
-	conn    *sql.Conn
-	qualify func(string) string
-	begin   string // the statement that starts a transaction
-	timeArg func(time.Time) any
-	keyArg  func(row, *value) any
+type SQLWriter struct {
+	Conn    *sql.Conn
+	Qualify func(string) string
+	Begin   string // the statement that starts a transaction
+	TimeArg func(time.Time) any
+	KeyArg  func(Row, *Value) any
 	args    []any
 	stmts   map[string][2]*sql.Stmt // label (+"/identity") → parent INSERT, child INSERT
 }
 
-func (w *sqlWriter) statements(ctx context.Context, s appSchema, identity bool) (*sql.Stmt, *sql.Stmt, error) {
-	key := s.label
+func (w *SQLWriter) statements(ctx context.Context, s AppSchema, identity bool) (*sql.Stmt, *sql.Stmt, error) {
+	key := s.Label
 	if identity {
 		key += "/identity"
 	}
@@ -66,19 +66,19 @@ func (w *sqlWriter) statements(ctx context.Context, s appSchema, identity bool) 
 		return st[0], st[1], nil
 	}
 	one := "(?,?,?)"
-	p := "INSERT INTO " + w.qualify(s.parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
-	c := "INSERT INTO " + w.qualify(s.child()) + " (id, parent_id, payload) VALUES "
+	p := "INSERT INTO " + w.Qualify(s.Parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
+	c := "INSERT INTO " + w.Qualify(s.Child()) + " (id, parent_id, payload) VALUES "
 	if identity {
 		one = "(?,?)"
-		p = "INSERT INTO " + w.qualify(s.parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
-		c = "INSERT INTO " + w.qualify(s.child()) + " (parent_id, payload) VALUES "
+		p = "INSERT INTO " + w.Qualify(s.Parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
+		c = "INSERT INTO " + w.Qualify(s.Child()) + " (parent_id, payload) VALUES "
 	}
-	c += strings.TrimSuffix(strings.Repeat(one+",", max(s.children, 1)), ",")
-	ps, err := w.conn.PrepareContext(ctx, p)
+	c += strings.TrimSuffix(strings.Repeat(one+",", max(s.Children, 1)), ",")
+	ps, err := w.Conn.PrepareContext(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, err := w.conn.PrepareContext(ctx, c)
+	cs, err := w.Conn.PrepareContext(ctx, c)
 	if err != nil {
 		ps.Close()
 		return nil, nil, err
@@ -91,32 +91,32 @@ func (w *sqlWriter) statements(ctx context.Context, s appSchema, identity bool) 
 }
 
 // inTx runs fn between BEGIN and COMMIT on the writer's connection, rolling back on error.
-func (w *sqlWriter) inTx(ctx context.Context, fn func() error) error {
-	if _, err := w.conn.ExecContext(ctx, w.begin); err != nil {
+func (w *SQLWriter) InTx(ctx context.Context, fn func() error) error {
+	if _, err := w.Conn.ExecContext(ctx, w.Begin); err != nil {
 		return err
 	}
 	if err := fn(); err != nil {
-		_, _ = w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		_, _ = w.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return err
 	}
-	_, err := w.conn.ExecContext(ctx, "COMMIT")
+	_, err := w.Conn.ExecContext(ctx, "COMMIT")
 	return err
 }
 
-func (w *sqlWriter) tx(ctx context.Context, s appSchema, op *appOp) error {
-	return w.inTx(ctx, func() error { return w.insertOp(ctx, s, op) })
+func (w *SQLWriter) Tx(ctx context.Context, s AppSchema, op *AppOp) error {
+	return w.InTx(ctx, func() error { return w.InsertOp(ctx, s, op) })
 }
 
 // insertOp inserts one operation's parent and children, inside the caller's transaction.
-func (w *sqlWriter) insertOp(ctx context.Context, s appSchema, op *appOp) error {
-	identity := s.r.col == colIdentity
+func (w *SQLWriter) InsertOp(ctx context.Context, s AppSchema, op *AppOp) error {
+	identity := s.Row.Col == ColIdentity
 	ps, cs, err := w.statements(ctx, s, identity)
 	if err != nil {
 		return err
 	}
-	created := w.timeArg(op.created)
+	created := w.TimeArg(op.Created)
 	if identity {
-		res, err := ps.ExecContext(ctx, created, op.customer, op.payload)
+		res, err := ps.ExecContext(ctx, created, op.Customer, op.Payload)
 		if err != nil {
 			return err
 		}
@@ -124,19 +124,19 @@ func (w *sqlWriter) insertOp(ctx context.Context, s appSchema, op *appOp) error 
 		if err != nil {
 			return err
 		}
-		op.parentArg = id
-	} else if _, err := ps.ExecContext(ctx, op.parentArg, created, op.customer, op.payload); err != nil {
+		op.ParentArg = id
+	} else if _, err := ps.ExecContext(ctx, op.ParentArg, created, op.Customer, op.Payload); err != nil {
 		return err
 	}
-	if len(op.children) == 0 {
+	if len(op.Children) == 0 {
 		return nil
 	}
 	a := w.args[:0]
-	for j := range op.children {
+	for j := range op.Children {
 		if !identity {
-			a = append(a, w.keyArg(s.r, &op.children[j]))
+			a = append(a, w.KeyArg(s.Row, &op.Children[j]))
 		}
-		a = append(a, op.parentArg, op.payload*int64(s.children+1)+int64(j))
+		a = append(a, op.ParentArg, op.Payload*int64(s.Children+1)+int64(j))
 	}
 	w.args = a
 	_, err = cs.ExecContext(ctx, a...)
@@ -144,14 +144,14 @@ func (w *sqlWriter) insertOp(ctx context.Context, s appSchema, op *appOp) error 
 }
 
 // bareOp inserts operation op of the baseline, inside the caller's transaction.
-func (w *sqlWriter) bareOp(ctx context.Context, s appSchema, op int64) error {
+func (w *SQLWriter) BareOp(ctx context.Context, s AppSchema, op int64) error {
 	ps, cs, err := w.statements(ctx, s, false)
 	if err != nil {
 		return err
 	}
-	k := int64(s.children)
-	id := bareKeyBase + op + 1
-	if _, err := ps.ExecContext(ctx, id, w.timeArg(time.Now()), id%10000, op+1); err != nil {
+	k := int64(s.Children)
+	id := BareKeyBase + op + 1
+	if _, err := ps.ExecContext(ctx, id, w.TimeArg(time.Now()), id%10000, op+1); err != nil {
 		return err
 	}
 	if k == 0 {
@@ -159,7 +159,7 @@ func (w *sqlWriter) bareOp(ctx context.Context, s appSchema, op int64) error {
 	}
 	a := w.args[:0]
 	for j := int64(0); j < k; j++ {
-		a = append(a, bareKeyBase+op*k+j+1, id, op*k+j+1)
+		a = append(a, BareKeyBase+op*k+j+1, id, op*k+j+1)
 	}
 	w.args = a
 	_, err = cs.ExecContext(ctx, a...)
@@ -167,9 +167,9 @@ func (w *sqlWriter) bareOp(ctx context.Context, s appSchema, op int64) error {
 }
 
 // bareLoop is the bare baseline loop outside the bulk path: one transaction per operation.
-func (w *sqlWriter) bareLoop(ctx context.Context, s appSchema, first, count int64) error {
+func (w *SQLWriter) BareLoop(ctx context.Context, s AppSchema, first, count int64) error {
 	for op := first; op < first+count; op++ {
-		if err := w.inTx(ctx, func() error { return w.bareOp(ctx, s, op) }); err != nil {
+		if err := w.InTx(ctx, func() error { return w.BareOp(ctx, s, op) }); err != nil {
 			return err
 		}
 	}
