@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/engine"
+
 	"github.com/idkit/idkit"
 )
 
@@ -35,7 +37,7 @@ type appRun struct {
 
 // appScheme is a row with what the workload needs to answer time queries through its key.
 type appScheme struct {
-	AppSchema
+	engine.AppSchema
 	codec idkit.Codec // nil for rows without time order
 	tick  time.Duration
 	epoch time.Time
@@ -53,7 +55,7 @@ func tickWindow(w, tick time.Duration) time.Duration {
 }
 
 // runApp is Run for WorkloadApp, after the rows are resolved and the engine is open.
-func runApp(ctx context.Context, cfg Config, eng Engine, rows []Row, rep *Report) error {
+func runApp(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, rep *Report) error {
 	d := eng
 	names := make([]string, len(rows))
 	for i, r := range rows {
@@ -63,20 +65,20 @@ func runApp(ctx context.Context, cfg Config, eng Engine, rows []Row, rep *Report
 	schemes := make([]appScheme, len(rows))
 	for i, r := range rows {
 		switch {
-		case r.Col == ColServerBigint || r.Col == ColServerUUID || r.StoreStep > 0:
+		case r.Col == engine.ColServerBigint || r.Col == engine.ColServerUUID || r.StoreStep > 0:
 			return fmt.Errorf("dbbench: scheme %q: the app workload takes schemes whose keys the application or an identity column makes", r.Label)
-		case r.Col == ColUint64 || r.Col == ColUUIDNative || r.Unsigned:
+		case r.Col == engine.ColUint64 || r.Col == engine.ColUUIDNative || r.Unsigned:
 			return fmt.Errorf("dbbench: scheme %q: the app workload does not take this key column (%s) yet", r.Label, d.KeyType(r))
-		case r.Col == ColIdentity && cfg.Mode == ModeCopy && !d.ReservesKeys():
+		case r.Col == engine.ColIdentity && cfg.Mode == ModeCopy && !d.ReservesKeys():
 			return fmt.Errorf("dbbench: scheme %q: LOAD DATA cannot return the keys the database makes, which the children need; use --mode tx for it on MariaDB/MySQL", r.Label)
 		}
-		sc := appScheme{AppSchema: AppSchema{Label: labels[i], Row: r, Children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
+		sc := appScheme{AppSchema: engine.AppSchema{Label: labels[i], Row: r, Children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
 		if r.Spec != "" {
 			c, err := idkit.NewCodec(r.Spec)
 			if err != nil {
 				return fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 			}
-			if _, ok := idkit.As[idkit.TimeRanger](c); ok && KeysOrdered(r) {
+			if _, ok := idkit.As[idkit.TimeRanger](c); ok && engine.KeysOrdered(r) {
 				sc.codec = c
 			}
 			if l, ok := idkit.As[idkit.Layouter](c); ok {
@@ -96,7 +98,7 @@ func runApp(ctx context.Context, cfg Config, eng Engine, rows []Row, rep *Report
 		schemes[i] = sc
 	}
 	bi := baselineRow(rows)
-	base := AppSchema{Label: "baseline", Row: Row{Label: "baseline", Col: ColBigint}, Children: cfg.Children}
+	base := engine.AppSchema{Label: "baseline", Row: engine.Row{Label: "baseline", Col: engine.ColBigint}, Children: cfg.Children}
 	if bi >= 0 {
 		base.CreatedAt = schemes[bi].CreatedAt
 	}
@@ -175,7 +177,7 @@ func runApp(ctx context.Context, cfg Config, eng Engine, rows []Row, rep *Report
 
 // appLoad creates a row's tables, writes cfg.Rows operations and measures them. It drops the
 // tables afterwards unless keep is set (the caller's queries read them), and on error.
-func appLoad(ctx context.Context, cfg Config, d Engine, sc appScheme, bare, keep bool) (run appRun, err error) {
+func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bare, keep bool) (run appRun, err error) {
 	if err := d.DropTables(ctx, sc.Tables()); err != nil {
 		return run, err
 	}
@@ -208,7 +210,7 @@ func appLoad(ctx context.Context, cfg Config, d Engine, sc appScheme, bare, keep
 			batch = 1000
 		}
 	}
-	cl := &Claimer{Total: n, Batch: batch}
+	cl := &engine.Claimer{Total: n, Batch: batch}
 	want := max(cfg.Lookups, 1)
 	step := max(n/int64(want), 1)
 	var (
@@ -217,19 +219,19 @@ func appLoad(ctx context.Context, cfg Config, d Engine, sc appScheme, bare, keep
 		times  []time.Time
 		maxLag atomic.Int64
 	)
-	var src *Source
+	var src *engine.Source
 	if !bare {
-		if src, err = NewSource(sc.Row, 1); err != nil {
+		if src, err = engine.NewSource(sc.Row, 1); err != nil {
 			return run, err
 		}
 		defer src.Close()
 	}
 	run.start = time.Now()
-	err = Workers(ctx, len(writers), func(ctx context.Context, w int) error {
+	err = engine.Workers(ctx, len(writers), func(ctx context.Context, w int) error {
 		wr := writers[w]
-		ops := make([]AppOp, batch)
+		ops := make([]engine.AppOp, batch)
 		for i := range ops {
-			ops[i].Children = make([]Value, sc.Children)
+			ops[i].Children = make([]engine.Value, sc.Children)
 		}
 		for {
 			start, count, ok := cl.Claim()
@@ -268,7 +270,7 @@ func appLoad(ctx context.Context, cfg Config, d Engine, sc appScheme, bare, keep
 					}
 				}
 				op.ParentArg = nil
-				if sc.Row.Col != ColIdentity {
+				if sc.Row.Col != engine.ColIdentity {
 					op.ParentArg = d.KeyArg(sc.Row, &op.Parent)
 				}
 			}
@@ -293,7 +295,7 @@ func appLoad(ctx context.Context, cfg Config, d Engine, sc appScheme, bare, keep
 	})
 	run.end = time.Now()
 	if err != nil {
-		return run, FailLost(ctx, "write operations", err, d.ConnLost)
+		return run, engine.FailLost(ctx, "write operations", err, d.ConnLost)
 	}
 	run.seconds = run.end.Sub(run.start).Seconds()
 	run.ops, run.sample, run.times, run.maxLag = n, sample, times, time.Duration(maxLag.Load())
@@ -321,7 +323,7 @@ func appLoad(ctx context.Context, cfg Config, d Engine, sc appScheme, bare, keep
 }
 
 // lag is how far op's created_at lies after the decoded time of its parent's ID.
-func (sc appScheme) lag(op *AppOp) (time.Duration, error) {
+func (sc appScheme) lag(op *engine.AppOp) (time.Duration, error) {
 	id, err := sc.idOf(op.Parent)
 	if err != nil {
 		return 0, err
@@ -336,16 +338,16 @@ func (sc appScheme) lag(op *AppOp) (time.Duration, error) {
 // idOf turns a key back into an idkit.ID of the row's scheme, reading it in the form the
 // source wrote it: the stored ID's canonical text in a text column (idkit.ID.String, which a
 // masked scheme's Parse would read as masked text), the public text in a public-text column.
-func (sc appScheme) idOf(v Value) (idkit.ID, error) {
+func (sc appScheme) idOf(v engine.Value) (idkit.ID, error) {
 	switch sc.Row.Col {
-	case ColBigint:
+	case engine.ColBigint:
 		return idkit.FromUint64(uint64(v.I64)), nil
-	case ColUUID:
+	case engine.ColUUID:
 		if strings.HasPrefix(sc.Row.Canon, "ulid") {
 			return idkit.FromULID(v.B16), nil
 		}
 		return idkit.FromUUID(v.B16), nil
-	case ColText, ColTextICU, ColTextDefault:
+	case engine.ColText, engine.ColTextICU, engine.ColTextDefault:
 		id, err := idkit.Parse(v.Str)
 		if err != nil {
 			return idkit.ID{}, fmt.Errorf("dbbench: key of %s read back: %w", sc.Row.Label, err)
@@ -358,24 +360,24 @@ func (sc appScheme) idOf(v Value) (idkit.ID, error) {
 // valueOf is the key value of an ID in the row's column form, as the source writes it: text
 // columns hold the stored ID's canonical text (idkit.ID.String), public-text columns the
 // scheme's public text (idkit.FormatID).
-func (sc appScheme) valueOf(id idkit.ID) (Value, error) {
+func (sc appScheme) valueOf(id idkit.ID) (engine.Value, error) {
 	switch sc.Row.Col {
-	case ColBigint:
-		return Value{I64: int64(id.Uint64()), U64: id.Uint64()}, nil
-	case ColUUID:
-		return Value{B16: id.Bytes16()}, nil
-	case ColText, ColTextICU, ColTextDefault:
-		return Value{Str: id.String()}, nil
+	case engine.ColBigint:
+		return engine.Value{I64: int64(id.Uint64()), U64: id.Uint64()}, nil
+	case engine.ColUUID:
+		return engine.Value{B16: id.Bytes16()}, nil
+	case engine.ColText, engine.ColTextICU, engine.ColTextDefault:
+		return engine.Value{Str: id.String()}, nil
 	}
 	text, err := idkit.FormatID(sc.codec, id)
 	if err != nil {
-		return Value{}, fmt.Errorf("dbbench: text of the bounds of %s: %w", sc.Row.Label, err)
+		return engine.Value{}, fmt.Errorf("dbbench: text of the bounds of %s: %w", sc.Row.Label, err)
 	}
-	return Value{Str: text}, nil
+	return engine.Value{Str: text}, nil
 }
 
 // boundArgs returns the key bounds of the window w as query arguments.
-func (sc appScheme) boundArgs(d Engine, w [2]time.Time) ([]any, error) {
+func (sc appScheme) boundArgs(d engine.Engine, w [2]time.Time) ([]any, error) {
 	lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.Row.Label, err)
@@ -392,16 +394,16 @@ func (sc appScheme) boundArgs(d Engine, w [2]time.Time) ([]any, error) {
 }
 
 // keyOf turns a key read back by the dialect into a value.
-func keyOf(k any) Value {
+func keyOf(k any) engine.Value {
 	switch k := k.(type) {
 	case int64:
-		return Value{I64: k, U64: uint64(k)}
+		return engine.Value{I64: k, U64: uint64(k)}
 	case [16]byte:
-		return Value{B16: k}
+		return engine.Value{B16: k}
 	case string:
-		return Value{Str: k}
+		return engine.Value{Str: k}
 	}
-	return Value{}
+	return engine.Value{}
 }
 
 // align returns the start of the tick of sc that holds t.
@@ -429,7 +431,7 @@ func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
 
 // appQueries times the queries after the last load and checks both ways of answering the
 // time query.
-func appQueries(ctx context.Context, cfg Config, d Engine, sc appScheme, run appRun) (AppResult, error) {
+func appQueries(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, run appRun) (AppResult, error) {
 	res := AppResult{Scheme: sc.Row.Label, Label: sc.Label, Spec: sc.Row.Canon, KeyType: d.KeyType(sc.Row),
 		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.CreatedAt, Structures: run.structs, Window: Duration(sc.window)}
 	if cfg.Lookups == 0 {
@@ -465,7 +467,7 @@ func appQueries(ctx context.Context, cfg Config, d Engine, sc appScheme, run app
 			ds = append(ds, time.Since(t0))
 			counts = append(counts, float64(n))
 		}
-		tq.Latency, tq.RowsP50 = Latencies(ds), median(counts)
+		tq.Latency, tq.RowsP50 = engine.Latencies(ds), median(counts)
 		return tq, nil
 	}
 	byTimeArgs := func(w [2]time.Time) ([]any, error) { return timeArgs(w), nil }
@@ -500,14 +502,14 @@ func appQueries(ctx context.Context, cfg Config, d Engine, sc appScheme, run app
 			return res, fmt.Errorf("dbbench: %s: a parent has %d children, want %d", sc.Row.Label, n, sc.Children)
 		}
 	}
-	res.ParentWithChildren = Latencies(ds)
+	res.ParentWithChildren = engine.Latencies(ds)
 	return res, nil
 }
 
 // checkTime answers each window both ways, through the key bounds and through created_at,
 // and compares the rows: a row only one way returns must have its created_at and its ID's
 // decoded time on either side of an edge, at most one tick plus maxLag apart.
-func checkTime(ctx context.Context, d Engine, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
+func checkTime(ctx context.Context, d engine.Engine, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
 	tol := sc.tick + maxLag
 	c := &TimeCheck{Windows: len(wins), Tolerance: Duration(tol), Tick: Duration(sc.tick)}
 	micros := d.EpochMicros("created_at")
@@ -540,9 +542,9 @@ func checkTime(ctx context.Context, d Engine, sc appScheme, wins [][2]time.Time,
 // compareWindow compares the rows of one window by key (byKey) and by created_at (byTime):
 // rows is the number of distinct rows, edge those one way alone returned within tol of an
 // edge, bad the others, and the rows byKey returned whose decoded time is outside the window.
-func compareWindow(sc appScheme, w [2]time.Time, byKey, byTime []KeyRow, tol time.Duration) (rows, edge, bad int64, err error) {
+func compareWindow(sc appScheme, w [2]time.Time, byKey, byTime []engine.KeyRow, tol time.Duration) (rows, edge, bad int64, err error) {
 	type seen struct {
-		row      KeyRow
+		row      engine.KeyRow
 		key, tim bool
 	}
 	m := map[any]*seen{}
@@ -630,11 +632,11 @@ func appSchemeNotes(cfg Config, schemes []appScheme) []string {
 			masked = sp.Has("mask")
 		}
 		switch {
-		case masked && !KeysOrdered(sc.Row):
+		case masked && !engine.KeysOrdered(sc.Row):
 			out = append(out, fmt.Sprintf("%s stores its masked public text as the key (idkit.FormatID): a keyed permutation of the ID with no time order, so its time query goes through the created_at index.", sc.Row.Label))
-		case masked && sc.Row.Col != ColPublicText:
+		case masked && sc.Row.Col != engine.ColPublicText:
 			what := "the stored IDs"
-			if sc.Row.Col == ColText || sc.Row.Col == ColTextICU || sc.Row.Col == ColTextDefault {
+			if sc.Row.Col == engine.ColText || sc.Row.Col == engine.ColTextICU || sc.Row.Col == engine.ColTextDefault {
 				what = "the stored IDs' canonical text (idkit.ID.String)"
 			}
 			out = append(out, fmt.Sprintf("%s stores %s as its keys, not the masked text: the mask changes only the text an API shows, so the keys keep their time order.", sc.Row.Label, what))

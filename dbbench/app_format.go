@@ -5,13 +5,15 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idkit/idkit/dbbench/engine"
 )
 
 // appHeader is the settings lines of an app-workload report.
 func appHeader(p func(string, ...any), s Settings) {
 	p("engine %s, %s\n", s.Engine, s.ServerVersion)
 	p("operations %d per scheme (1 parent + %s each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
-		s.Rows, Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
+		s.Rows, engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
 }
 
 // childRows is "1 child row" or "n child rows".
@@ -119,7 +121,7 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 UTC"), s.Duration)
 	}
-	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), Children(s.Children))
+	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), engine.Children(s.Children))
 	if s.Mode == ModeCopy {
 		p("written in bulk (%d operations per %s)", s.Batch, dialectOf(s.Engine).AppBulkUnit)
 	} else {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idkit/idkit/dbbench/engine"
 )
 
 // Config describes one benchmark run. Zero fields take the defaults noted;
@@ -146,7 +148,7 @@ type Config struct {
 
 	// beforeQueries, set by tests only, runs in the app workload after a scheme's last load
 	// and before its queries and time check (a test moves a row's created_at in it).
-	beforeQueries func(ctx context.Context, d Engine, sc appScheme) error
+	beforeQueries func(ctx context.Context, d engine.Engine, sc appScheme) error
 }
 
 // DefaultConfig returns the configuration of the default idbench run: every
@@ -319,15 +321,15 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // options returns what an engine reads of c.
-func (c Config) options() Options {
-	return Options{Rows: c.Rows, Batch: c.Batch, Points: c.Points, Mode: c.Mode, Clients: c.Clients,
+func (c Config) options() engine.Options {
+	return engine.Options{Rows: c.Rows, Batch: c.Batch, Points: c.Points, Mode: c.Mode, Clients: c.Clients,
 		Nodes: c.Nodes, Profile: c.Profile, Fillfactor: c.Fillfactor, Lookups: c.Lookups, RangeN: c.RangeN,
 		SecondaryIndex: c.SecondaryIndex, Log: c.Log}
 }
 
 // fleet returns the simulation settings of c (rate 0: no simulation).
-func (c Config) fleet() FleetSettings {
-	fs := FleetSettings{Rate: c.FleetRate, Skew: c.ClockSkew, Seed: 1}
+func (c Config) fleet() engine.FleetSettings {
+	fs := engine.FleetSettings{Rate: c.FleetRate, Skew: c.ClockSkew, Seed: 1}
 	if fs.Rate == 0 && c.Nodes > 1 {
 		fs.Rate = DefaultFleetRate
 	}

@@ -3,6 +3,11 @@ package dbbench
 import (
 	"context"
 	"io"
+
+	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/innodb"
+	"github.com/idkit/idkit/dbbench/pg"
+	"github.com/idkit/idkit/dbbench/sqlite"
 )
 
 // engineEntry is one engine Config.DB can name: how Run opens it, the rules it applies to a
@@ -14,15 +19,15 @@ type engineEntry struct {
 	// columns adapts a row to the engine's column types, or rejects it with an error that
 	// names the scheme; Run asks before it opens the engine, so a bad list fails before a
 	// server starts.
-	columns func(r Row) (Row, error)
+	columns func(r engine.Row) (engine.Row, error)
 	// secondaryIndex: the engine measures Config.SecondaryIndex.
 	secondaryIndex bool
 	// open opens the engine for cfg (validated, cfg.to parsed) and returns it with the
 	// function that drops everything it created.
-	open func(ctx context.Context, cfg Config) (Engine, func() error, error)
+	open func(ctx context.Context, cfg Config) (engine.Engine, func() error, error)
 	// report is the engine's report texts; shared marks a server idbench did not start, whose
 	// counters are server-wide.
-	report func() ReportText
+	report func() engine.ReportText
 	shared bool
 	// table, markdown and summary write a table-workload report in the engine's own layout;
 	// nil for the common one.
@@ -34,33 +39,33 @@ type engineEntry struct {
 // engines returns the engines Run can open, by name.
 func engines() []engineEntry {
 	return []engineEntry{
-		{name: EnginePGLocal, columns: pgColumns, report: pgReport,
-			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
-				return openPGLocal(ctx, cfg.options(), cfg.PGSettings)
+		{name: EnginePGLocal, columns: pg.Columns, report: pg.Report,
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
+				return pg.OpenLocal(ctx, cfg.options(), cfg.PGSettings)
 			}},
-		{name: EnginePGEnv, columns: pgColumns, report: pgReport, shared: true,
-			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
+		{name: EnginePGEnv, columns: pg.Columns, report: pg.Report, shared: true,
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				if len(cfg.PGSettings) > 0 {
 					logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
 				}
-				return openPGServer(ctx, cfg.options(), cfg.to.pg, cfg.to.pgDSN)
+				return pg.OpenServer(ctx, cfg.options(), cfg.to.pg, cfg.to.pgDSN)
 			}},
-		{name: EngineMariaDBLocal, columns: innodbColumns, secondaryIndex: true, report: innodbReport,
+		{name: EngineMariaDBLocal, columns: innodb.Columns, secondaryIndex: true, report: innodb.Report,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
-			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
-				return openMariaDBLocal(ctx, cfg.options(), cfg.MariaDBSettings)
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
+				return innodb.OpenLocal(ctx, cfg.options(), cfg.MariaDBSettings)
 			}},
-		{name: EngineMySQL, columns: innodbColumns, secondaryIndex: true, report: innodbReport, shared: true,
+		{name: EngineMySQL, columns: innodb.Columns, secondaryIndex: true, report: innodb.Report, shared: true,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
-			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				if len(cfg.MariaDBSettings) > 0 {
 					logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
 				}
-				return openMySQLServer(ctx, cfg.options(), cfg.to.mysql)
+				return innodb.OpenServer(ctx, cfg.options(), cfg.to.mysql)
 			}},
-		{name: EngineSQLite, columns: sqliteColumns, report: sqliteReport,
-			open: func(ctx context.Context, cfg Config) (Engine, func() error, error) {
-				return openSQLiteEngine(ctx, cfg.options())
+		{name: EngineSQLite, columns: sqlite.Columns, report: sqlite.Report,
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
+				return sqlite.Open(ctx, cfg.options())
 			}},
 	}
 }

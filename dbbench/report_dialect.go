@@ -1,6 +1,10 @@
 package dbbench
 
-import "io"
+import (
+	"io"
+
+	"github.com/idkit/idkit/dbbench/engine"
+)
 
 // reportDialect is what the text of a report asks of the database that produced it: the
 // engine's report texts (reportText) and, for an engine with a table-workload layout of its
@@ -8,7 +12,7 @@ import "io"
 // engine open, so the report's texts ask dialectOf(Settings.Engine) instead of comparing
 // engine names.
 type reportDialect struct {
-	ReportText
+	engine.ReportText
 	// table, markdown and summary write a table-workload report in the engine's own layout;
 	// nil for the common one (PostgreSQL's, which SQLite shares).
 	table    func(w io.Writer, rep *Report) error

@@ -36,6 +36,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/pg"
+
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/redact"
 	"github.com/schollz/progressbar/v3"
@@ -64,20 +67,20 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if cfg.SecondaryIndex && !ent.secondaryIndex {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
-	rows := make([]Row, 0, len(cfg.Schemes))
+	rows := make([]engine.Row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
-		r, err := ResolveRow(ctx, strings.TrimSpace(s))
+		r, err := engine.ResolveRow(ctx, strings.TrimSpace(s))
 		if err != nil {
 			return nil, err
 		}
-		if _, err := NodeSpec(r.Spec, 0, cfg.Nodes); err != nil {
+		if _, err := engine.NodeSpec(r.Spec, 0, cfg.Nodes); err != nil {
 			return nil, err
 		}
-		// The segment row's spec names its store only once the engine is open (serverside.go).
+		// The segment row's spec names its store only once the engine is open (package pg, serverside.go).
 		if r.Fleet = cfg.fleet(); r.Fleet.Rate > 0 && !r.Col.ServerMade() && r.StoreStep == 0 {
 			var closers []func()
 			var durability func() []string
-			_, err := FleetMaker(r, cfg.Nodes, &closers, &durability)
+			_, err := engine.FleetMaker(r, cfg.Nodes, &closers, &durability)
 			for i := len(closers) - 1; i >= 0; i-- {
 				closers[i]()
 			}
@@ -209,9 +212,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		defer bar.Finish()
 	}
 
-	results := make([][]Metrics, len(rows))
+	results := make([][]engine.Metrics, len(rows))
 	failed := make([]string, len(rows)) // a finding that ended a row's loads
-	var base []Metrics
+	var base []engine.Metrics
 	var done int64
 	for _, j := range jobs {
 		if j.ri >= 0 && failed[j.ri] != "" {
@@ -228,19 +231,20 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 			bar.Describe(label)
 			progress = func(n int64) { _ = bar.Set64(offset + n) }
 		}
-		rec := NewRecorder(j.n, cfg.Points, eng.BatchSize(), progress)
-		var m Metrics
+		rec := engine.NewRecorder(j.n, cfg.Points, eng.BatchSize(), progress)
+		var m engine.Metrics
 		if j.ri < 0 {
 			m, err = eng.Baseline(ctx, j.n, rec)
 		} else {
 			m, err = eng.Load(ctx, rows[j.ri], j.n, j.measured, rec)
 		}
-		if f, ok := uniqueViolation(err, Row{}); ok && j.ri >= 0 {
-			f, _ = uniqueViolation(err, rows[j.ri])
-			failed[j.ri] = f
-			logf(cfg, "dbbench: %s", f)
-			done += int64(j.n)
-			continue
+		if j.ri >= 0 && err != nil {
+			if f, ok := eng.Finding(err, rows[j.ri]); ok {
+				failed[j.ri] = f
+				logf(cfg, "dbbench: %s", f)
+				done += int64(j.n)
+				continue
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w (scheme %s)", err, label)
@@ -298,14 +302,14 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 
 // baselineRow returns the index of the row the bare-COPY baseline is
 // compared with: the first Snowflake row, else the first bigint row, or -1.
-func baselineRow(rows []Row) int {
+func baselineRow(rows []engine.Row) int {
 	for i, r := range rows {
-		if r.Col == ColBigint && strings.HasPrefix(r.Canon, "snowflake:") {
+		if r.Col == engine.ColBigint && strings.HasPrefix(r.Canon, "snowflake:") {
 			return i
 		}
 	}
 	for i, r := range rows {
-		if r.Col == ColBigint {
+		if r.Col == engine.ColBigint {
 			return i
 		}
 	}
@@ -319,7 +323,7 @@ func logf(cfg Config, format string, args ...any) {
 }
 
 // summarize reduces a scheme's measured runs to medians.
-func summarize(r Row, colType string, ms []Metrics) Result {
+func summarize(r engine.Row, colType string, ms []engine.Metrics) Result {
 	res := Result{Scheme: r.Label, Spec: r.Canon, ColumnType: colType}
 	if len(ms) == 0 {
 		return res
@@ -367,17 +371,17 @@ func summarize(r Row, colType string, ms []Metrics) Result {
 	res.WALBytes = int64(median(wal))
 	res.WALBytesPerRow = perRow(res.WALBytes, res.Rows)
 	if len(fpi) == len(ms) {
-		res.WALFPI = Ptr(int64(median(fpi)))
+		res.WALFPI = engine.Ptr(int64(median(fpi)))
 	}
 	if len(ckpt) == len(ms) {
-		res.Checkpoints = Ptr(int64(median(ckpt)))
+		res.Checkpoints = engine.Ptr(int64(median(ckpt)))
 	}
 	if len(dens) == len(ms) {
-		res.AvgLeafDensity = Ptr(median(dens))
-		res.LeafPages = Ptr(int64(median(leaves)))
+		res.AvgLeafDensity = engine.Ptr(median(dens))
+		res.LeafPages = engine.Ptr(int64(median(leaves)))
 	}
 	if len(frag) == len(ms) {
-		res.LeafFragmentation = Ptr(median(frag))
+		res.LeafFragmentation = engine.Ptr(median(frag))
 	}
 	res.PointLookup = Latency{Count: ms[0].Lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
 	res.RangeScan = Latency{Count: ms[0].RangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
@@ -424,7 +428,7 @@ func median(xs []float64) float64 {
 }
 
 // notes explains figures a reader could misread.
-func notes(rep *Report, rows []Row) []string {
+func notes(rep *Report, rows []engine.Row) []string {
 	var out []string
 	s := rep.Settings
 	if strings.HasPrefix(s.Statistics, "unavailable") {
@@ -443,12 +447,12 @@ func notes(rep *Report, rows []Row) []string {
 		}
 	}
 	for i, r := range rows {
-		if r.Col == ColUint64 && i < len(rep.Results) {
+		if r.Col == engine.ColUint64 && i < len(rep.Results) {
 			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.Label, rep.Results[i].ColumnType))
 		}
 	}
 	for i, r := range rows {
-		if r.Col == ColPublicText && i < len(rep.Results) {
+		if r.Col == engine.ColPublicText && i < len(rep.Results) {
 			out = append(out, fmt.Sprintf("%s stores %s's public text as the key (idkit.FormatID: the TypeID prefix, '_' and the ID in a fixed-width suffix, %d characters, in ID order) in a %s column, which compares bytes; a row of the same spec without the suffix stores the IDs themselves.",
 				r.Label, r.Canon, r.TextLen, rep.Results[i].ColumnType))
 		}
@@ -459,7 +463,7 @@ func notes(rep *Report, rows []Row) []string {
 		}
 	}
 	if s.LeftBehind != "" {
-		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+ExtSchema+".")
+		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+pg.ExtSchema+".")
 	}
 	if s.OtherRuns > 0 {
 		out = append(out, fmt.Sprintf("Up to %d other idbench session(s) were connected to the server during measured loads: WAL bytes, full-page images and checkpoints are server-wide and include their work, and CHECKPOINTs of one run land in the loads of another. Run one benchmark at a time for figures to compare.", s.OtherRuns))
@@ -478,7 +482,7 @@ func notes(rep *Report, rows []Row) []string {
 	}
 	for _, r := range rows {
 		if d.TextKeyNote == nil {
-			break // the engine's own notes explain its text keys (mysqlEngine.tableNotes)
+			break // the engine's own notes explain its text keys (innodb: TableNotes)
 		}
 		if n := d.TextKeyNote(r); n != "" {
 			out = append(out, n)
@@ -506,7 +510,7 @@ func IsTerminal(w io.Writer) bool { return isTerminal(w) }
 // summarizeStructures gives res the structures of the first run, each sized by the median
 // over the runs of the structure with the same role (each load numbers its own table, so the
 // names differ between runs, the roles do not).
-func summarizeStructures(res *Result, ms []Metrics) {
+func summarizeStructures(res *Result, ms []engine.Metrics) {
 	for _, s := range ms[0].Structures {
 		var vs []float64
 		for _, m := range ms {
@@ -533,18 +537,18 @@ var counterFigures = []struct {
 	per1k  bool
 	figure func(res *Result, median float64)
 }{
-	{CounterSecondaryIndexBytes, false, func(res *Result, v float64) {
+	{engine.CounterSecondaryIndexBytes, false, func(res *Result, v float64) {
 		res.SecondaryIndexBytes = int64(v)
 		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
 	}},
-	{CounterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = Ptr(int64(v)) }},
-	{CounterPageSplits, false, func(res *Result, v float64) { res.PageSplits = Ptr(int64(v)) }},
-	{CounterPageMerges, false, func(res *Result, v float64) { res.PageMerges = Ptr(int64(v)) }},
-	{CounterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = Ptr(v) }},
+	{engine.CounterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = engine.Ptr(int64(v)) }},
+	{engine.CounterPageSplits, false, func(res *Result, v float64) { res.PageSplits = engine.Ptr(int64(v)) }},
+	{engine.CounterPageMerges, false, func(res *Result, v float64) { res.PageMerges = engine.Ptr(int64(v)) }},
+	{engine.CounterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = engine.Ptr(v) }},
 }
 
 // summarizeCounters adds the medians of the engine's named counters to res.
-func summarizeCounters(res *Result, ms []Metrics) {
+func summarizeCounters(res *Result, ms []engine.Metrics) {
 	for _, f := range counterFigures {
 		var vs []float64
 		for _, m := range ms {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idkit/idkit/dbbench/engine"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
@@ -40,7 +42,7 @@ func (t target) innodb() bool { return t.engine == EngineMariaDBLocal || t.engin
 // resolveTarget parses db (Config.DB) into a target. Errors name the bad part and never
 // contain a password.
 func resolveTarget(db string) (target, error) {
-	t := target{engine: db, shown: RedactURL(db)}
+	t := target{engine: db, shown: engine.RedactURL(db)}
 	switch db {
 	case EngineAuto:
 		t.auto, t.engine = true, EngineSQLite
@@ -65,7 +67,7 @@ func resolveTarget(db string) (target, error) {
 	}
 	c, err := pgx.ParseConfig(db)
 	if err != nil {
-		return t, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", OneLine(err.Error()))
+		return t, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", engine.OneLine(err.Error()))
 	}
 	t.engine, t.pg, t.pgDSN = EnginePGEnv, c, db
 	return t, nil
@@ -88,9 +90,9 @@ func isInnoDB(db string) bool { return db == EngineMariaDBLocal || isMySQLURL(db
 // error. Errors name the bad part and never contain the password.
 func ParseMySQLURL(s string) (*mysql.Config, error) {
 	if !isMySQLURL(s) {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", RedactURL(s))
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", engine.RedactURL(s))
 	}
-	red := redact.String(RedactURL(s)) // also a ?password= in the query
+	red := redact.String(engine.RedactURL(s)) // also a ?password= in the query
 	u, err := url.Parse(s)
 	if err != nil {
 		var ue *url.Error
@@ -98,7 +100,7 @@ func ParseMySQLURL(s string) (*mysql.Config, error) {
 			err = ue.Err
 		}
 		msg := err.Error()
-		if pw := PasswordOf(s); pw != "" && strings.Contains(msg, pw) {
+		if pw := engine.PasswordOf(s); pw != "" && strings.Contains(msg, pw) {
 			msg = "cannot parse it"
 		}
 		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", red, msg)
