@@ -104,47 +104,43 @@ func runApp(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Ro
 	}
 	withBase := cfg.Baseline && bi >= 0
 
-	runs := make([][]appRun, len(schemes))
-	var baseRuns []appRun
-	for round := 0; round < cfg.Repeat; round++ {
-		last := round == cfg.Repeat-1
-		if withBase {
-			run, err := appLoad(ctx, cfg, d, appScheme{AppSchema: base}, true, last && cfg.Keep)
-			if err != nil {
-				return fmt.Errorf("%w (baseline)", err)
+	results := make([]AppResult, len(schemes))
+	jobs := loadPlan(len(schemes), cfg.Repeat, cfg.Rows, 0, withBase)
+	runs, err := runLoads(ctx, cfg, d, rows, jobs, workload[appRun]{
+		unit: "ops/s",
+		rate: func(run appRun) float64 { return float64(run.ops) / run.seconds },
+		load: func(ctx context.Context, j job, _ func(int64)) (appRun, error) {
+			if j.ri < 0 {
+				return appLoad(ctx, cfg, d, appScheme{AppSchema: base}, true, j.last && cfg.Keep)
 			}
-			baseRuns = append(baseRuns, run)
-			logf(cfg, "dbbench: %-22s %10.0f ops/s", "baseline", float64(run.ops)/run.seconds)
-		}
-		for i, sc := range schemes {
-			run, err := appLoad(ctx, cfg, d, sc, false, last)
-			if err != nil {
-				return fmt.Errorf("%w (scheme %s)", err, sc.Row.Label)
+			sc := schemes[j.ri]
+			run, err := appLoad(ctx, cfg, d, sc, false, j.last)
+			if err != nil || !j.last {
+				return run, err
 			}
-			if last {
-				if cfg.beforeQueries != nil {
-					if err := cfg.beforeQueries(ctx, d, sc); err != nil {
-						return err
-					}
-				}
-				res, err := appQueries(ctx, cfg, d, sc, run)
-				if err != nil {
-					return fmt.Errorf("%w (scheme %s)", err, sc.Row.Label)
-				}
-				rep.App = append(rep.App, res)
-				if !cfg.Keep {
-					if err := d.DropTables(ctx, sc.Tables()); err != nil {
-						return err
-					}
+			// The last load stays for the scheme's queries and time check.
+			if cfg.beforeQueries != nil {
+				if err := cfg.beforeQueries(ctx, d, sc); err != nil {
+					return run, err
 				}
 			}
-			runs[i] = append(runs[i], run)
-			logf(cfg, "dbbench: %-22s %10.0f ops/s", sc.Row.Label, float64(run.ops)/run.seconds)
-		}
+			if results[j.ri], err = appQueries(ctx, cfg, d, sc, run); err != nil {
+				return run, err
+			}
+			if !cfg.Keep {
+				err = d.DropTables(ctx, sc.Tables())
+			}
+			return run, err
+		},
+	})
+	if err != nil {
+		return err
 	}
+	rep.App = results
 	for i := range rep.App {
-		summarizeApp(&rep.App[i], runs[i])
+		summarizeApp(&rep.App[i], runs.rows[i])
 	}
+	baseRuns := runs.base
 	if withBase {
 		b := &AppBaseline{Label: base.Label}
 		var rates, wal []float64

@@ -41,7 +41,6 @@ import (
 
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/internal/redact"
-	"github.com/schollz/progressbar/v3"
 )
 
 // Run benchmarks every scheme of cfg and returns the report.
@@ -172,130 +171,9 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return rep, mismatch
 	}
 
-	// Every load, in order: rounds of all schemes, so that slow drifts of a
-	// noisy machine spread over all of them instead of hitting one.
-	type job struct {
-		ri       int // index in rows, -1 for the baseline
-		n        int
-		measured bool
+	if err := runTable(ctx, cfg, eng, rows, skipped, rep); err != nil {
+		return nil, err
 	}
-	withBaseline := cfg.Baseline && eng.HasBaseline() && baselineRow(rows) >= 0
-	var jobs []job
-	var total int64
-	for round := 0; round < cfg.Repeat; round++ {
-		first := -1
-		if !withBaseline {
-			first = 0
-		}
-		for ri := first; ri < len(rows); ri++ {
-			if round == 0 && cfg.WarmupRows > 0 {
-				jobs = append(jobs, job{ri, cfg.WarmupRows, false})
-				total += int64(cfg.WarmupRows)
-			}
-			jobs = append(jobs, job{ri, cfg.Rows, true})
-			total += int64(cfg.Rows)
-		}
-	}
-
-	var bar *progressbar.ProgressBar
-	if cfg.Progress != nil {
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(cfg.Progress),
-			progressbar.OptionSetDescription("loading"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetItsString("rows"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetWidth(30),
-		)
-		defer bar.Finish()
-	}
-
-	results := make([][]engine.Metrics, len(rows))
-	failed := make([]string, len(rows)) // a finding that ended a row's loads
-	var base []engine.Metrics
-	var done int64
-	for _, j := range jobs {
-		if j.ri >= 0 && failed[j.ri] != "" {
-			done += int64(j.n)
-			continue
-		}
-		label := "baseline"
-		if j.ri >= 0 {
-			label = rows[j.ri].Label
-		}
-		var progress func(int64)
-		if bar != nil {
-			offset := done
-			bar.Describe(label)
-			progress = func(n int64) { _ = bar.Set64(offset + n) }
-		}
-		rec := engine.NewRecorder(j.n, cfg.Points, eng.BatchSize(), progress)
-		var m engine.Metrics
-		if j.ri < 0 {
-			m, err = eng.Baseline(ctx, j.n, rec)
-		} else {
-			m, err = eng.Load(ctx, rows[j.ri], j.n, j.measured, rec)
-		}
-		if j.ri >= 0 && err != nil {
-			if f, ok := eng.Finding(err, rows[j.ri]); ok {
-				failed[j.ri] = f
-				logf(cfg, "dbbench: %s", f)
-				done += int64(j.n)
-				continue
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w (scheme %s)", err, label)
-		}
-		done += int64(j.n)
-		if !j.measured {
-			continue
-		}
-		if j.ri < 0 {
-			base = append(base, m)
-		} else {
-			results[j.ri] = append(results[j.ri], m)
-		}
-		logf(cfg, "dbbench: %-22s %10.0f rows/s", label, float64(m.Rows)/m.Seconds)
-	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-
-	for i, r := range rows {
-		res := summarize(r, eng.ColumnTypeOf(r), results[i])
-		res.Failure = failed[i]
-		rep.Results = append(rep.Results, res)
-	}
-	if rep.Settings.FleetRate > 0 {
-		rep.Settings.ClockSkew = Duration(cfg.fleet().Skew)
-	}
-	eng.Settings(&rep.Settings) // statistics may have become unavailable
-	if len(base) > 0 {
-		b := &Baseline{Rows: base[0].Rows}
-		var rates []float64
-		for _, m := range base {
-			run := Sample{RowsPerSec: float64(m.Rows) / m.Seconds, Seconds: m.Seconds,
-				IndexBytesPerRow: perRow(m.IndexBytes, m.Rows), WALBytesPerRow: perRow(m.WALBytes, m.Rows)}
-			b.Runs = append(b.Runs, run)
-			rates = append(rates, run.RowsPerSec)
-		}
-		b.RowsPerSec = median(rates)
-		if i := baselineRow(rows); i >= 0 && b.RowsPerSec > 0 {
-			b.Scheme = rows[i].Label
-			b.Ratio = rep.Results[i].RowsPerSec / b.RowsPerSec
-		}
-		rep.Baseline = b
-	}
-	rep.Notes = notes(rep, rows)
-	for _, f := range failed {
-		if f != "" {
-			rep.Notes = append(rep.Notes, f)
-		}
-	}
-	rep.Notes = append(rep.Notes, eng.TableNotes(rep, rows, skipped)...)
 	rep.Settings.Duration = Duration(time.Since(start))
 	return rep, nil
 }
