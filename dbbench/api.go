@@ -4,6 +4,7 @@ import (
 	"github.com/idkit/idkit/dbbench/engine"
 	"github.com/idkit/idkit/dbbench/innodb"
 	"github.com/idkit/idkit/dbbench/pg"
+	"github.com/idkit/idkit/dbbench/sqlite"
 )
 
 // The report and its parts are package engine's types, which every engine fills; dbbench
@@ -45,12 +46,6 @@ const (
 	DefaultClockSkew      = engine.DefaultClockSkew
 	DefaultFleetRate      = engine.DefaultFleetRate
 	DefaultInstagramShard = engine.DefaultInstagramShard
-	EngineAuto            = engine.EngineAuto
-	EngineMariaDBLocal    = engine.EngineMariaDBLocal
-	EngineMySQL           = engine.EngineMySQL
-	EnginePGEnv           = engine.EnginePGEnv
-	EnginePGLocal         = engine.EnginePGLocal
-	EngineSQLite          = engine.EngineSQLite
 	ModeBatch             = engine.ModeBatch
 	ModeCopy              = engine.ModeCopy
 	ModeSingle            = engine.ModeSingle
@@ -67,6 +62,31 @@ const (
 	RowUUIDv7PLpgSQL      = engine.RowUUIDv7PLpgSQL
 	WorkloadApp           = engine.WorkloadApp
 	WorkloadTable         = engine.WorkloadTable
+)
+
+// Engine names accepted in Config.DB besides connection strings; each engine's package
+// defines its own.
+const (
+	// EngineAuto picks EnginePGLocal when PostgreSQL server binaries are
+	// installed, else EngineSQLite.
+	EngineAuto = ""
+	// EnginePGLocal starts a private throwaway PostgreSQL cluster (package
+	// pglocal) for the run and removes it afterwards.
+	EnginePGLocal = pg.Local
+	// EngineSQLite uses an embedded SQLite database (modernc.org/sqlite) in a
+	// temporary directory.
+	EngineSQLite = sqlite.Name
+	// EnginePGEnv connects to the PostgreSQL server described by the libpq
+	// environment variables (PGHOST, PGPORT, PGUSER, PGDATABASE, …).
+	EnginePGEnv = pg.Server
+	// EngineMariaDBLocal starts a private throwaway MariaDB (or MySQL) server
+	// (package mariadblocal) for the run and removes it afterwards; its
+	// tables are InnoDB.
+	EngineMariaDBLocal = innodb.Local
+	// EngineMySQL is the engine name reported for a run against an existing
+	// MariaDB or MySQL server, given as Config.DB
+	// "mysql://user:password@host:port/db".
+	EngineMySQL = innodb.Server
 )
 
 // ExtSchema is the schema in which a PostgreSQL run creates the pgstattuple extension when

@@ -54,6 +54,31 @@ func tickWindow(w, tick time.Duration) time.Duration {
 	return max((w+tick-1)/tick, 1) * tick
 }
 
+// runAppWorkload carries out the app workload on eng (runApp) and completes rep's settings.
+// An error wrapping ErrTimeMismatch leaves rep finished.
+func runAppWorkload(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, _ []string, rep *Report) error {
+	rep.Workload = WorkloadApp
+	rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
+	rep.Settings.WarmupRows = 0
+	mismatch := runApp(ctx, cfg, eng, rows, rep)
+	if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
+		return mismatch
+	}
+	eng.Settings(&rep.Settings)
+	rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
+	if cfg.Mode == ModeCopy {
+		rep.Settings.Batch = cfg.Batch
+		if rep.Settings.Batch == 0 {
+			rep.Settings.Batch = 1000
+		}
+	}
+	if cfg.Keep {
+		rep.Settings.Kept, rep.Settings.Reopen = eng.Kept()
+	}
+	appMaxRSS(rep)
+	return mismatch
+}
+
 // runApp is Run for WorkloadApp, after the rows are resolved and the engine is open.
 func runApp(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, rep *Report) error {
 	d := eng

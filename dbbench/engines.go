@@ -14,8 +14,10 @@ import (
 // row's column before it is opened, and the texts a report of it uses. The engines are a
 // table built by engines(), not a registry filled at init: adding one is one more entry.
 type engineEntry struct {
-	// name is the engine's name in Config.DB and in a report's Settings.Engine.
-	name string
+	// name is the engine's name in a report's Settings.Engine, and in Config.DB when byName
+	// is set (the others are chosen by a connection string, parsed in target.go).
+	name   string
+	byName bool
 	// columns adapts a row to the engine's column types, or rejects it with an error that
 	// names the scheme; Run asks before it opens the engine, so a bad list fails before a
 	// server starts.
@@ -39,7 +41,7 @@ type engineEntry struct {
 // engines returns the engines Run can open, by name.
 func engines() []engineEntry {
 	return []engineEntry{
-		{name: EnginePGLocal, columns: pg.Columns, report: pg.Report,
+		{name: EnginePGLocal, byName: true, columns: pg.Columns, report: pg.Report,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return pg.OpenLocal(ctx, cfg.options(), cfg.PGSettings)
 			}},
@@ -50,7 +52,7 @@ func engines() []engineEntry {
 				}
 				return pg.OpenServer(ctx, cfg.options(), cfg.to.pg, cfg.to.pgDSN)
 			}},
-		{name: EngineMariaDBLocal, columns: innodb.Columns, secondaryIndex: true, report: innodb.Report,
+		{name: EngineMariaDBLocal, byName: true, columns: innodb.Columns, secondaryIndex: true, report: innodb.Report,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return innodb.OpenLocal(ctx, cfg.options(), cfg.MariaDBSettings)
@@ -63,21 +65,28 @@ func engines() []engineEntry {
 				}
 				return innodb.OpenServer(ctx, cfg.options(), cfg.to.mysql)
 			}},
-		{name: EngineSQLite, columns: sqlite.Columns, report: sqlite.Report,
+		{name: EngineSQLite, byName: true, columns: sqlite.Columns, report: sqlite.Report,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return sqlite.Open(ctx, cfg.options())
 			}},
 	}
 }
 
+// engineByName returns the engine called name, if there is one.
+func engineByName(name string) (engineEntry, bool) {
+	for _, e := range engines() {
+		if e.name == name {
+			return e, true
+		}
+	}
+	return engineEntry{}, false
+}
+
 // engineNamed returns the engine called name; an unknown name (a report from a later
 // idbench) reads as pg-local's PostgreSQL, as reports did before they named engines.
 func engineNamed(name string) engineEntry {
-	all := engines()
-	for _, e := range all {
-		if e.name == name {
-			return e
-		}
+	if e, ok := engineByName(name); ok {
+		return e
 	}
-	return all[0]
+	return engines()[0]
 }

@@ -1,28 +1,3 @@
-// Package dbbench measures what each ID scheme costs a database primary-key
-// B-tree: insert throughput as the table grows, index and table size, leaf
-// density and fragmentation, WAL volume and full-page images, and lookup
-// latency afterwards.
-//
-// Run loads a table (id PRIMARY KEY, payload bigint) per scheme on one of
-// these engines: an existing PostgreSQL server, a private throwaway cluster
-// started from the installed server binaries (package pglocal), an
-// existing MariaDB/MySQL server or a private one (package mariadblocal),
-// whose InnoDB tables are clustered on the primary key, or an embedded
-// SQLite database. On PostgreSQL it works only inside a schema of its own,
-// idbench_<random>, and on MariaDB/MySQL inside a database of its own of
-// the same name, which it drops when done, on error and when its context is
-// cancelled; it drops nothing it did not create. On MariaDB/MySQL it
-// enables two INNODB_METRICS counters for the run and restores them. The one
-// object it may leave: when a PostgreSQL database lacks the pgstattuple
-// extension, a run creates it in schema ExtSchema (idbench_ext; concurrent
-// runs serialise on an advisory lock) and no run drops it, since an
-// extension is database-wide and another run or session may be using it.
-// Settings.LeftBehind and the report's notes say so.
-//
-// Keys go over the wire in binary: int64 for bigint columns, 16 raw bytes
-// for uuid columns, and the canonical text for the ulid-text row. They are
-// generated while loading and streamed, so memory stays flat in the row
-// count.
 package dbbench
 
 import (
@@ -145,37 +120,14 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
 	}
 
-	if cfg.Workload == WorkloadApp {
-		rep.Workload = WorkloadApp
-		rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
-		rep.Settings.WarmupRows = 0
-		// A time mismatch fails the run but keeps its finished loads: the report comes back
-		// with the error, its check marked.
-		mismatch := runApp(ctx, cfg, eng, rows, rep)
-		if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
-			return nil, mismatch
-		}
-		eng.Settings(&rep.Settings)
-		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
-		if cfg.Mode == ModeCopy {
-			rep.Settings.Batch = cfg.Batch
-			if rep.Settings.Batch == 0 {
-				rep.Settings.Batch = 1000
-			}
-		}
-		if cfg.Keep {
-			rep.Settings.Kept, rep.Settings.Reopen = eng.Kept()
-		}
-		appMaxRSS(rep)
-		rep.Settings.Duration = Duration(time.Since(start))
-		return rep, mismatch
-	}
-
-	if err := runTable(ctx, cfg, eng, rows, skipped, rep); err != nil {
-		return nil, err
+	// A time mismatch (the app workload) fails the run but keeps its finished loads: the
+	// report comes back with the error, its check marked.
+	werr := workloadNamed(cfg.Workload).run(ctx, cfg, eng, rows, skipped, rep)
+	if werr != nil && !errors.Is(werr, ErrTimeMismatch) {
+		return nil, werr
 	}
 	rep.Settings.Duration = Duration(time.Since(start))
-	return rep, nil
+	return rep, werr
 }
 
 // baselineRow returns the index of the row the bare-COPY baseline is

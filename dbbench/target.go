@@ -50,12 +50,13 @@ func resolveTarget(db string) (target, error) {
 			t.engine = EnginePGLocal
 		}
 		return t, nil
-	case EngineSQLite, EnginePGLocal, EngineMariaDBLocal:
-		return t, nil
 	case EngineAllLocal:
 		return t, errAllLocal
 	case EnginePGEnv:
 		db = ""
+	}
+	if e, ok := engineByName(db); ok && e.byName {
+		return t, nil
 	}
 	if isMySQLURL(db) {
 		c, err := ParseMySQLURL(db)

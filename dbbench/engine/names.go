@@ -1,29 +1,5 @@
 package engine
 
-// Engine names accepted in Config.DB besides connection strings.
-const (
-	// EngineAuto picks EnginePGLocal when PostgreSQL server binaries are
-	// installed, else EngineSQLite.
-	EngineAuto = ""
-	// EnginePGLocal starts a private throwaway PostgreSQL cluster (package
-	// pglocal) for the run and removes it afterwards.
-	EnginePGLocal = "pg-local"
-	// EngineSQLite uses an embedded SQLite database (modernc.org/sqlite) in a
-	// temporary directory.
-	EngineSQLite = "sqlite"
-	// EnginePGEnv connects to the PostgreSQL server described by the libpq
-	// environment variables (PGHOST, PGPORT, PGUSER, PGDATABASE, …).
-	EnginePGEnv = "pg"
-	// EngineMariaDBLocal starts a private throwaway MariaDB (or MySQL) server
-	// (package mariadblocal) for the run and removes it afterwards; its
-	// tables are InnoDB.
-	EngineMariaDBLocal = "mariadb-local"
-	// EngineMySQL is the engine name reported for a run against an existing
-	// MariaDB or MySQL server, given as Config.DB
-	// "mysql://user:password@host:port/db".
-	EngineMySQL = "mysql"
-)
-
 // Insert modes accepted in Config.Mode.
 const (
 	// ModeCopy streams rows with COPY … FROM STDIN in binary format, one COPY

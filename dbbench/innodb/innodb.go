@@ -51,7 +51,7 @@ func OpenLocal(ctx context.Context, cfg engine.Options, settings map[string]stri
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("dbbench: mariadb-local: %w", err), srv.Close())
 	}
-	e, err := openMySQL(ctx, cfg, engine.EngineMariaDBLocal, c)
+	e, err := openMySQL(ctx, cfg, Local, c)
 	if err != nil {
 		return nil, nil, errors.Join(err, srv.Close())
 	}
@@ -96,7 +96,7 @@ func (e *mysqlEngine) TableNotes(rep *engine.Report, rows []engine.Row, skipped 
 	if e.uuidType {
 		out = append(out, "MariaDB's UUID type on this server, probed with two UUIDs that sort one way by bytes and the other way from the last group: "+e.uuidOrder+".")
 	}
-	if e.kind == engine.EngineMySQL {
+	if e.kind == Server {
 		out = append(out, "Redo bytes, buffer-pool reads and page splits are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	if !e.monitors {
@@ -120,7 +120,7 @@ func (e *mysqlEngine) TableNotes(rep *engine.Report, rows []engine.Row, skipped 
 
 // OpenServer opens the engine on an existing server, c parsed from a mysql:// URL.
 func OpenServer(ctx context.Context, o engine.Options, c *mysql.Config) (engine.Engine, func() error, error) {
-	e, err := openMySQL(ctx, o, engine.EngineMySQL, c)
+	e, err := openMySQL(ctx, o, Server, c)
 	if err != nil {
 		return nil, nil, err
 	}

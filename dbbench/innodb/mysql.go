@@ -19,6 +19,16 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
+// Names of the engine in Config.DB and in a report's Settings.Engine.
+const (
+	// Local starts a private throwaway MariaDB (or MySQL) server (package mariadblocal) for
+	// the run and removes it afterwards; its tables are InnoDB.
+	Local = "mariadb-local"
+	// Server is the name reported for a run against an existing MariaDB or MySQL server,
+	// given as a "mysql://user:password@host:port/db" URL.
+	Server = "mysql"
+)
+
 // mysqlEngine runs the benchmark on a MariaDB or MySQL server, in InnoDB
 // tables inside a database of its own (idbench_<random>) that it drops when
 // done.

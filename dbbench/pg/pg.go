@@ -20,6 +20,16 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// Names of the engine in Config.DB and in a report's Settings.Engine.
+const (
+	// Local starts a private throwaway PostgreSQL cluster (package pglocal) for the run and
+	// removes it afterwards.
+	Local = "pg-local"
+	// Server connects to an existing server: the one the libpq environment variables
+	// (PGHOST, PGPORT, PGUSER, PGDATABASE, …) describe, or a connection string.
+	Server = "pg"
+)
+
 // Report is the report dialect of PostgreSQL (pg-local, pg, a connection string).
 func Report() engine.ReportText {
 	return engine.ReportText{
@@ -154,7 +164,7 @@ func (e *pgEngine) probe(ctx context.Context) error {
 	}
 	if e.statsFn != "" {
 		s.Statistics = "pgstattuple"
-		if e.statsCreated && e.kind != engine.EnginePGLocal { // a pg-local cluster goes whole
+		if e.statsCreated && e.kind != Local { // a pg-local cluster goes whole
 			s.LeftBehind = "extension pgstattuple in schema " + ExtSchema + " (database-wide, other sessions may rely on it)"
 		}
 	} else {
@@ -811,7 +821,7 @@ func OpenLocal(ctx context.Context, o engine.Options, settings map[string]string
 		}
 		return nil, nil, fmt.Errorf("dbbench: pg-local: %w", err)
 	}
-	e, err := openPG(ctx, o, engine.EnginePGLocal, cl.DSN())
+	e, err := openPG(ctx, o, Local, cl.DSN())
 	if err != nil {
 		return nil, nil, errors.Join(err, cl.Close())
 	}
@@ -832,7 +842,7 @@ func OpenLocal(ctx context.Context, o engine.Options, settings map[string]string
 // OpenServer opens the engine on an existing server: connCfg parsed from dsn (empty: the
 // libpq environment variables).
 func OpenServer(ctx context.Context, o engine.Options, connCfg *pgx.ConnConfig, dsn string) (engine.Engine, func() error, error) {
-	e, err := openPGConfig(ctx, o, engine.EnginePGEnv, connCfg, dsn)
+	e, err := openPGConfig(ctx, o, Server, connCfg, dsn)
 	if err != nil {
 		return nil, nil, err
 	}

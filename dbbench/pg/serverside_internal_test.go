@@ -19,7 +19,7 @@ func openTestPG(t *testing.T) *pgEngine {
 	t.Helper()
 	o := engine.Options{Rows: 100000, Mode: engine.ModeCopy, Clients: 1, Nodes: 1, Profile: engine.ProfileSteady,
 		Fillfactor: 90, Points: 20, Lookups: 500, RangeN: 100}
-	e, err := openPG(context.Background(), o, engine.EnginePGEnv, pgtest.DSN(t))
+	e, err := openPG(context.Background(), o, Server, pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

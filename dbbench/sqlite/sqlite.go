@@ -18,6 +18,9 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
+// Name is the engine's name in Config.DB and in a report's Settings.Engine.
+const Name = "sqlite"
+
 // SQLite settings dbbench pins, recorded in the report.
 const (
 	sqlitePageSize  = 4096
@@ -96,7 +99,7 @@ func openSQLite(ctx context.Context, cfg engine.Options) (*sqliteEngine, error) 
 }
 
 func (e *sqliteEngine) Settings(s *engine.Settings) {
-	s.Engine = engine.EngineSQLite
+	s.Engine = Name
 	s.ServerVersion = "SQLite " + e.version + " (modernc.org/sqlite)"
 	s.Statistics = "dbstat"
 	s.SQLitePageSize = sqlitePageSize
