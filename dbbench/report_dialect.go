@@ -7,7 +7,7 @@ import (
 )
 
 // reportDialect is what the text of a report asks of the database that produced it: the
-// engine's report texts (reportText) and, for an engine with a table-workload layout of its
+// engine's report texts (ReportText) and, for an engine with a table-workload layout of its
 // own, its writers. A report is written when Run ends and again from report.json with no
 // engine open, so the report's texts ask dialectOf(Settings.Engine) instead of comparing
 // engine names.

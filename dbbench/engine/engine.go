@@ -62,7 +62,7 @@ type Engine interface {
 	// report.
 	Finding(err error, r Row) (string, bool)
 	// ConnLost reports whether an error of the engine's driver means the connection is
-	// gone (see failLost).
+	// gone (see FailLost).
 	ConnLost(err error) bool
 }
 
@@ -119,15 +119,15 @@ func (m *Metrics) Count(name string, v int64) {
 }
 
 // Fail turns a database error into the error Run returns: interrupted when
-// ctx has ended, ErrConnLost when the connection broke (connLost), else the error
+// ctx has ended, ErrConnLost when the connection broke (ConnLost), else the error
 // with what was being done.
 func Fail(ctx context.Context, what string, err error) error {
 	return FailLost(ctx, what, err, nil)
 }
 
 // FailLost is fail for an engine whose driver has errors of its own that mean the connection
-// is gone: lost reports them (it is the engine's connLost, and is given every error fail
-// would look at); nil means the checks of connLost only.
+// is gone: lost reports them (it is the engine's ConnLost, and is given every error fail
+// would look at); nil means the checks of ConnLost only.
 func FailLost(ctx context.Context, what string, err error, lost func(error) bool) error {
 	if err == nil {
 		return nil
@@ -148,7 +148,7 @@ func FailLost(ctx context.Context, what string, err error, lost func(error) bool
 }
 
 // ConnLost reports whether err means the connection is gone, as database/sql, the network
-// and the operating system say it; an engine's own connLost adds its driver's errors.
+// and the operating system say it; an engine's own ConnLost adds its driver's errors.
 func ConnLost(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||

@@ -158,7 +158,7 @@ func textForm(r Row, next func() (Value, error)) func() (Value, error) {
 	}
 }
 
-// publicTextForm wraps next for rows stored as their public text (colPublicText): the text
+// publicTextForm wraps next for rows stored as their public text (ColPublicText): the text
 // the scheme's codec writes for the 16 bytes of a 128-bit node's ID, or for the 64 bits of a
 // layout's.
 func publicTextForm(r Row, next func() (Value, error)) func() (Value, error) {
@@ -270,7 +270,7 @@ type sharedStore struct{ segment.Store }
 func (sharedStore) Close() error { return nil }
 
 // snowflakeNode is idkit's Snowflake generator for layout l and node, reading clock c, making
-// values for row r's column (colUint64, or unsigned on InnoDB, for layouts whose IDs set bit 63).
+// values for row r's column (ColUint64, or unsigned on InnoDB, for layouts whose IDs set bit 63).
 func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, r Row) (func() (Value, error), error) {
 	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Node: node, Clock: c})
 	if err != nil {

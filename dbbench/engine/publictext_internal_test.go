@@ -9,7 +9,7 @@ import (
 )
 
 // TestResolvePublicText: the -text suffix on a spec whose public text is a TypeID stores that
-// text (colPublicText), at its width; RowTypeIDText is typeid:prefix=user; the other text
+// text (ColPublicText), at its width; RowTypeIDText is typeid:prefix=user; the other text
 // suffixes, which would store another text than the public one, are refused.
 func TestResolvePublicText(t *testing.T) {
 	t.Parallel()

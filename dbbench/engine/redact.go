@@ -44,7 +44,7 @@ func RedactURL(s string) string {
 	return s[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
 }
 
-// PasswordOf returns what redactURL hides in s, or "".
+// PasswordOf returns what RedactURL hides in s, or "".
 func PasswordOf(s string) string {
 	r := RedactURL(s)
 	if r == s {

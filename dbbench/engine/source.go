@@ -67,7 +67,7 @@ type Row struct {
 // Value is one generated key, in the form sent to the database.
 type Value struct {
 	I64 int64
-	U64 uint64 // for colUint64 and unsigned rows
+	U64 uint64 // for ColUint64 and unsigned rows
 	B16 [16]byte
 	Str string
 }
@@ -252,7 +252,7 @@ type Source struct {
 	Unsigned bool
 	Fleet    *Fleet       // the simulated fleet, or nil for gen
 	gen      idkit.Scheme // the one generator when there is no fleet
-	seq      atomic.Int64 // for colIdentity on engines without sequences
+	seq      atomic.Int64 // for ColIdentity on engines without sequences
 }
 
 // NewSource returns the keys of row r: from its generator, or from a simulated fleet of nodes

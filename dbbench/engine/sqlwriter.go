@@ -14,7 +14,7 @@ type querier interface {
 }
 
 // CountRows runs q on db and counts the rows it returns; what names the operation in errors,
-// lost is the engine's connLost.
+// lost is the engine's ConnLost.
 func CountRows(ctx context.Context, db querier, lost func(error) bool, what, q string, args ...any) (int64, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -1,6 +1,6 @@
 package engine
 
-// A workload describes its tables as data (tableDef); each engine turns a description into
+// A workload describes its tables as data (TableDef); each engine turns a description into
 // its DDL (createTables), drops it (dropTables), analyzes it (settle) and names and sizes the
 // structures it built (structures). A new table shape touches no engine.
 
@@ -17,7 +17,7 @@ const (
 type columnDef struct {
 	Name string
 	Kind ColKind
-	// References names the table whose id this kindKey column refers to (a foreign key
+	// References names the table whose id this KindKey column refers to (a foreign key
 	// called fk), or "".
 	References, FK string
 }

@@ -338,7 +338,7 @@ func (w *mysqlWriter) Bulk(ctx context.Context, s engine.AppSchema, ops []engine
 }
 
 // Bare is the baseline loop: plain database/sql calls with BIGINT keys from the operation
-// number (plus bareKeyBase, so that LOAD DATA parses 19 digits a key, as for Snowflake IDs).
+// number (plus BareKeyBase, so that LOAD DATA parses 19 digits a key, as for Snowflake IDs).
 func (w *mysqlWriter) Bare(ctx context.Context, s engine.AppSchema, mode string, first, count int64) error {
 	k := int64(s.Children)
 	if mode == engine.ModeCopy {

@@ -1073,7 +1073,7 @@ func (e *mysqlEngine) Close() error {
 // mysqlConnLost reports whether err from the MySQL driver means the
 // connection is gone: the driver's invalid-connection errors, and server
 // errors 1053 (shutdown in progress), 1927 (connection killed), 2006 (gone
-// away) and 2013 (lost during query), else what connLost finds.
+// away) and 2013 (lost during query), else what ConnLost finds.
 func mysqlConnLost(err error) bool {
 	if errors.Is(err, mysql.ErrInvalidConn) {
 		return true

@@ -795,7 +795,7 @@ func LocalSettings(profile string) map[string]string {
 }
 
 // Columns is PostgreSQL's column rule: it has no MariaDB/MySQL column types, and a layout
-// that may reach bit 63 later stays in a signed bigint (colUint64 covers those that set it
+// that may reach bit 63 later stays in a signed bigint (ColUint64 covers those that set it
 // now or within a day).
 func Columns(r engine.Row) (engine.Row, error) {
 	if r.Col == engine.ColTextDefault || r.Col == engine.ColUUIDNative {
@@ -851,7 +851,7 @@ func OpenServer(ctx context.Context, o engine.Options, connCfg *pgx.ConnConfig, 
 
 // pgConnLost reports whether err means the connection to PostgreSQL is gone: a server error
 // of class 08 (connection exception), 57P01 admin_shutdown (pg_terminate_backend), 57P02
-// crash_shutdown or 57P03 cannot_connect_now, else what connLost finds.
+// crash_shutdown or 57P03 cannot_connect_now, else what ConnLost finds.
 func pgConnLost(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
