@@ -27,33 +27,18 @@ var ErrConnLost = errors.New("dbbench: lost connection to the database")
 var ErrInterrupted = errors.New("dbbench: interrupted")
 
 // Engine is one database the benchmark loads: the one contract every engine (packages pg,
-// innodb and sqlite) meets, for every workload. The table workload uses Load, Baseline and
-// the methods above them; the app workload the methods of the embedded AppDialect. Nothing
-// asks an engine for its concrete type. An engine is used by one goroutine at a time, except
-// for the writers it hands out (AppConns), one per client.
+// innodb and sqlite) meets, for every workload. The table workload uses the methods of the
+// embedded TableLoader, the app workload those of the embedded AppDialect; the methods here
+// serve both. Nothing asks an engine for its concrete type. An engine is used by one
+// goroutine at a time, except for the writers it hands out (AppConns), one per client.
 type Engine interface {
+	TableLoader
 	AppDialect
 	// Settings fills the engine's part of the report's settings.
 	Settings(s *Settings)
-	// TableRows returns the rows of the table workload this server can run, and for each
-	// one it cannot, why (asked are the rows as the user spelled them).
-	TableRows(rows []Row, asked []string) (keep []Row, skipped []string)
-	// TableNotes explains the engine's own figures in a table-workload report.
-	TableNotes(rep *Report, rows []Row, skipped []string) []string
-	// ColumnTypeOf names the SQL type of a row's key column in the table workload.
-	ColumnTypeOf(r Row) string
 	// Kept marks the engine's schema, database or file to be left by Close (Config.Keep),
 	// and returns what it is and the command that opens it again, without credentials.
 	Kept() (what, reopen string)
-	// Load creates a table for r, loads n rows into it, measures it when
-	// measure is true, and drops it.
-	Load(ctx context.Context, r Row, n int, measure bool, rec *Recorder) (Metrics, error)
-	// Baseline is Load for the bare bulk load of ascending int64 keys; engines
-	// without one return ErrNoBaseline, and HasBaseline false.
-	Baseline(ctx context.Context, n int, rec *Recorder) (Metrics, error)
-	HasBaseline() bool
-	// BatchSize is the number of rows per COPY, INSERT or transaction.
-	BatchSize() int
 	// Close drops everything the engine created and releases it. It runs
 	// even when ctx has ended.
 	Close() error
@@ -64,6 +49,28 @@ type Engine interface {
 	// ConnLost reports whether an error of the engine's driver means the connection is
 	// gone (see FailLost).
 	ConnLost(err error) bool
+}
+
+// TableLoader is what the table workload asks of an engine: one table (id PRIMARY KEY,
+// payload) per load, created, loaded, measured and dropped by the engine, and the notes and
+// column types of its report.
+type TableLoader interface {
+	// TableRows returns the rows of the table workload this server can run, and for each
+	// one it cannot, why (asked are the rows as the user spelled them).
+	TableRows(rows []Row, asked []string) (keep []Row, skipped []string)
+	// TableNotes explains the engine's own figures in a table-workload report.
+	TableNotes(rep *Report, rows []Row, skipped []string) []string
+	// ColumnTypeOf names the SQL type of a row's key column in the table workload.
+	ColumnTypeOf(r Row) string
+	// Load creates a table for r, loads n rows into it, measures it when
+	// measure is true, and drops it.
+	Load(ctx context.Context, r Row, n int, measure bool, rec *Recorder) (Metrics, error)
+	// Baseline is Load for the bare bulk load of ascending int64 keys; engines
+	// without one return ErrNoBaseline, and HasBaseline false.
+	Baseline(ctx context.Context, n int, rec *Recorder) (Metrics, error)
+	HasBaseline() bool
+	// BatchSize is the number of rows per COPY, INSERT or transaction.
+	BatchSize() int
 }
 
 // ErrNoBaseline is returned by Engine.Baseline on an engine without one.
