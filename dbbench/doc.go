@@ -45,8 +45,9 @@
 //   - <name>.go: its names in Config.DB and Settings.Engine (as pg.Local and pg.Server), the
 //     engine type meeting engine.Engine (Settings, Kept, Close, Finding, ConnLost, and the
 //     table workload's engine.TableLoader: TableRows, TableNotes, ColumnTypeOf, Load,
-//     Baseline and HasBaseline, BatchSize), an Open function returning (engine.Engine, cleanup, error), Columns (its
-//     column rules, asked before it is opened) and Report (its engine.ReportText);
+//     Baseline and HasBaseline, BatchSize), an Open function returning (engine.Engine,
+//     cleanup, error), Columns (its column rules, asked before it is opened) and Report
+//     (its engine.ReportText);
 //   - app_<name>.go: engine.AppDialect (DDL of engine.TableDef, AppConns, LogMark, Settle,
 //     BeforeLoad, Structures, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan, Qualify)
 //     and an engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds engine.SQLWriter
