@@ -75,7 +75,7 @@ func WriteAllReport(dir string, reps []*Report) error {
 		if err := WriteReport(filepath.Join(dir, sub), rep); err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "\n## %s (%s)\n\n[Full report](%s/%s)\n\n", dialectOf(rep.Settings.Engine).title, sub, sub, ReportMarkdown)
+		fmt.Fprintf(&b, "\n## %s (%s)\n\n[Full report](%s/%s)\n\n", dialectOf(rep.Settings.Engine).Title, sub, sub, ReportMarkdown)
 		if err := WriteSummary(&b, rep); err != nil {
 			return err
 		}

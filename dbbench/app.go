@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/engine"
+
 	"github.com/idkit/idkit"
 )
 
@@ -18,94 +20,6 @@ import (
 // answering a time query (the key bounds and the created_at column) disagree on a row that
 // no window edge explains.
 var ErrTimeMismatch = errors.New("dbbench: the key bounds and created_at answer a time window with different rows")
-
-// appSchema is one row's two tables in the app workload, named after its label.
-type appSchema struct {
-	label     string
-	r         row
-	createdAt bool // an index on parent(created_at)
-	children  int
-}
-
-func (s appSchema) parent() string       { return s.label + "_parent" }
-func (s appSchema) child() string        { return s.label + "_child" }
-func (s appSchema) fkIndex() string      { return s.label + "_child_parent_id" }
-func (s appSchema) fk() string           { return s.label + "_child_parent_fk" }
-func (s appSchema) createdIndex() string { return s.label + "_parent_created_at" }
-
-// appOp is one business operation: a parent and its children, with the moment the
-// application made the parent's ID.
-type appOp struct {
-	parent   value
-	created  time.Time
-	customer int64
-	payload  int64
-	children []value
-	// parentArg is the parent's key as the driver takes it, filled after the insert for rows
-	// whose keys the database makes.
-	parentArg any
-}
-
-// keyRow is a row of a time query's check: its key in the form the dialect read it (int64,
-// [16]byte or string) and its created_at in Unix microseconds.
-type keyRow struct {
-	key     any
-	created int64
-}
-
-// appDialect is what the app workload asks of an engine: its DDL, its writing paths (one
-// transaction per operation, the bulk path, and the bare baseline loop), the size of a named
-// structure, its WAL/redo counter, its query plans. The workload itself (tables, operations,
-// queries, checks) lives in this file, once for every engine.
-type appDialect interface {
-	// reservesKeys reports whether the bulk path knows the keys the database makes, which
-	// the children need.
-	reservesKeys() bool
-	// keyType is the SQL type of a row's key columns.
-	keyType(r row) string
-	// createTables creates the tables of a workload, described as data, in order;
-	// dropTables drops them (if they exist) in reverse order.
-	createTables(ctx context.Context, ts []tableDef) error
-	dropTables(ctx context.Context, ts []tableDef) error
-	// appConns returns one writer per client.
-	appConns(ctx context.Context) ([]appWriter, error)
-	// logMark returns a function that reports the WAL/redo bytes written since the call.
-	logMark(ctx context.Context) (func(context.Context) (int64, error), error)
-	// settle makes the load's figures readable: checkpoint state, statistics for the
-	// planner and the size counters.
-	settle(ctx context.Context, ts []tableDef) error
-	// beforeLoad prepares a measured load (a checkpoint on PostgreSQL).
-	beforeLoad(ctx context.Context) error
-	// structures returns the size of every table and index of ts, by name, in the order of
-	// ts: each table, its primary key where it is a structure of its own, its indexes.
-	structures(ctx context.Context, ts []tableDef) ([]Structure, error)
-	// keyArg is a key as the driver takes it in a query.
-	keyArg(r row, v *value) any
-	timeArg(t time.Time) any
-	// sql rewrites a query written with $1, $2 … placeholders for the dialect.
-	sql(q string) string
-	// count runs q and returns the number of rows it returned.
-	count(ctx context.Context, q string, args ...any) (int64, error)
-	// keyRows runs q, whose columns are a key and created_at in Unix microseconds.
-	keyRows(ctx context.Context, r row, q string, args ...any) ([]keyRow, error)
-	// epochMicros is the SQL expression of a timestamp column in Unix microseconds.
-	epochMicros(col string) string
-	// plan returns the index EXPLAIN says q uses on table, or "sequential scan".
-	plan(ctx context.Context, q string, args ...any) (string, error)
-	// qualify names a table inside the benchmark schema or database.
-	qualify(name string) string
-}
-
-// appWriter writes business operations over one connection.
-type appWriter interface {
-	// tx writes op in one transaction.
-	tx(ctx context.Context, s appSchema, op *appOp) error
-	// bulk writes ops by the engine's bulk path: parents, then children.
-	bulk(ctx context.Context, s appSchema, ops []appOp) error
-	// bare writes operations first..first+count-1 of the baseline: ascending bigint keys
-	// from the operation number, straight through the driver, in mode.
-	bare(ctx context.Context, s appSchema, mode string, first, count int64) error
-}
 
 // appRun is what one load of the app workload measured.
 type appRun struct {
@@ -123,7 +37,7 @@ type appRun struct {
 
 // appScheme is a row with what the workload needs to answer time queries through its key.
 type appScheme struct {
-	appSchema
+	engine.AppSchema
 	codec idkit.Codec // nil for rows without time order
 	tick  time.Duration
 	epoch time.Time
@@ -140,99 +54,120 @@ func tickWindow(w, tick time.Duration) time.Duration {
 	return max((w+tick-1)/tick, 1) * tick
 }
 
+// runAppWorkload carries out the app workload on eng (runApp) and completes rep's settings.
+// An error wrapping ErrTimeMismatch leaves rep finished.
+func runAppWorkload(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, _ []string, rep *Report) error {
+	rep.Workload = WorkloadApp
+	rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
+	rep.Settings.WarmupRows = 0
+	mismatch := runApp(ctx, cfg, eng, rows, rep)
+	if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
+		return mismatch
+	}
+	eng.Settings(&rep.Settings)
+	rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
+	if cfg.Mode == ModeCopy {
+		rep.Settings.Batch = cfg.Batch
+		if rep.Settings.Batch == 0 {
+			rep.Settings.Batch = 1000
+		}
+	}
+	if cfg.Keep {
+		rep.Settings.Kept, rep.Settings.Reopen = eng.Kept()
+	}
+	appMaxRSS(rep)
+	return mismatch
+}
+
 // runApp is Run for WorkloadApp, after the rows are resolved and the engine is open.
-func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report) error {
+func runApp(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, rep *Report) error {
 	d := eng
 	names := make([]string, len(rows))
 	for i, r := range rows {
-		names[i] = r.label
+		names[i] = r.Label
 	}
 	labels := tableLabels(names, "baseline")
 	schemes := make([]appScheme, len(rows))
 	for i, r := range rows {
 		switch {
-		case r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0:
-			return fmt.Errorf("dbbench: scheme %q: the app workload takes schemes whose keys the application or an identity column makes", r.label)
-		case r.col == colUint64 || r.col == colUUIDNative || r.unsigned:
-			return fmt.Errorf("dbbench: scheme %q: the app workload does not take this key column (%s) yet", r.label, d.keyType(r))
-		case r.col == colIdentity && cfg.Mode == ModeCopy && !d.reservesKeys():
-			return fmt.Errorf("dbbench: scheme %q: LOAD DATA cannot return the keys the database makes, which the children need; use --mode tx for it on MariaDB/MySQL", r.label)
+		case r.Col == engine.ColServerBigint || r.Col == engine.ColServerUUID || r.StoreStep > 0:
+			return fmt.Errorf("dbbench: scheme %q: the app workload takes schemes whose keys the application or an identity column makes", r.Label)
+		case r.Col == engine.ColUint64 || r.Col == engine.ColUUIDNative || r.Unsigned:
+			return fmt.Errorf("dbbench: scheme %q: the app workload does not take this key column (%s) yet", r.Label, d.KeyType(r))
+		case r.Col == engine.ColIdentity && cfg.Mode == ModeCopy && !d.ReservesKeys():
+			return fmt.Errorf("dbbench: scheme %q: LOAD DATA cannot return the keys the database makes, which the children need; use --mode tx for it on MariaDB/MySQL", r.Label)
 		}
-		sc := appScheme{appSchema: appSchema{label: labels[i], r: r, children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
-		if r.spec != "" {
-			c, err := idkit.NewCodec(r.spec)
+		sc := appScheme{AppSchema: engine.AppSchema{Label: labels[i], Row: r, Children: cfg.Children}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
+		if r.Spec != "" {
+			c, err := idkit.NewCodec(r.Spec)
 			if err != nil {
-				return fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+				return fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 			}
-			if _, ok := idkit.As[idkit.TimeRanger](c); ok && keysOrdered(r) {
+			if _, ok := idkit.As[idkit.TimeRanger](c); ok && engine.KeysOrdered(r) {
 				sc.codec = c
 			}
 			if l, ok := idkit.As[idkit.Layouter](c); ok {
 				sc.tick, sc.epoch = l.Layout().Unit, l.Layout().Epoch
 			}
 		}
-		sc.createdAt = sc.codec == nil || cfg.CreatedAtIndex == CreatedAtAll
+		sc.CreatedAt = sc.codec == nil || cfg.CreatedAtIndex == CreatedAtAll
 		sc.window = tickWindow(cfg.Window, sc.tick)
 		if sc.codec != nil {
 			// The bounds of a window are asked for only after the loads: ask once now, so
 			// that a scheme that cannot answer one fails before anything is loaded.
 			from := sc.align(time.Now())
 			if _, _, err := idkit.Bounds(sc.codec, from, from.Add(sc.window)); err != nil {
-				return fmt.Errorf("dbbench: scheme %q: the time query's window of %s: %w", r.label, sc.window, err)
+				return fmt.Errorf("dbbench: scheme %q: the time query's window of %s: %w", r.Label, sc.window, err)
 			}
 		}
 		schemes[i] = sc
 	}
 	bi := baselineRow(rows)
-	base := appSchema{label: "baseline", r: row{label: "baseline", col: colBigint}, children: cfg.Children}
+	base := engine.AppSchema{Label: "baseline", Row: engine.Row{Label: "baseline", Col: engine.ColBigint}, Children: cfg.Children}
 	if bi >= 0 {
-		base.createdAt = schemes[bi].createdAt
+		base.CreatedAt = schemes[bi].CreatedAt
 	}
 	withBase := cfg.Baseline && bi >= 0
 
-	runs := make([][]appRun, len(schemes))
-	var baseRuns []appRun
-	for round := 0; round < cfg.Repeat; round++ {
-		last := round == cfg.Repeat-1
-		if withBase {
-			run, err := appLoad(ctx, cfg, d, appScheme{appSchema: base}, true, last && cfg.Keep)
-			if err != nil {
-				return fmt.Errorf("%w (baseline)", err)
+	results := make([]AppResult, len(schemes))
+	jobs := loadPlan(len(schemes), cfg.Repeat, cfg.Rows, 0, withBase)
+	runs, err := runLoads(ctx, cfg, d, rows, jobs, workload[appRun]{
+		unit: "ops/s",
+		rate: func(run appRun) float64 { return float64(run.ops) / run.seconds },
+		load: func(ctx context.Context, j job, _ func(int64)) (appRun, error) {
+			if j.ri < 0 {
+				return appLoad(ctx, cfg, d, appScheme{AppSchema: base}, true, j.last && cfg.Keep)
 			}
-			baseRuns = append(baseRuns, run)
-			logf(cfg, "dbbench: %-22s %10.0f ops/s", "baseline", float64(run.ops)/run.seconds)
-		}
-		for i, sc := range schemes {
-			run, err := appLoad(ctx, cfg, d, sc, false, last)
-			if err != nil {
-				return fmt.Errorf("%w (scheme %s)", err, sc.r.label)
+			sc := schemes[j.ri]
+			run, err := appLoad(ctx, cfg, d, sc, false, j.last)
+			if err != nil || !j.last {
+				return run, err
 			}
-			if last {
-				if cfg.beforeQueries != nil {
-					if err := cfg.beforeQueries(ctx, d, sc); err != nil {
-						return err
-					}
-				}
-				res, err := appQueries(ctx, cfg, d, sc, run)
-				if err != nil {
-					return fmt.Errorf("%w (scheme %s)", err, sc.r.label)
-				}
-				rep.App = append(rep.App, res)
-				if !cfg.Keep {
-					if err := d.dropTables(ctx, sc.tables()); err != nil {
-						return err
-					}
+			// The last load stays for the scheme's queries and time check.
+			if cfg.beforeQueries != nil {
+				if err := cfg.beforeQueries(ctx, d, sc); err != nil {
+					return run, err
 				}
 			}
-			runs[i] = append(runs[i], run)
-			logf(cfg, "dbbench: %-22s %10.0f ops/s", sc.r.label, float64(run.ops)/run.seconds)
-		}
+			if results[j.ri], err = appQueries(ctx, cfg, d, sc, run); err != nil {
+				return run, err
+			}
+			if !cfg.Keep {
+				err = d.DropTables(ctx, sc.Tables())
+			}
+			return run, err
+		},
+	})
+	if err != nil {
+		return err
 	}
+	rep.App = results
 	for i := range rep.App {
-		summarizeApp(&rep.App[i], runs[i])
+		summarizeApp(&rep.App[i], runs.rows[i])
 	}
+	baseRuns := runs.base
 	if withBase {
-		b := &AppBaseline{Label: base.label}
+		b := &AppBaseline{Label: base.Label}
 		var rates, wal []float64
 		for _, r := range baseRuns {
 			rate := float64(r.ops) / r.seconds
@@ -241,7 +176,7 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 			wal = append(wal, perRow(r.wal, r.ops))
 		}
 		b.OpsPerSec, b.WALBytesPerOp = median(rates), median(wal)
-		b.Scheme = rows[bi].label
+		b.Scheme = rows[bi].Label
 		b.Ratio = ratio(rep.App[bi].OpsPerSec, b.OpsPerSec)
 		rep.AppBaseline = b
 	}
@@ -263,28 +198,28 @@ func runApp(ctx context.Context, cfg Config, eng engine, rows []row, rep *Report
 
 // appLoad creates a row's tables, writes cfg.Rows operations and measures them. It drops the
 // tables afterwards unless keep is set (the caller's queries read them), and on error.
-func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep bool) (run appRun, err error) {
-	if err := d.dropTables(ctx, sc.tables()); err != nil {
+func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bare, keep bool) (run appRun, err error) {
+	if err := d.DropTables(ctx, sc.Tables()); err != nil {
 		return run, err
 	}
-	if err := d.createTables(ctx, sc.tables()); err != nil {
+	if err := d.CreateTables(ctx, sc.Tables()); err != nil {
 		return run, err
 	}
 	defer func() {
 		if err != nil || !keep {
-			if derr := d.dropTables(context.WithoutCancel(ctx), sc.tables()); err == nil {
+			if derr := d.DropTables(context.WithoutCancel(ctx), sc.Tables()); err == nil {
 				err = derr
 			}
 		}
 	}()
-	writers, err := d.appConns(ctx)
+	writers, err := d.AppConns(ctx)
 	if err != nil {
 		return run, err
 	}
-	if err := d.beforeLoad(ctx); err != nil {
+	if err := d.BeforeLoad(ctx); err != nil {
 		return run, err
 	}
-	walSince, err := d.logMark(ctx)
+	walSince, err := d.LogMark(ctx)
 	if err != nil {
 		return run, err
 	}
@@ -296,7 +231,7 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 			batch = 1000
 		}
 	}
-	cl := &claimer{total: n, batch: batch}
+	cl := &engine.Claimer{Total: n, Batch: batch}
 	want := max(cfg.Lookups, 1)
 	step := max(n/int64(want), 1)
 	var (
@@ -305,37 +240,37 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 		times  []time.Time
 		maxLag atomic.Int64
 	)
-	var src *source
+	var src *engine.Source
 	if !bare {
-		if src, err = newSource(sc.r, 1); err != nil {
+		if src, err = engine.NewSource(sc.Row, 1); err != nil {
 			return run, err
 		}
-		defer src.close()
+		defer src.Close()
 	}
 	run.start = time.Now()
-	err = workers(ctx, len(writers), func(ctx context.Context, w int) error {
+	err = engine.Workers(ctx, len(writers), func(ctx context.Context, w int) error {
 		wr := writers[w]
-		ops := make([]appOp, batch)
+		ops := make([]engine.AppOp, batch)
 		for i := range ops {
-			ops[i].children = make([]value, sc.children)
+			ops[i].Children = make([]engine.Value, sc.Children)
 		}
 		for {
-			start, count, ok := cl.claim()
+			start, count, ok := cl.Claim()
 			if !ok {
 				return nil
 			}
 			if bare {
-				if err := wr.bare(ctx, sc.appSchema, cfg.Mode, start, count); err != nil {
+				if err := wr.Bare(ctx, sc.AppSchema, cfg.Mode, start, count); err != nil {
 					return err
 				}
 				continue
 			}
 			for i := range ops[:count] {
 				op := &ops[i]
-				if err := src.nextContext(ctx, &op.parent); err != nil {
+				if err := src.NextContext(ctx, &op.Parent); err != nil {
 					return err
 				}
-				op.created = time.Now()
+				op.Created = time.Now()
 				if sc.codec != nil {
 					lag, err := sc.lag(op)
 					if err != nil {
@@ -348,23 +283,23 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 						}
 					}
 				}
-				op.customer = rand.Int64N(10000)
-				op.payload = start + int64(i)
-				for j := range op.children {
-					if err := src.nextContext(ctx, &op.children[j]); err != nil {
+				op.Customer = rand.Int64N(10000)
+				op.Payload = start + int64(i)
+				for j := range op.Children {
+					if err := src.NextContext(ctx, &op.Children[j]); err != nil {
 						return err
 					}
 				}
-				op.parentArg = nil
-				if sc.r.col != colIdentity {
-					op.parentArg = d.keyArg(sc.r, &op.parent)
+				op.ParentArg = nil
+				if sc.Row.Col != engine.ColIdentity {
+					op.ParentArg = d.KeyArg(sc.Row, &op.Parent)
 				}
 			}
 			var err error
 			if cfg.Mode == ModeCopy {
-				err = wr.bulk(ctx, sc.appSchema, ops[:count])
+				err = wr.Bulk(ctx, sc.AppSchema, ops[:count])
 			} else {
-				err = wr.tx(ctx, sc.appSchema, &ops[0])
+				err = wr.Tx(ctx, sc.AppSchema, &ops[0])
 			}
 			if err != nil {
 				return err
@@ -372,8 +307,8 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 			for i := range ops[:count] {
 				if (start+int64(i))%step == 0 {
 					mu.Lock()
-					sample = append(sample, ops[i].parentArg)
-					times = append(times, ops[i].created)
+					sample = append(sample, ops[i].ParentArg)
+					times = append(times, ops[i].Created)
 					mu.Unlock()
 				}
 			}
@@ -381,25 +316,25 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 	})
 	run.end = time.Now()
 	if err != nil {
-		return run, fail(ctx, "write operations", err)
+		return run, engine.FailLost(ctx, "write operations", err, d.ConnLost)
 	}
 	run.seconds = run.end.Sub(run.start).Seconds()
 	run.ops, run.sample, run.times, run.maxLag = n, sample, times, time.Duration(maxLag.Load())
 	if run.wal, err = walSince(ctx); err != nil {
 		return run, err
 	}
-	if err := d.settle(ctx, sc.tables()); err != nil {
+	if err := d.Settle(ctx, sc.Tables()); err != nil {
 		return run, err
 	}
-	if run.structs, err = d.structures(ctx, sc.tables()); err != nil {
+	if run.structs, err = d.Structures(ctx, sc.Tables()); err != nil {
 		return run, err
 	}
 	var got int64
-	if got, err = d.count(ctx, "SELECT 1 FROM "+d.qualify(sc.parent())); err != nil {
+	if got, err = d.Count(ctx, "SELECT 1 FROM "+d.Qualify(sc.Parent())); err != nil {
 		return run, err
 	}
 	if got != n {
-		return run, fmt.Errorf("dbbench: wrote %d operations, %s holds %d rows", n, sc.parent(), got)
+		return run, fmt.Errorf("dbbench: wrote %d operations, %s holds %d rows", n, sc.Parent(), got)
 	}
 	for i := range run.structs {
 		run.structs[i].BytesPerOp = perRow(run.structs[i].Bytes, n)
@@ -409,64 +344,64 @@ func appLoad(ctx context.Context, cfg Config, d engine, sc appScheme, bare, keep
 }
 
 // lag is how far op's created_at lies after the decoded time of its parent's ID.
-func (sc appScheme) lag(op *appOp) (time.Duration, error) {
-	id, err := sc.idOf(op.parent)
+func (sc appScheme) lag(op *engine.AppOp) (time.Duration, error) {
+	id, err := sc.idOf(op.Parent)
 	if err != nil {
 		return 0, err
 	}
 	p, err := sc.codec.Decode(id)
 	if err != nil {
-		return 0, fmt.Errorf("dbbench: decode %s: %w", sc.r.label, err)
+		return 0, fmt.Errorf("dbbench: decode %s: %w", sc.Row.Label, err)
 	}
-	return max(op.created.Sub(p.Time), 0), nil
+	return max(op.Created.Sub(p.Time), 0), nil
 }
 
 // idOf turns a key back into an idkit.ID of the row's scheme, reading it in the form the
 // source wrote it: the stored ID's canonical text in a text column (idkit.ID.String, which a
 // masked scheme's Parse would read as masked text), the public text in a public-text column.
-func (sc appScheme) idOf(v value) (idkit.ID, error) {
-	switch sc.r.col {
-	case colBigint:
-		return idkit.FromUint64(uint64(v.i64)), nil
-	case colUUID:
-		if strings.HasPrefix(sc.r.canon, "ulid") {
-			return idkit.FromULID(v.b16), nil
+func (sc appScheme) idOf(v engine.Value) (idkit.ID, error) {
+	switch sc.Row.Col {
+	case engine.ColBigint:
+		return idkit.FromUint64(uint64(v.I64)), nil
+	case engine.ColUUID:
+		if strings.HasPrefix(sc.Row.Canon, "ulid") {
+			return idkit.FromULID(v.B16), nil
 		}
-		return idkit.FromUUID(v.b16), nil
-	case colText, colTextICU, colTextDefault:
-		id, err := idkit.Parse(v.str)
+		return idkit.FromUUID(v.B16), nil
+	case engine.ColText, engine.ColTextICU, engine.ColTextDefault:
+		id, err := idkit.Parse(v.Str)
 		if err != nil {
-			return idkit.ID{}, fmt.Errorf("dbbench: key of %s read back: %w", sc.r.label, err)
+			return idkit.ID{}, fmt.Errorf("dbbench: key of %s read back: %w", sc.Row.Label, err)
 		}
 		return id, nil
 	}
-	return sc.codec.Parse(v.str)
+	return sc.codec.Parse(v.Str)
 }
 
 // valueOf is the key value of an ID in the row's column form, as the source writes it: text
 // columns hold the stored ID's canonical text (idkit.ID.String), public-text columns the
 // scheme's public text (idkit.FormatID).
-func (sc appScheme) valueOf(id idkit.ID) (value, error) {
-	switch sc.r.col {
-	case colBigint:
-		return value{i64: int64(id.Uint64()), u64: id.Uint64()}, nil
-	case colUUID:
-		return value{b16: id.Bytes16()}, nil
-	case colText, colTextICU, colTextDefault:
-		return value{str: id.String()}, nil
+func (sc appScheme) valueOf(id idkit.ID) (engine.Value, error) {
+	switch sc.Row.Col {
+	case engine.ColBigint:
+		return engine.Value{I64: int64(id.Uint64()), U64: id.Uint64()}, nil
+	case engine.ColUUID:
+		return engine.Value{B16: id.Bytes16()}, nil
+	case engine.ColText, engine.ColTextICU, engine.ColTextDefault:
+		return engine.Value{Str: id.String()}, nil
 	}
 	text, err := idkit.FormatID(sc.codec, id)
 	if err != nil {
-		return value{}, fmt.Errorf("dbbench: text of the bounds of %s: %w", sc.r.label, err)
+		return engine.Value{}, fmt.Errorf("dbbench: text of the bounds of %s: %w", sc.Row.Label, err)
 	}
-	return value{str: text}, nil
+	return engine.Value{Str: text}, nil
 }
 
 // boundArgs returns the key bounds of the window w as query arguments.
-func (sc appScheme) boundArgs(d engine, w [2]time.Time) ([]any, error) {
+func (sc appScheme) boundArgs(d engine.Engine, w [2]time.Time) ([]any, error) {
 	lo, hi, err := idkit.Bounds(sc.codec, w[0], w[1])
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.r.label, err)
+		return nil, fmt.Errorf("dbbench: bounds of %s: %w", sc.Row.Label, err)
 	}
 	l, err := sc.valueOf(lo)
 	if err != nil {
@@ -476,20 +411,20 @@ func (sc appScheme) boundArgs(d engine, w [2]time.Time) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{d.keyArg(sc.r, &l), d.keyArg(sc.r, &h)}, nil
+	return []any{d.KeyArg(sc.Row, &l), d.KeyArg(sc.Row, &h)}, nil
 }
 
 // keyOf turns a key read back by the dialect into a value.
-func keyOf(k any) value {
+func keyOf(k any) engine.Value {
 	switch k := k.(type) {
 	case int64:
-		return value{i64: k, u64: uint64(k)}
+		return engine.Value{I64: k, U64: uint64(k)}
 	case [16]byte:
-		return value{b16: k}
+		return engine.Value{B16: k}
 	case string:
-		return value{str: k}
+		return engine.Value{Str: k}
 	}
-	return value{}
+	return engine.Value{}
 }
 
 // align returns the start of the tick of sc that holds t.
@@ -517,17 +452,17 @@ func (sc appScheme) windows(run appRun, w time.Duration, n int) [][2]time.Time {
 
 // appQueries times the queries after the last load and checks both ways of answering the
 // time query.
-func appQueries(ctx context.Context, cfg Config, d engine, sc appScheme, run appRun) (AppResult, error) {
-	res := AppResult{Scheme: sc.r.label, Label: sc.label, Spec: sc.r.canon, KeyType: d.keyType(sc.r),
-		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.createdAt, Structures: run.structs, Window: Duration(sc.window)}
+func appQueries(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, run appRun) (AppResult, error) {
+	res := AppResult{Scheme: sc.Row.Label, Label: sc.Label, Spec: sc.Row.Canon, KeyType: d.KeyType(sc.Row),
+		TimeOrdered: sc.codec != nil, CreatedAtIndex: sc.CreatedAt, Structures: run.structs, Window: Duration(sc.window)}
 	if cfg.Lookups == 0 {
 		return res, nil
 	}
 	cols := "id, created_at, customer, payload"
-	byKey := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE id >= $1 AND id <= $2")
-	byTime := d.sql("SELECT " + cols + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
+	byKey := d.SQL("SELECT " + cols + " FROM " + d.Qualify(sc.Parent()) + " WHERE id >= $1 AND id <= $2")
+	byTime := d.SQL("SELECT " + cols + " FROM " + d.Qualify(sc.Parent()) + " WHERE created_at >= $1 AND created_at < $2")
 	wins := sc.windows(run, sc.window, cfg.Lookups)
-	timeArgs := func(w [2]time.Time) []any { return []any{d.timeArg(w[0]), d.timeArg(w[1])} }
+	timeArgs := func(w [2]time.Time) []any { return []any{d.TimeArg(w[0]), d.TimeArg(w[1])} }
 	keyArgs := func(w [2]time.Time) ([]any, error) { return sc.boundArgs(d, w) }
 	timed := func(via, q string, args func([2]time.Time) ([]any, error)) (*TimeQuery, error) {
 		tq := &TimeQuery{Via: via, SQL: q}
@@ -535,7 +470,7 @@ func appQueries(ctx context.Context, cfg Config, d engine, sc appScheme, run app
 		if err != nil {
 			return nil, err
 		}
-		if tq.Plan, err = d.plan(ctx, q, a...); err != nil {
+		if tq.Plan, err = d.Plan(ctx, q, a...); err != nil {
 			return nil, err
 		}
 		var ds []time.Duration
@@ -546,14 +481,14 @@ func appQueries(ctx context.Context, cfg Config, d engine, sc appScheme, run app
 				return nil, err
 			}
 			t0 := time.Now()
-			n, err := d.count(ctx, q, a...)
+			n, err := d.Count(ctx, q, a...)
 			if err != nil {
 				return nil, err
 			}
 			ds = append(ds, time.Since(t0))
 			counts = append(counts, float64(n))
 		}
-		tq.Latency, tq.RowsP50 = latencies(ds), median(counts)
+		tq.Latency, tq.RowsP50 = engine.Latencies(ds), median(counts)
 		return tq, nil
 	}
 	byTimeArgs := func(w [2]time.Time) ([]any, error) { return timeArgs(w), nil }
@@ -562,7 +497,7 @@ func appQueries(ctx context.Context, cfg Config, d engine, sc appScheme, run app
 		if res.TimeQuery, err = timed("key bounds", byKey, keyArgs); err != nil {
 			return res, err
 		}
-		if sc.createdAt {
+		if sc.CreatedAt {
 			if res.TimeQueryCreatedAt, err = timed("created_at index", byTime, byTimeArgs); err != nil {
 				return res, err
 			}
@@ -574,43 +509,43 @@ func appQueries(ctx context.Context, cfg Config, d engine, sc appScheme, run app
 		return res, err
 	}
 
-	join := d.sql("SELECT p.payload, c.id, c.payload FROM " + d.qualify(sc.parent()) + " p JOIN " + d.qualify(sc.child()) +
+	join := d.SQL("SELECT p.payload, c.id, c.payload FROM " + d.Qualify(sc.Parent()) + " p JOIN " + d.Qualify(sc.Child()) +
 		" c ON c.parent_id = p.id WHERE p.id = $1")
 	var ds []time.Duration
 	for _, k := range run.sample {
 		t0 := time.Now()
-		n, err := d.count(ctx, join, k)
+		n, err := d.Count(ctx, join, k)
 		if err != nil {
 			return res, err
 		}
 		ds = append(ds, time.Since(t0))
-		if n != int64(sc.children) {
-			return res, fmt.Errorf("dbbench: %s: a parent has %d children, want %d", sc.r.label, n, sc.children)
+		if n != int64(sc.Children) {
+			return res, fmt.Errorf("dbbench: %s: a parent has %d children, want %d", sc.Row.Label, n, sc.Children)
 		}
 	}
-	res.ParentWithChildren = latencies(ds)
+	res.ParentWithChildren = engine.Latencies(ds)
 	return res, nil
 }
 
 // checkTime answers each window both ways, through the key bounds and through created_at,
 // and compares the rows: a row only one way returns must have its created_at and its ID's
 // decoded time on either side of an edge, at most one tick plus maxLag apart.
-func checkTime(ctx context.Context, d engine, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
+func checkTime(ctx context.Context, d engine.Engine, sc appScheme, wins [][2]time.Time, maxLag time.Duration) (*TimeCheck, error) {
 	tol := sc.tick + maxLag
 	c := &TimeCheck{Windows: len(wins), Tolerance: Duration(tol), Tick: Duration(sc.tick)}
-	micros := d.epochMicros("created_at")
-	byKey := d.sql("SELECT id, " + micros + " FROM " + d.qualify(sc.parent()) + " WHERE id >= $1 AND id <= $2")
-	byTime := d.sql("SELECT id, " + micros + " FROM " + d.qualify(sc.parent()) + " WHERE created_at >= $1 AND created_at < $2")
+	micros := d.EpochMicros("created_at")
+	byKey := d.SQL("SELECT id, " + micros + " FROM " + d.Qualify(sc.Parent()) + " WHERE id >= $1 AND id <= $2")
+	byTime := d.SQL("SELECT id, " + micros + " FROM " + d.Qualify(sc.Parent()) + " WHERE created_at >= $1 AND created_at < $2")
 	for _, w := range wins {
 		a, err := sc.boundArgs(d, w)
 		if err != nil {
 			return nil, err
 		}
-		k, err := d.keyRows(ctx, sc.r, byKey, a...)
+		k, err := d.KeyRows(ctx, sc.Row, byKey, a...)
 		if err != nil {
 			return nil, err
 		}
-		t, err := d.keyRows(ctx, sc.r, byTime, d.timeArg(w[0]), d.timeArg(w[1]))
+		t, err := d.KeyRows(ctx, sc.Row, byTime, d.TimeArg(w[0]), d.TimeArg(w[1]))
 		if err != nil {
 			return nil, err
 		}
@@ -628,31 +563,31 @@ func checkTime(ctx context.Context, d engine, sc appScheme, wins [][2]time.Time,
 // compareWindow compares the rows of one window by key (byKey) and by created_at (byTime):
 // rows is the number of distinct rows, edge those one way alone returned within tol of an
 // edge, bad the others, and the rows byKey returned whose decoded time is outside the window.
-func compareWindow(sc appScheme, w [2]time.Time, byKey, byTime []keyRow, tol time.Duration) (rows, edge, bad int64, err error) {
+func compareWindow(sc appScheme, w [2]time.Time, byKey, byTime []engine.KeyRow, tol time.Duration) (rows, edge, bad int64, err error) {
 	type seen struct {
-		row      keyRow
+		row      engine.KeyRow
 		key, tim bool
 	}
 	m := map[any]*seen{}
 	for _, r := range byKey {
-		m[r.key] = &seen{row: r, key: true}
+		m[r.Key] = &seen{row: r, key: true}
 	}
 	for _, r := range byTime {
-		if s, ok := m[r.key]; ok {
+		if s, ok := m[r.Key]; ok {
 			s.tim = true
 		} else {
-			m[r.key] = &seen{row: r, tim: true}
+			m[r.Key] = &seen{row: r, tim: true}
 		}
 	}
 	for _, s := range m {
 		rows++
-		id, err := sc.idOf(keyOf(s.row.key))
+		id, err := sc.idOf(keyOf(s.row.Key))
 		if err != nil {
 			return 0, 0, 0, err
 		}
 		p, err := sc.codec.Decode(id)
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("dbbench: decode %s: %w", sc.r.label, err)
+			return 0, 0, 0, fmt.Errorf("dbbench: decode %s: %w", sc.Row.Label, err)
 		}
 		inWindow := !p.Time.Before(w[0]) && p.Time.Before(w[1])
 		if s.key && !inWindow {
@@ -662,7 +597,7 @@ func compareWindow(sc appScheme, w [2]time.Time, byKey, byTime []keyRow, tol tim
 		if s.key && s.tim {
 			continue
 		}
-		gap := time.UnixMicro(s.row.created).Sub(p.Time)
+		gap := time.UnixMicro(s.row.Created).Sub(p.Time)
 		if gap < 0 {
 			gap = -gap
 		}
@@ -698,7 +633,7 @@ func appNotes(rep *Report) []string {
 	s := rep.Settings
 	out = append(out, fmt.Sprintf("Each operation is one parent row and %s (%s mode, %d client(s)). created_at is the time the application read right after making the parent's ID.", childRows(s.Children), s.Mode, s.Clients))
 	out = append(out, fmt.Sprintf("The time query asks for the parent rows of a %s window, at %d windows spread over the load (each holds the created_at of a parent sampled at random) and aligned to each scheme's tick; the check answers up to 20 of them both ways (key bounds and created_at) and compares the rows: a row only one way returns must lie within one tick plus the largest created_at-to-ID gap of the load from a window edge, as idkit.Bounds documents for ranges on ticks.", s.Window, s.Lookups))
-	if dialectOf(s.Engine).sharedServer {
+	if dialectOf(s.Engine).SharedServer {
 		out = append(out, "WAL/redo bytes are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	return out
@@ -711,21 +646,21 @@ func appSchemeNotes(cfg Config, schemes []appScheme) []string {
 	for _, sc := range schemes {
 		if sc.window != cfg.Window {
 			out = append(out, fmt.Sprintf("%s: the time window is %s, not %s: a window is aligned to the scheme's tick of %s, so it is rounded up to a whole number of ticks.",
-				sc.r.label, sc.window, cfg.Window, sc.tick))
+				sc.Row.Label, sc.window, cfg.Window, sc.tick))
 		}
 		masked := false
-		if sp, err := idkit.ParseSpec(sc.r.spec); err == nil && sc.r.spec != "" {
+		if sp, err := idkit.ParseSpec(sc.Row.Spec); err == nil && sc.Row.Spec != "" {
 			masked = sp.Has("mask")
 		}
 		switch {
-		case masked && !keysOrdered(sc.r):
-			out = append(out, fmt.Sprintf("%s stores its masked public text as the key (idkit.FormatID): a keyed permutation of the ID with no time order, so its time query goes through the created_at index.", sc.r.label))
-		case masked && sc.r.col != colPublicText:
+		case masked && !engine.KeysOrdered(sc.Row):
+			out = append(out, fmt.Sprintf("%s stores its masked public text as the key (idkit.FormatID): a keyed permutation of the ID with no time order, so its time query goes through the created_at index.", sc.Row.Label))
+		case masked && sc.Row.Col != engine.ColPublicText:
 			what := "the stored IDs"
-			if sc.r.col == colText || sc.r.col == colTextICU || sc.r.col == colTextDefault {
+			if sc.Row.Col == engine.ColText || sc.Row.Col == engine.ColTextICU || sc.Row.Col == engine.ColTextDefault {
 				what = "the stored IDs' canonical text (idkit.ID.String)"
 			}
-			out = append(out, fmt.Sprintf("%s stores %s as its keys, not the masked text: the mask changes only the text an API shows, so the keys keep their time order.", sc.r.label, what))
+			out = append(out, fmt.Sprintf("%s stores %s as its keys, not the masked text: the mask changes only the text an API shows, so the keys keep their time order.", sc.Row.Label, what))
 		}
 	}
 	return out

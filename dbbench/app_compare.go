@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/idkit/idkit/dbbench/engine"
 )
 
 // commitFlushed reports whether a run's commits waited for their log to be flushed to disk
@@ -292,7 +294,7 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 		s := rep.Settings
 		p("%d client(s): `%s` (%s, %s).\n\n", s.Clients, s.Command, runsWord(s), s.Started.Format("2006-01-02"))
 	}
-	p("All: %s, %s operations per scheme (1 parent + %s), %s mode%s.\n\n", s0.ServerVersion, thousands(int64(s0.Rows)), children(s0.Children), s0.Mode, serverPinned(s0))
+	p("All: %s, %s operations per scheme (1 parent + %s), %s mode%s.\n\n", s0.ServerVersion, thousands(int64(s0.Rows)), engine.Children(s0.Children), s0.Mode, serverPinned(s0))
 	ref := reps[0].App[0]
 	p("| clients | scheme | key | ops/s | vs %s | child PK B/op | vs %s | all B/op | WAL B/op |\n", ref.Scheme, ref.Scheme)
 	p("|--:|---|---|--:|--:|--:|--:|--:|--:|\n")

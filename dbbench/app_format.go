@@ -5,21 +5,15 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idkit/idkit/dbbench/engine"
 )
 
 // appHeader is the settings lines of an app-workload report.
 func appHeader(p func(string, ...any), s Settings) {
 	p("engine %s, %s\n", s.Engine, s.ServerVersion)
 	p("operations %d per scheme (1 parent + %s each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
-		s.Rows, children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
-}
-
-// children is "1 child" or "n children".
-func children(n int) string {
-	if n == 1 {
-		return "1 child"
-	}
-	return fmt.Sprintf("%d children", n)
+		s.Rows, engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
 }
 
 // childRows is "1 child row" or "n child rows".
@@ -92,7 +86,7 @@ func writeAppTable(w io.Writer, rep *Report) error {
 // appBaselineWhat says what the baseline loop is on the report's engine.
 func appBaselineWhat(s Settings) string {
 	d := dialectOf(s.Engine)
-	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", d.appDriver, d.appBaseline[s.Mode])
+	return fmt.Sprintf("a bare %s loop (%s) writing the same schema with ascending bigint keys", d.AppDriver, d.AppBaseline[s.Mode])
 }
 
 // writeAppBenchstat is WriteBenchstat for WorkloadApp: one line per measured run.
@@ -123,13 +117,13 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	s := rep.Settings
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# What each ID scheme costs an application schema on %s\n\n", dialectOf(s.Engine).title)
+	p("# What each ID scheme costs an application schema on %s\n\n", dialectOf(s.Engine).Title)
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 UTC"), s.Duration)
 	}
-	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), children(s.Children))
+	p("%s. Every scheme writes %s business operations into its own tables `<label>_parent(id PRIMARY KEY, created_at, customer, payload)` and `<label>_child(id PRIMARY KEY, parent_id REFERENCES parent(id), payload)` with an index on child(parent_id); each operation is 1 parent and %s, ", s.ServerVersion, thousands(int64(s.Rows)), engine.Children(s.Children))
 	if s.Mode == ModeCopy {
-		p("written in bulk (%d operations per %s)", s.Batch, dialectOf(s.Engine).appBulkUnit)
+		p("written in bulk (%d operations per %s)", s.Batch, dialectOf(s.Engine).AppBulkUnit)
 	} else {
 		p("one transaction")
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/idkit/idkit/dbbench/engine"
 )
 
 // structBytes returns the bytes per operation of the structures of r whose role starts with
@@ -54,14 +56,14 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 		p("Command: `%s`\n\n", s.Command)
 	}
 	p("%s; %s operations per scheme (1 parent + %s), %s mode, %d client(s), created_at index %s%s; median of %d runs; %s.\n\n",
-		s.ServerVersion, thousands(int64(s.Rows)), children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, serverPinned(s), s.Repeat, s.Started.Format("2006-01-02"))
+		s.ServerVersion, thousands(int64(s.Rows)), engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, serverPinned(s), s.Repeat, s.Started.Format("2006-01-02"))
 	if len(rep.App) == 0 {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	p("| scheme | key | ops/s | parent table B/op | parent PK B/op | created_at index B/op | child table B/op | child PK B/op | FK index B/op | all B/op | WAL B/op | time query p50 µs (via) |\n")
 	p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	innodb := dialectOf(s.Engine).clustered
+	innodb := dialectOf(s.Engine).Clustered
 	for _, r := range rep.App {
 		pt, pk := structBytes(r, "parent table")
 		ppk, ppkOK := structBytes(r, "parent primary key")
@@ -101,7 +103,7 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, %s) %.1f B (%.2f×)", r.Scheme, r.KeyType, orderWord(r), fk, fk/refFK))
 	}
-	p("Per operation (%s), that index takes %.1f B with %s's %s keys; ", children(s.Children), refFK, ref.Scheme, ref.KeyType)
+	p("Per operation (%s), that index takes %.1f B with %s's %s keys; ", engine.Children(s.Children), refFK, ref.Scheme, ref.KeyType)
 	p("%s.", strings.Join(parts, "; "))
 	refAll := ref.BytesPerOp
 	var all []string
@@ -134,7 +136,7 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 		wr := ratio(r.WALBytesPerOp, o.WALBytesPerOp)
 		tr := ratio(o.OpsPerSec, r.OpsPerSec)
 		p("%s, which needs it, writes %.1f WAL/redo B per operation against %.1f for %s, which answers time ranges from a key of the same width: %.2f× the log volume at %.2f× the time per operation, so for the writes of a whole operation (parent and %s) the claim that \"a created_at index doubles the write cost\" %s",
-			r.Scheme, r.WALBytesPerOp, o.WALBytesPerOp, o.Scheme, wr, tr, children(s.Children), verdict(max(wr, tr)))
+			r.Scheme, r.WALBytesPerOp, o.WALBytesPerOp, o.Scheme, wr, tr, engine.Children(s.Children), verdict(max(wr, tr)))
 		if durable, known := commitFlushed(s); known && !durable {
 			p(" (in log volume; the time is that of commits that did not wait for a flush, %s, and does not tell what a server that flushes each commit would show)", commitSetting(s))
 		}

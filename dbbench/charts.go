@@ -64,7 +64,7 @@ func charts(rep *Report) ([]chart, error) {
 				return *r.AvgLeafDensity, true
 			}},
 	}
-	if dialectOf(rep.Settings.Engine).clustered {
+	if dialectOf(rep.Settings.Engine).Clustered {
 		bars[0].title = "Clustered index (the table) bytes per row"
 		bars[1].title = "Redo log bytes per row"
 		bars[2].title = "Clustered-index leaf fill"

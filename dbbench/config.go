@@ -8,114 +8,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idkit/idkit/dbbench/engine"
 )
-
-// Engine names accepted in Config.DB besides connection strings.
-const (
-	// EngineAuto picks EnginePGLocal when PostgreSQL server binaries are
-	// installed, else EngineSQLite.
-	EngineAuto = ""
-	// EnginePGLocal starts a private throwaway PostgreSQL cluster (package
-	// pglocal) for the run and removes it afterwards.
-	EnginePGLocal = "pg-local"
-	// EngineSQLite uses an embedded SQLite database (modernc.org/sqlite) in a
-	// temporary directory.
-	EngineSQLite = "sqlite"
-	// EnginePGEnv connects to the PostgreSQL server described by the libpq
-	// environment variables (PGHOST, PGPORT, PGUSER, PGDATABASE, …).
-	EnginePGEnv = "pg"
-	// EngineMariaDBLocal starts a private throwaway MariaDB (or MySQL) server
-	// (package mariadblocal) for the run and removes it afterwards; its
-	// tables are InnoDB.
-	EngineMariaDBLocal = "mariadb-local"
-	// EngineMySQL is the engine name reported for a run against an existing
-	// MariaDB or MySQL server, given as Config.DB
-	// "mysql://user:password@host:port/db".
-	EngineMySQL = "mysql"
-)
-
-// Insert modes accepted in Config.Mode.
-const (
-	// ModeCopy streams rows with COPY … FROM STDIN in binary format, one COPY
-	// per batch (SQLite: one prepared INSERT per row inside a transaction per
-	// batch).
-	ModeCopy = "copy"
-	// ModeBatch sends one multi-row INSERT per batch.
-	ModeBatch = "batch"
-	// ModeSingle sends one single-row INSERT per row, autocommitted, from
-	// Config.Clients concurrent connections.
-	ModeSingle = "single"
-)
-
-// Profiles accepted in Config.Profile.
-const (
-	// ProfileSteady checkpoints before each measured load and, on pg-local,
-	// sets max_wal_size and checkpoint_timeout high enough that no checkpoint
-	// falls inside it: the figures are the B-tree's own cost.
-	ProfileSteady = "steady"
-	// ProfileCheckpoints runs pg-local with a small max_wal_size and a short
-	// checkpoint_timeout, as busy production servers run, so pages touched
-	// after each checkpoint pay a full-page image in the WAL.
-	ProfileCheckpoints = "checkpoints"
-)
-
-// Row names that are not idkit specs.
-const (
-	// RowBigserial is a bigint identity column filled by the database's own
-	// sequence: the ideal ordered key.
-	RowBigserial = "bigserial"
-	// RowULIDText is a monotonic ULID stored in its canonical 26-character
-	// text form in a text COLLATE "C" column.
-	RowULIDText = "ulid-text"
-	// RowULIDTextICU is the same text in a column with ICU's root collation
-	// (COLLATE "und-x-icu"), PostgreSQL only. ULID text is upper-case Crockford
-	// base32, which the root collation orders as "C" does, so this row isolates
-	// what a linguistic collation costs each comparison in the B-tree.
-	RowULIDTextICU = "ulid-text-icu"
-	// RowTypeIDText is the typeid scheme with the prefix "user"
-	// ("typeid:prefix=user") stored as its public text, "user_" and 26
-	// characters, in a column compared as bytes: text COLLATE "C" on
-	// PostgreSQL, VARBINARY on MariaDB/MySQL, TEXT on SQLite. The row
-	// "typeid" stores the same UUIDv7s as 16 bytes.
-	RowTypeIDText = "typeid-text"
-	// RowAutoIncrement is RowBigserial under its InnoDB name: a BIGINT
-	// AUTO_INCREMENT column filled by the server (an identity column on
-	// PostgreSQL).
-	RowAutoIncrement = "auto-increment"
-)
-
-// DefaultSchemes returns the rows compared by default: bigserial, snowflake
-// (Twitter layout), sonyflake, ulid and uuidv7 and uuidv4 as uuid,
-// ulid-text, and typeid as uuid beside the same IDs stored as their
-// prefixed text (RowTypeIDText).
-func DefaultSchemes() []string {
-	return []string{RowBigserial, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4", RowULIDText, "typeid", RowTypeIDText}
-}
-
-// InnoDBSchemes returns the rows compared by default on MariaDB/MySQL:
-// auto-increment, snowflake, sonyflake, ulid, uuidv7 and uuidv4 as
-// BINARY(16), uuidv7 and uuidv4 in MariaDB's UUID type (left out on servers
-// without it), ULID and UUIDv7 text as CHAR(26)/CHAR(36) under a binary
-// collation and under the database's default collation, and typeid as
-// BINARY(16) beside the same IDs stored as their prefixed text in a
-// VARBINARY column (RowTypeIDText).
-func InnoDBSchemes() []string {
-	return []string{RowAutoIncrement, "snowflake", "sonyflake", "ulid", "uuidv7", "uuidv4",
-		"uuidv7" + suffixNative, "uuidv4" + suffixNative,
-		RowULIDText, "ulid" + suffixTextDefault, "uuidv7" + suffixText, "uuidv7" + suffixTextDefault,
-		"typeid", RowTypeIDText}
-}
-
-// AppSchemes returns the rows WorkloadApp compares by default: the database's own sequence
-// (bigserial, or auto-increment on MariaDB/MySQL), snowflake, ulid and uuidv7 as 16 bytes,
-// and uuidv4.
-func AppSchemes(innodb bool) []string {
-	first := RowBigserial
-	if innodb {
-		first = RowAutoIncrement
-	}
-	return []string{first, "snowflake", "ulid", "uuidv7", "uuidv4"}
-}
 
 // Config describes one benchmark run. Zero fields take the defaults noted;
 // DefaultConfig returns the configuration of the default idbench run.
@@ -253,7 +148,7 @@ type Config struct {
 
 	// beforeQueries, set by tests only, runs in the app workload after a scheme's last load
 	// and before its queries and time check (a test moves a row's created_at in it).
-	beforeQueries func(ctx context.Context, d engine, sc appScheme) error
+	beforeQueries func(ctx context.Context, d engine.Engine, sc appScheme) error
 }
 
 // DefaultConfig returns the configuration of the default idbench run: every
@@ -425,91 +320,24 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// options returns what an engine reads of c.
+func (c Config) options() engine.Options {
+	return engine.Options{Rows: c.Rows, Batch: c.Batch, Points: c.Points, Mode: c.Mode, Clients: c.Clients,
+		Nodes: c.Nodes, Profile: c.Profile, Fillfactor: c.Fillfactor, Lookups: c.Lookups, RangeN: c.RangeN,
+		SecondaryIndex: c.SecondaryIndex, Log: c.Log}
+}
+
 // fleet returns the simulation settings of c (rate 0: no simulation).
-func (c Config) fleet() fleetSettings {
-	fs := fleetSettings{rate: c.FleetRate, skew: c.ClockSkew, seed: 1}
-	if fs.rate == 0 && c.Nodes > 1 {
-		fs.rate = DefaultFleetRate
+func (c Config) fleet() engine.FleetSettings {
+	fs := engine.FleetSettings{Rate: c.FleetRate, Skew: c.ClockSkew, Seed: 1}
+	if fs.Rate == 0 && c.Nodes > 1 {
+		fs.Rate = DefaultFleetRate
 	}
 	switch {
-	case fs.skew == 0:
-		fs.skew = DefaultClockSkew
-	case fs.skew < 0:
-		fs.skew = 0
+	case fs.Skew == 0:
+		fs.Skew = DefaultClockSkew
+	case fs.Skew < 0:
+		fs.Skew = 0
 	}
 	return fs
-}
-
-// batchFor returns the effective batch size for an engine. A COPY (or a
-// SQLite transaction) covers one chunk of the throughput curve by default, so
-// that each chunk is timed from the client's first row to the server's
-// commit.
-func (c Config) batchFor(sqlite bool) int {
-	b := c.Batch
-	if b == 0 {
-		switch {
-		case c.Mode == ModeCopy:
-			b = (c.Rows + c.Points - 1) / c.Points
-		case sqlite:
-			b = 500
-		default:
-			b = 1000
-		}
-	}
-	if c.Mode == ModeSingle {
-		b = 1
-	}
-	return max(1, min(b, c.Rows))
-}
-
-// MariaDBLocalSettings returns the server options dbbench pins for a
-// mariadb-local server under the given profile, before
-// Config.MariaDBSettings is applied. They mirror PGLocalSettings: a 128 MiB
-// buffer pool, redo written at every commit but flushed about once a second
-// (as synchronous_commit=off), the doublewrite buffer on (as
-// full_page_writes=on), a redo log large enough that no load waits for a
-// checkpoint (64 MiB under the checkpoints profile), and Debian's
-// utf8mb4/utf8mb4_general_ci defaults.
-func MariaDBLocalSettings(profile string) map[string]string {
-	s := map[string]string{
-		"innodb_buffer_pool_size":             "128M",
-		"innodb_log_file_size":                "512M",
-		"innodb_flush_log_at_trx_commit":      "2",
-		"innodb_doublewrite":                  "1",
-		"innodb_stats_persistent":             "1",
-		"innodb_buffer_pool_load_at_startup":  "0",
-		"innodb_buffer_pool_dump_at_shutdown": "0",
-		"character_set_server":                "utf8mb4",
-		"collation_server":                    "utf8mb4_general_ci",
-		"max_connections":                     "300",
-		"max_allowed_packet":                  "256M",
-		"local_infile":                        "1",
-	}
-	if profile == ProfileCheckpoints {
-		s["innodb_log_file_size"] = "64M"
-	}
-	return s
-}
-
-// PGLocalSettings returns the server settings dbbench pins for a pg-local
-// cluster under the given profile, before Config.PGSettings is applied.
-func PGLocalSettings(profile string) map[string]string {
-	s := map[string]string{
-		"shared_buffers":     "128MB",
-		"fsync":              "on",
-		"synchronous_commit": "off",
-		"full_page_writes":   "on",
-		"autovacuum":         "off",
-		"max_connections":    "300",
-		"wal_compression":    "off",
-		"checkpoint_timeout": "1h",
-		"max_wal_size":       "8GB",
-		"min_wal_size":       "80MB",
-	}
-	if profile == ProfileCheckpoints {
-		s["checkpoint_timeout"] = "30s"
-		s["max_wal_size"] = "64MB"
-		s["min_wal_size"] = "32MB"
-	}
-	return s
 }

@@ -21,7 +21,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 	s := rep.Settings
 	var b strings.Builder
 	fmt.Fprintf(&b, "engine %s, %s\n", s.Engine, s.ServerVersion)
-	fmt.Fprintf(&b, "%s\n", d.settingsLine(s))
+	fmt.Fprintf(&b, "%s\n", d.SettingsLine(s))
 	fmt.Fprintf(&b, "rows %d, mode %s, batch %d, clients %d, nodes %d, profile %s, fillfactor %d, median of %d runs (+%d-row warm-up)\n\n",
 		s.Rows, s.Mode, s.Batch, s.Clients, s.Nodes, s.Profile, s.Fillfactor, s.Repeat, s.WarmupRows)
 

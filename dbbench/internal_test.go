@@ -3,61 +3,8 @@ package dbbench
 import (
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/idkit/idkit/dbbench/engine"
 )
-
-// TestKeysEncodeBinary checks that every key value dbbench hands pgx has a
-// binary encode plan for its column type: a uuid goes as 16 raw bytes,
-// never through its text form.
-func TestKeysEncodeBinary(t *testing.T) {
-	m := pgtype.NewMap()
-	v := &value{i64: 1 << 60, b16: [16]byte{0: 1, 15: 2}, str: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
-	tests := []struct {
-		col  column
-		oid  uint32
-		want any
-	}{
-		{colBigint, pgtype.Int8OID, int64(1 << 60)},
-		{colIdentity, pgtype.Int8OID, int64(1 << 60)},
-		{colUUID, pgtype.UUIDOID, pgtype.UUID{Bytes: v.b16, Valid: true}},
-		{colText, pgtype.TextOID, v.str},
-	}
-	for _, tt := range tests {
-		got := pgKey(tt.col, v)
-		if got != tt.want {
-			t.Errorf("pgKey(%v) = %#v, want %#v", tt.col, got, tt.want)
-		}
-		if m.PlanEncode(tt.oid, pgtype.BinaryFormatCode, got) == nil {
-			t.Errorf("no binary encode plan for %T into OID %d", got, tt.oid)
-		}
-		buf, err := m.Encode(tt.oid, pgtype.BinaryFormatCode, got, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tt.col == colUUID && (len(buf) != 16 || buf[0] != 1 || buf[15] != 2) {
-			t.Errorf("uuid encoded as %x, want the 16 raw bytes", buf)
-		}
-	}
-}
-
-// TestBit63KeyEncodesBinary: an ID with bit 63 set goes to numeric(20,0) in
-// binary and comes back exact.
-func TestBit63KeyEncodesBinary(t *testing.T) {
-	m := pgtype.NewMap()
-	v := &value{u64: 1<<64 - 1}
-	got := pgKey(colUint64, v)
-	buf, err := m.Encode(pgtype.NumericOID, pgtype.BinaryFormatCode, got, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n pgtype.Numeric
-	if err := m.Scan(pgtype.NumericOID, pgtype.BinaryFormatCode, buf, &n); err != nil {
-		t.Fatal(err)
-	}
-	if !n.Valid || n.Exp != 0 || !n.Int.IsUint64() || n.Int.Uint64() != v.u64 {
-		t.Errorf("numeric %+v, want %d", n, v.u64)
-	}
-}
 
 func TestNodeSpec(t *testing.T) {
 	tests := []struct {
@@ -81,7 +28,7 @@ func TestNodeSpec(t *testing.T) {
 		{"snowflake:", 1, 2, "", true},
 	}
 	for _, tt := range tests {
-		got, err := nodeSpec(tt.spec, tt.i, tt.k)
+		got, err := engine.NodeSpec(tt.spec, tt.i, tt.k)
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("nodeSpec(%q, %d, %d) = %q, %v; want %q (error %v)", tt.spec, tt.i, tt.k, got, err, tt.want, tt.wantErr)
 		}
@@ -89,11 +36,11 @@ func TestNodeSpec(t *testing.T) {
 }
 
 func TestRecorderCurve(t *testing.T) {
-	r := newRecorder(1000, 4, 100, nil)
+	r := engine.NewRecorder(1000, 4, 100, nil)
 	for i := 0; i < 10; i++ {
-		r.add(100)
+		r.Add(100)
 	}
-	c := r.curve()
+	c := r.Curve()
 	if len(c) != 4 || c[0].Rows != 300 || c[3].Rows != 1000 {
 		t.Errorf("curve %+v, want chunks of 300 rows ending at 1000", c)
 	}

@@ -119,7 +119,7 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	p("# What each ID scheme costs a %s primary-key B-tree\n\n", dialectOf(s.Engine).title)
+	p("# What each ID scheme costs a %s primary-key B-tree\n\n", dialectOf(s.Engine).Title)
 	if s.Command != "" {
 		p("Produced by `%s` on %s (took %s).\n\n", s.Command, s.Started.Format("2006-01-02 15:04 MST"), s.Duration)
 	} else {
@@ -156,7 +156,7 @@ func writeMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	row("statistics", s.Statistics)
 	row("left behind", s.LeftBehind)
 	row("other idbench sessions", s.OtherRuns)
-	if dialectOf(s.Engine).checkpoints {
+	if dialectOf(s.Engine).Checkpoints {
 		row("checkpoint before each load", s.CheckpointBeforeRun)
 	}
 	row("profile", s.Profile)
@@ -191,7 +191,7 @@ func settingsTable(p func(string, ...any), s Settings) func(k string, v any) {
 	}
 	row("engine", s.Engine)
 	row("server", s.ServerVersion)
-	dialectOf(s.Engine).serverSettings(row, s)
+	dialectOf(s.Engine).ServerSettings(row, s)
 	return row
 }
 

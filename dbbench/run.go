@@ -1,28 +1,3 @@
-// Package dbbench measures what each ID scheme costs a database primary-key
-// B-tree: insert throughput as the table grows, index and table size, leaf
-// density and fragmentation, WAL volume and full-page images, and lookup
-// latency afterwards.
-//
-// Run loads a table (id PRIMARY KEY, payload bigint) per scheme on one of
-// these engines: an existing PostgreSQL server, a private throwaway cluster
-// started from the installed server binaries (package pglocal), an
-// existing MariaDB/MySQL server or a private one (package mariadblocal),
-// whose InnoDB tables are clustered on the primary key, or an embedded
-// SQLite database. On PostgreSQL it works only inside a schema of its own,
-// idbench_<random>, and on MariaDB/MySQL inside a database of its own of
-// the same name, which it drops when done, on error and when its context is
-// cancelled; it drops nothing it did not create. On MariaDB/MySQL it
-// enables two INNODB_METRICS counters for the run and restores them. The one
-// object it may leave: when a PostgreSQL database lacks the pgstattuple
-// extension, a run creates it in schema ExtSchema (idbench_ext; concurrent
-// runs serialise on an advisory lock) and no run drops it, since an
-// extension is database-wide and another run or session may be using it.
-// Settings.LeftBehind and the report's notes say so.
-//
-// Keys go over the wire in binary: int64 for bigint columns, 16 raw bytes
-// for uuid columns, and the canonical text for the ulid-text row. They are
-// generated while loading and streamed, so memory stays flat in the row
-// count.
 package dbbench
 
 import (
@@ -36,10 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/pg"
+
 	"github.com/idkit/idkit"
-	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/internal/redact"
-	"github.com/schollz/progressbar/v3"
 )
 
 // Run benchmarks every scheme of cfg and returns the report.
@@ -61,24 +37,24 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	innodb, sqlite := cfg.to.innodb(), cfg.to.engine == EngineSQLite
-	if cfg.SecondaryIndex && !innodb {
+	ent := engineNamed(cfg.to.engine)
+	if cfg.SecondaryIndex && !ent.secondaryIndex {
 		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
 	}
-	rows := make([]row, 0, len(cfg.Schemes))
+	rows := make([]engine.Row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
-		r, err := resolveRow(ctx, strings.TrimSpace(s))
+		r, err := engine.ResolveRow(ctx, strings.TrimSpace(s))
 		if err != nil {
 			return nil, err
 		}
-		if _, err := nodeSpec(r.spec, 0, cfg.Nodes); err != nil {
+		if _, err := engine.NodeSpec(r.Spec, 0, cfg.Nodes); err != nil {
 			return nil, err
 		}
-		// The segment row's spec names its store only once the engine is open (serverside.go).
-		if r.fleet = cfg.fleet(); r.fleet.rate > 0 && !r.col.serverMade() && r.storeStep == 0 {
+		// The segment row's spec names its store only once the engine is open (package pg, serverside.go).
+		if r.Fleet = cfg.fleet(); r.Fleet.Rate > 0 && !r.Col.ServerMade() && r.StoreStep == 0 {
 			var closers []func()
 			var durability func() []string
-			_, err := fleetMaker(r, cfg.Nodes, &closers, &durability)
+			_, err := engine.FleetMaker(r, cfg.Nodes, &closers, &durability)
 			for i := len(closers) - 1; i >= 0; i-- {
 				closers[i]()
 			}
@@ -86,37 +62,25 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				return nil, err
 			}
 		}
-		if r.col == colTextICU && sqlite {
-			return nil, errICUSQLite
-		}
-		if (r.col == colServerBigint || r.col == colServerUUID || r.storeStep > 0) && (sqlite || innodb) {
-			return nil, errServerSideSQLite(r.label)
-		}
-		switch {
-		case innodb && r.col == colTextICU:
-			return nil, fmt.Errorf("dbbench: scheme %q uses a PostgreSQL ICU collation; on MariaDB/MySQL use %q (the database's default collation)", r.label, r.spec+suffixTextDefault)
-		case !innodb && (r.col == colTextDefault || r.col == colUUIDNative):
-			return nil, fmt.Errorf("dbbench: scheme %q is for MariaDB/MySQL (--db mariadb-local or mysql://…)", r.label)
-		case innodb && r.col == colUint64:
-			// InnoDB holds IDs that set bit 63 in BIGINT UNSIGNED.
-			r.col, r.unsigned = colBigint, true
-		case !innodb:
-			// Elsewhere a layout that may reach bit 63 later stays signed
-			// (colUint64 covers those that set it now or within a day).
-			r.unsigned = false
+		// The engine's column rules, before it is opened: a row it cannot store fails here.
+		if r, err = ent.columns(r); err != nil {
+			return nil, err
 		}
 		rows = append(rows, r)
 	}
 
 	start := time.Now()
-	eng, cleanup, err := openEngine(ctx, cfg)
+	if cfg.to.auto {
+		logf(cfg, "dbbench: no --db given: using %s", cfg.to.engine)
+	}
+	eng, cleanup, err := ent.open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		cerr := cleanup()
 		if cerr == nil && rep != nil && rep.Settings.Kept != "" {
-			rep.Settings.Kept, rep.Settings.Reopen = eng.kept() // a throwaway server's command to start it again
+			rep.Settings.Kept, rep.Settings.Reopen = eng.Kept() // a throwaway server's command to start it again
 		}
 		if cerr != nil {
 			err = errors.Join(err, cerr)
@@ -133,7 +97,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		Mode:       cfg.Mode,
 		Clients:    cfg.Clients,
 		Nodes:      cfg.Nodes,
-		FleetRate:  cfg.fleet().rate,
+		FleetRate:  cfg.fleet().Rate,
 		Profile:    cfg.Profile,
 		Repeat:     cfg.Repeat,
 		WarmupRows: cfg.WarmupRows,
@@ -147,178 +111,35 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		Started:    start.UTC().Truncate(time.Second),
 	}}
 	if rep.Settings.FleetRate > 0 {
-		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
+		rep.Settings.ClockSkew = Duration(cfg.fleet().Skew)
 	}
-	eng.settings(&rep.Settings)
+	eng.Settings(&rep.Settings)
 	logf(cfg, "dbbench: engine %s (%s)", rep.Settings.Engine, rep.Settings.ServerVersion)
-	rows, skipped := eng.tableRows(rows, cfg.Schemes)
+	rows, skipped := eng.TableRows(rows, cfg.Schemes)
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("dbbench: none of the schemes can run on %s: %s", rep.Settings.ServerVersion, strings.Join(skipped, "; "))
 	}
 
-	if cfg.Workload == WorkloadApp {
-		rep.Workload = WorkloadApp
-		rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
-		rep.Settings.WarmupRows = 0
-		// A time mismatch fails the run but keeps its finished loads: the report comes back
-		// with the error, its check marked.
-		mismatch := runApp(ctx, cfg, eng, rows, rep)
-		if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
-			return nil, mismatch
-		}
-		eng.settings(&rep.Settings)
-		rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
-		if cfg.Mode == ModeCopy {
-			rep.Settings.Batch = cfg.Batch
-			if rep.Settings.Batch == 0 {
-				rep.Settings.Batch = 1000
-			}
-		}
-		if cfg.Keep {
-			rep.Settings.Kept, rep.Settings.Reopen = eng.kept()
-		}
-		appMaxRSS(rep)
-		rep.Settings.Duration = Duration(time.Since(start))
-		return rep, mismatch
+	// A time mismatch (the app workload) fails the run but keeps its finished loads: the
+	// report comes back with the error, its check marked.
+	werr := workloadNamed(cfg.Workload).run(ctx, cfg, eng, rows, skipped, rep)
+	if werr != nil && !errors.Is(werr, ErrTimeMismatch) {
+		return nil, werr
 	}
-
-	// Every load, in order: rounds of all schemes, so that slow drifts of a
-	// noisy machine spread over all of them instead of hitting one.
-	type job struct {
-		ri       int // index in rows, -1 for the baseline
-		n        int
-		measured bool
-	}
-	withBaseline := cfg.Baseline && eng.hasBaseline() && baselineRow(rows) >= 0
-	var jobs []job
-	var total int64
-	for round := 0; round < cfg.Repeat; round++ {
-		first := -1
-		if !withBaseline {
-			first = 0
-		}
-		for ri := first; ri < len(rows); ri++ {
-			if round == 0 && cfg.WarmupRows > 0 {
-				jobs = append(jobs, job{ri, cfg.WarmupRows, false})
-				total += int64(cfg.WarmupRows)
-			}
-			jobs = append(jobs, job{ri, cfg.Rows, true})
-			total += int64(cfg.Rows)
-		}
-	}
-
-	var bar *progressbar.ProgressBar
-	if cfg.Progress != nil {
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(cfg.Progress),
-			progressbar.OptionSetDescription("loading"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetItsString("rows"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetWidth(30),
-		)
-		defer bar.Finish()
-	}
-
-	results := make([][]metrics, len(rows))
-	failed := make([]string, len(rows)) // a finding that ended a row's loads
-	var base []metrics
-	var done int64
-	for _, j := range jobs {
-		if j.ri >= 0 && failed[j.ri] != "" {
-			done += int64(j.n)
-			continue
-		}
-		label := "baseline"
-		if j.ri >= 0 {
-			label = rows[j.ri].label
-		}
-		var progress func(int64)
-		if bar != nil {
-			offset := done
-			bar.Describe(label)
-			progress = func(n int64) { _ = bar.Set64(offset + n) }
-		}
-		rec := newRecorder(j.n, cfg.Points, eng.batchSize(), progress)
-		var m metrics
-		if j.ri < 0 {
-			m, err = eng.baseline(ctx, j.n, rec)
-		} else {
-			m, err = eng.load(ctx, rows[j.ri], j.n, j.measured, rec)
-		}
-		if f, ok := uniqueViolation(err, row{}); ok && j.ri >= 0 {
-			f, _ = uniqueViolation(err, rows[j.ri])
-			failed[j.ri] = f
-			logf(cfg, "dbbench: %s", f)
-			done += int64(j.n)
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w (scheme %s)", err, label)
-		}
-		done += int64(j.n)
-		if !j.measured {
-			continue
-		}
-		if j.ri < 0 {
-			base = append(base, m)
-		} else {
-			results[j.ri] = append(results[j.ri], m)
-		}
-		logf(cfg, "dbbench: %-22s %10.0f rows/s", label, float64(m.rows)/m.seconds)
-	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-
-	for i, r := range rows {
-		res := summarize(r, eng.columnTypeOf(r), results[i])
-		res.Failure = failed[i]
-		rep.Results = append(rep.Results, res)
-	}
-	if rep.Settings.FleetRate > 0 {
-		rep.Settings.ClockSkew = Duration(cfg.fleet().skew)
-	}
-	eng.settings(&rep.Settings) // statistics may have become unavailable
-	if len(base) > 0 {
-		b := &Baseline{Rows: base[0].rows}
-		var rates []float64
-		for _, m := range base {
-			run := Sample{RowsPerSec: float64(m.rows) / m.seconds, Seconds: m.seconds,
-				IndexBytesPerRow: perRow(m.indexBytes, m.rows), WALBytesPerRow: perRow(m.walBytes, m.rows)}
-			b.Runs = append(b.Runs, run)
-			rates = append(rates, run.RowsPerSec)
-		}
-		b.RowsPerSec = median(rates)
-		if i := baselineRow(rows); i >= 0 && b.RowsPerSec > 0 {
-			b.Scheme = rows[i].label
-			b.Ratio = rep.Results[i].RowsPerSec / b.RowsPerSec
-		}
-		rep.Baseline = b
-	}
-	rep.Notes = notes(rep, rows)
-	for _, f := range failed {
-		if f != "" {
-			rep.Notes = append(rep.Notes, f)
-		}
-	}
-	rep.Notes = append(rep.Notes, eng.tableNotes(rep, rows, skipped)...)
 	rep.Settings.Duration = Duration(time.Since(start))
-	return rep, nil
+	return rep, werr
 }
 
 // baselineRow returns the index of the row the bare-COPY baseline is
 // compared with: the first Snowflake row, else the first bigint row, or -1.
-func baselineRow(rows []row) int {
+func baselineRow(rows []engine.Row) int {
 	for i, r := range rows {
-		if r.col == colBigint && strings.HasPrefix(r.canon, "snowflake:") {
+		if r.Col == engine.ColBigint && strings.HasPrefix(r.Canon, "snowflake:") {
 			return i
 		}
 	}
 	for i, r := range rows {
-		if r.col == colBigint {
+		if r.Col == engine.ColBigint {
 			return i
 		}
 	}
@@ -331,112 +152,48 @@ func logf(cfg Config, format string, args ...any) {
 	}
 }
 
-// openEngine opens the engine cfg.to names and returns it with the function
-// that drops everything it created.
-func openEngine(ctx context.Context, cfg Config) (engine, func() error, error) {
-	if cfg.to.auto {
-		logf(cfg, "dbbench: no --db given: using %s", cfg.to.engine)
-	}
-	switch cfg.to.engine {
-	case EngineSQLite:
-		e, err := openSQLite(ctx, cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		return e, e.close, nil
-	case EnginePGLocal:
-		settings := PGLocalSettings(cfg.Profile)
-		for k, v := range cfg.PGSettings {
-			settings[k] = v
-		}
-		logf(cfg, "dbbench: starting a private PostgreSQL cluster")
-		cl, err := pglocal.Start(ctx, pglocal.Options{Settings: settings})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
-			}
-			return nil, nil, fmt.Errorf("dbbench: pg-local: %w", err)
-		}
-		e, err := openPG(ctx, cfg, EnginePGLocal, cl.DSN())
-		if err != nil {
-			return nil, nil, errors.Join(err, cl.Close())
-		}
-		return e, func() error {
-			if !e.keep {
-				return errors.Join(e.close(), cl.Close())
-			}
-			err := e.close()
-			start, kerr := cl.Keep(context.Background())
-			if kerr != nil {
-				return errors.Join(err, kerr, cl.Close())
-			}
-			e.reopen, e.keptDir = start+" && "+e.reopen, cl.Dir()
-			return err
-		}, nil
-	case EngineMariaDBLocal:
-		return openMariaDBLocal(ctx, cfg)
-	case EngineMySQL:
-		if len(cfg.MariaDBSettings) > 0 {
-			logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
-		}
-		e, err := openMySQL(ctx, cfg, EngineMySQL, cfg.to.mysql)
-		if err != nil {
-			return nil, nil, err
-		}
-		return e, e.close, nil
-	}
-	if len(cfg.PGSettings) > 0 {
-		logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
-	}
-	e, err := openPGConfig(ctx, cfg, EnginePGEnv, cfg.to.pg, cfg.to.pgDSN)
-	if err != nil {
-		return nil, nil, err
-	}
-	return e, e.close, nil
-}
-
 // summarize reduces a scheme's measured runs to medians.
-func summarize(r row, colType string, ms []metrics) Result {
-	res := Result{Scheme: r.label, Spec: r.canon, ColumnType: colType}
+func summarize(r engine.Row, colType string, ms []engine.Metrics) Result {
+	res := Result{Scheme: r.Label, Spec: r.Canon, ColumnType: colType}
 	if len(ms) == 0 {
 		return res
 	}
-	res.Durability = ms[len(ms)-1].durability
+	res.Durability = ms[len(ms)-1].Durability
 	var rate, idx, tbl, wal []float64
 	var fpi, ckpt, dens, frag, leaves []float64
 	var pointP50, pointP99, rangeP50, rangeP99 []float64
 	for _, m := range ms {
 		run := Sample{
-			RowsPerSec:       float64(m.rows) / m.seconds,
-			Seconds:          m.seconds,
-			IndexBytesPerRow: perRow(m.indexBytes, m.rows),
-			WALBytesPerRow:   perRow(m.walBytes, m.rows),
-			AvgLeafDensity:   m.density,
+			RowsPerSec:       float64(m.Rows) / m.Seconds,
+			Seconds:          m.Seconds,
+			IndexBytesPerRow: perRow(m.IndexBytes, m.Rows),
+			WALBytesPerRow:   perRow(m.WALBytes, m.Rows),
+			AvgLeafDensity:   m.Density,
 		}
 		res.Runs = append(res.Runs, run)
 		rate = append(rate, run.RowsPerSec)
-		idx = append(idx, float64(m.indexBytes))
-		tbl = append(tbl, float64(m.tableBytes))
-		wal = append(wal, float64(m.walBytes))
-		if m.fpi != nil {
-			fpi = append(fpi, float64(*m.fpi))
+		idx = append(idx, float64(m.IndexBytes))
+		tbl = append(tbl, float64(m.TableBytes))
+		wal = append(wal, float64(m.WALBytes))
+		if m.FPI != nil {
+			fpi = append(fpi, float64(*m.FPI))
 		}
-		if m.checkpoints != nil {
-			ckpt = append(ckpt, float64(*m.checkpoints))
+		if m.Checkpoints != nil {
+			ckpt = append(ckpt, float64(*m.Checkpoints))
 		}
-		if m.density != nil {
-			dens = append(dens, *m.density)
-			leaves = append(leaves, float64(*m.leafPages))
+		if m.Density != nil {
+			dens = append(dens, *m.Density)
+			leaves = append(leaves, float64(*m.LeafPages))
 		}
-		if m.frag != nil { // InnoDB reports no fragmentation
-			frag = append(frag, *m.frag)
+		if m.Frag != nil { // InnoDB reports no fragmentation
+			frag = append(frag, *m.Frag)
 		}
-		pointP50 = append(pointP50, m.lookup.P50Micros)
-		pointP99 = append(pointP99, m.lookup.P99Micros)
-		rangeP50 = append(rangeP50, m.rangeScan.P50Micros)
-		rangeP99 = append(rangeP99, m.rangeScan.P99Micros)
+		pointP50 = append(pointP50, m.Lookup.P50Micros)
+		pointP99 = append(pointP99, m.Lookup.P99Micros)
+		rangeP50 = append(rangeP50, m.RangeScan.P50Micros)
+		rangeP99 = append(rangeP99, m.RangeScan.P99Micros)
 	}
-	res.Rows = ms[0].rows
+	res.Rows = ms[0].Rows
 	res.RowsPerSec = median(rate)
 	res.IndexBytes = int64(median(idx))
 	res.IndexBytesPerRow = perRow(res.IndexBytes, res.Rows)
@@ -444,20 +201,20 @@ func summarize(r row, colType string, ms []metrics) Result {
 	res.WALBytes = int64(median(wal))
 	res.WALBytesPerRow = perRow(res.WALBytes, res.Rows)
 	if len(fpi) == len(ms) {
-		res.WALFPI = ptr(int64(median(fpi)))
+		res.WALFPI = engine.Ptr(int64(median(fpi)))
 	}
 	if len(ckpt) == len(ms) {
-		res.Checkpoints = ptr(int64(median(ckpt)))
+		res.Checkpoints = engine.Ptr(int64(median(ckpt)))
 	}
 	if len(dens) == len(ms) {
-		res.AvgLeafDensity = ptr(median(dens))
-		res.LeafPages = ptr(int64(median(leaves)))
+		res.AvgLeafDensity = engine.Ptr(median(dens))
+		res.LeafPages = engine.Ptr(int64(median(leaves)))
 	}
 	if len(frag) == len(ms) {
-		res.LeafFragmentation = ptr(median(frag))
+		res.LeafFragmentation = engine.Ptr(median(frag))
 	}
-	res.PointLookup = Latency{Count: ms[0].lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
-	res.RangeScan = Latency{Count: ms[0].rangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
+	res.PointLookup = Latency{Count: ms[0].Lookup.Count, P50Micros: median(pointP50), P99Micros: median(pointP99)}
+	res.RangeScan = Latency{Count: ms[0].RangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
 	summarizeCounters(&res, ms)
 	summarizeStructures(&res, ms)
 	// The curve of the run whose throughput is the median.
@@ -468,7 +225,7 @@ func summarize(r row, colType string, ms []metrics) Result {
 			best = i
 		}
 	}
-	res.Curve = ms[best].curve
+	res.Curve = ms[best].Curve
 	return res
 }
 
@@ -501,14 +258,14 @@ func median(xs []float64) float64 {
 }
 
 // notes explains figures a reader could misread.
-func notes(rep *Report, rows []row) []string {
+func notes(rep *Report, rows []engine.Row) []string {
 	var out []string
 	s := rep.Settings
 	if strings.HasPrefix(s.Statistics, "unavailable") {
 		out = append(out, "Leaf density and fragmentation are "+s.Statistics+"; they are left empty rather than estimated.")
 	}
 	d := dialectOf(s.Engine)
-	if d.checkpoints && !d.clustered && s.Profile == ProfileSteady {
+	if d.Checkpoints && !d.Clustered && s.Profile == ProfileSteady {
 		for _, r := range rep.Results {
 			if r.Checkpoints != nil && *r.Checkpoints > 0 {
 				out = append(out, fmt.Sprintf("%d checkpoint(s) fell inside the measured load of %s although the profile is steady (max_wal_size %s, checkpoint_timeout %s); its WAL includes full-page images they caused.",
@@ -520,14 +277,14 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	for i, r := range rows {
-		if r.col == colUint64 && i < len(rep.Results) {
-			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.label, rep.Results[i].ColumnType))
+		if r.Col == engine.ColUint64 && i < len(rep.Results) {
+			out = append(out, fmt.Sprintf("%s makes IDs with bit 63 set, which a signed 64-bit integer column cannot hold, so its column is %s.", r.Label, rep.Results[i].ColumnType))
 		}
 	}
 	for i, r := range rows {
-		if r.col == colPublicText && i < len(rep.Results) {
+		if r.Col == engine.ColPublicText && i < len(rep.Results) {
 			out = append(out, fmt.Sprintf("%s stores %s's public text as the key (idkit.FormatID: the TypeID prefix, '_' and the ID in a fixed-width suffix, %d characters, in ID order) in a %s column, which compares bytes; a row of the same spec without the suffix stores the IDs themselves.",
-				r.label, r.canon, r.textLen, rep.Results[i].ColumnType))
+				r.Label, r.Canon, r.TextLen, rep.Results[i].ColumnType))
 		}
 	}
 	for _, r := range rep.Results {
@@ -536,28 +293,28 @@ func notes(rep *Report, rows []row) []string {
 		}
 	}
 	if s.LeftBehind != "" {
-		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+ExtSchema+".")
+		out = append(out, "This run created the "+s.LeftBehind+" and left it there: an extension is database-wide, so dropping it could break another run or session using it. Remove it when nothing uses it: DROP EXTENSION pgstattuple; DROP SCHEMA "+pg.ExtSchema+".")
 	}
 	if s.OtherRuns > 0 {
 		out = append(out, fmt.Sprintf("Up to %d other idbench session(s) were connected to the server during measured loads: WAL bytes, full-page images and checkpoints are server-wide and include their work, and CHECKPOINTs of one run land in the loads of another. Run one benchmark at a time for figures to compare.", s.OtherRuns))
 	}
-	if d.sharedServer && !d.clustered {
+	if d.SharedServer && !d.Clustered {
 		out = append(out, "WAL bytes and full-page images are server-wide counters: other activity on the server during a load is counted too.")
 	}
 	if s.Profile == ProfileCheckpoints && s.Engine != EnginePGLocal && s.Engine != EngineMariaDBLocal {
 		out = append(out, "The checkpoints profile sets a small max_wal_size and a short checkpoint_timeout only on pg-local; this run used the server's own settings.")
 	}
 	for _, r := range rows {
-		if strings.HasPrefix(r.canon, "sonyflake:") {
+		if strings.HasPrefix(r.Canon, "sonyflake:") {
 			out = append(out, "Sonyflake issues at most 256 IDs per 10 ms per machine (25,600 IDs/s): its insert throughput is capped by the generator, not the database. Use --nodes to add machines.")
 			break
 		}
 	}
 	for _, r := range rows {
-		if d.textKeyNote == nil {
-			break // the engine's own notes explain its text keys (mysqlEngine.tableNotes)
+		if d.TextKeyNote == nil {
+			break // the engine's own notes explain its text keys (innodb: TableNotes)
 		}
-		if n := d.textKeyNote(r); n != "" {
+		if n := d.TextKeyNote(r); n != "" {
 			out = append(out, n)
 			break
 		}
@@ -579,3 +336,64 @@ func isTerminal(w io.Writer) bool {
 // IsTerminal reports whether w is a terminal; callers use it to decide
 // whether to set Config.Progress.
 func IsTerminal(w io.Writer) bool { return isTerminal(w) }
+
+// summarizeStructures gives res the structures of the first run, each sized by the median
+// over the runs of the structure with the same role (each load numbers its own table, so the
+// names differ between runs, the roles do not).
+func summarizeStructures(res *Result, ms []engine.Metrics) {
+	for _, s := range ms[0].Structures {
+		var vs []float64
+		for _, m := range ms {
+			for _, o := range m.Structures {
+				if o.Role == s.Role {
+					vs = append(vs, float64(o.Bytes))
+					break
+				}
+			}
+		}
+		if len(vs) != len(ms) {
+			continue // not in every run: no median to give
+		}
+		s.Bytes = int64(median(vs))
+		s.BytesPerOp = perRow(s.Bytes, res.Rows)
+		res.Structures = append(res.Structures, s)
+	}
+}
+
+// counterFigures says which Result field each counter fills, with the median over the runs
+// when every run reported it; perRow counters are taken per 1,000 rows of each run first.
+var counterFigures = []struct {
+	name   string
+	per1k  bool
+	figure func(res *Result, median float64)
+}{
+	{engine.CounterSecondaryIndexBytes, false, func(res *Result, v float64) {
+		res.SecondaryIndexBytes = int64(v)
+		res.SecondaryIndexBytesPerRow = perRow(res.SecondaryIndexBytes, res.Rows)
+	}},
+	{engine.CounterSecondaryLeafPages, false, func(res *Result, v float64) { res.SecondaryLeafPages = engine.Ptr(int64(v)) }},
+	{engine.CounterPageSplits, false, func(res *Result, v float64) { res.PageSplits = engine.Ptr(int64(v)) }},
+	{engine.CounterPageMerges, false, func(res *Result, v float64) { res.PageMerges = engine.Ptr(int64(v)) }},
+	{engine.CounterPoolReads, true, func(res *Result, v float64) { res.BufferPoolReadsPer1k = engine.Ptr(v) }},
+}
+
+// summarizeCounters adds the medians of the engine's named counters to res.
+func summarizeCounters(res *Result, ms []engine.Metrics) {
+	for _, f := range counterFigures {
+		var vs []float64
+		for _, m := range ms {
+			v, ok := m.Counters[f.name]
+			if !ok || f.per1k && m.Rows == 0 {
+				break
+			}
+			if f.per1k {
+				vs = append(vs, 1000*float64(v)/float64(m.Rows))
+			} else {
+				vs = append(vs, float64(v))
+			}
+		}
+		if len(ms) > 0 && len(vs) == len(ms) {
+			f.figure(res, median(vs))
+		}
+	}
+}

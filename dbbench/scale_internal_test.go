@@ -1,6 +1,8 @@
 package dbbench
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestParsePGSize(t *testing.T) {
 	t.Parallel()

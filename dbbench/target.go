@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/idkit/idkit/dbbench/engine"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -41,7 +42,7 @@ func (t target) innodb() bool { return t.engine == EngineMariaDBLocal || t.engin
 // resolveTarget parses db (Config.DB) into a target. Errors name the bad part and never
 // contain a password.
 func resolveTarget(db string) (target, error) {
-	t := target{engine: db, shown: redactURL(db)}
+	t := target{engine: db, shown: engine.RedactURL(db)}
 	switch db {
 	case EngineAuto:
 		t.auto, t.engine = true, EngineSQLite
@@ -49,12 +50,13 @@ func resolveTarget(db string) (target, error) {
 			t.engine = EnginePGLocal
 		}
 		return t, nil
-	case EngineSQLite, EnginePGLocal, EngineMariaDBLocal:
-		return t, nil
 	case EngineAllLocal:
 		return t, errAllLocal
 	case EnginePGEnv:
 		db = ""
+	}
+	if e, ok := engineByName(db); ok && e.byName {
+		return t, nil
 	}
 	if isMySQLURL(db) {
 		c, err := ParseMySQLURL(db)
@@ -66,7 +68,7 @@ func resolveTarget(db string) (target, error) {
 	}
 	c, err := pgx.ParseConfig(db)
 	if err != nil {
-		return t, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+		return t, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", engine.OneLine(err.Error()))
 	}
 	t.engine, t.pg, t.pgDSN = EnginePGEnv, c, db
 	return t, nil
@@ -80,55 +82,6 @@ func isMySQLURL(db string) bool {
 // isInnoDB reports whether cfg.DB names a MariaDB/MySQL engine.
 func isInnoDB(db string) bool { return db == EngineMariaDBLocal || isMySQLURL(db) }
 
-// dsnPassword matches the password of a URL's user information
-// (scheme://user:password@) and a key/value password=… setting.
-var dsnPassword = regexp.MustCompile(`(://[^:/@?#\s]*:)[^/?#\s]*@|(password\s*=\s*)('(\\.|[^'])*'|[^\s]*)`)
-
-// RedactDSN returns s with the password of every connection URL
-// (scheme://user:password@host) and key/value password=… setting in it
-// replaced by "xxxxx", so that a command line or connection string can be
-// echoed without leaking the password.
-func RedactDSN(s string) string {
-	return dsnPassword.ReplaceAllStringFunc(s, func(m string) string {
-		if i := strings.Index(m, "://"); i == 0 {
-			j := strings.Index(m[3:], ":")
-			return m[:3+j+1] + "xxxxx@"
-		}
-		k, _, _ := strings.Cut(m, "=")
-		return k + "=xxxxx"
-	})
-}
-
-// redactURL returns one connection URL with everything between the user
-// name's colon and the last "@" replaced by "xxxxx", whatever characters
-// the password holds.
-func redactURL(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return RedactDSN(s)
-	}
-	rest := s[i+3:]
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return s
-	}
-	colon := strings.Index(rest[:at], ":")
-	if colon < 0 {
-		return s
-	}
-	return s[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
-}
-
-// passwordOf returns what redactURL hides in s, or "".
-func passwordOf(s string) string {
-	r := redactURL(s)
-	if r == s {
-		return ""
-	}
-	i := strings.Index(r, "xxxxx")
-	return s[i : len(s)-(len(r)-i-5)]
-}
-
 // ParseMySQLURL turns "mysql://user:password@host:port/db" (or mariadb://)
 // into a go-sql-driver/mysql configuration. The port defaults to 3306 and
 // the database may be empty. Query parameters: socket=PATH connects over a
@@ -138,9 +91,9 @@ func passwordOf(s string) string {
 // error. Errors name the bad part and never contain the password.
 func ParseMySQLURL(s string) (*mysql.Config, error) {
 	if !isMySQLURL(s) {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", redactURL(s))
+		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", engine.RedactURL(s))
 	}
-	red := redact.String(redactURL(s)) // also a ?password= in the query
+	red := redact.String(engine.RedactURL(s)) // also a ?password= in the query
 	u, err := url.Parse(s)
 	if err != nil {
 		var ue *url.Error
@@ -148,7 +101,7 @@ func ParseMySQLURL(s string) (*mysql.Config, error) {
 			err = ue.Err
 		}
 		msg := err.Error()
-		if pw := passwordOf(s); pw != "" && strings.Contains(msg, pw) {
+		if pw := engine.PasswordOf(s); pw != "" && strings.Contains(msg, pw) {
 			msg = "cannot parse it"
 		}
 		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", red, msg)

@@ -1,4 +1,4 @@
-package dbbench
+package pg
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit/dbbench/engine"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -15,15 +17,13 @@ import (
 
 func openTestPG(t *testing.T) *pgEngine {
 	t.Helper()
-	cfg, err := Config{DB: pgtest.DSN(t), Schemes: []string{"snowflake"}}.withDefaults()
+	o := engine.Options{Rows: 100000, Mode: engine.ModeCopy, Clients: 1, Nodes: 1, Profile: engine.ProfileSteady,
+		Fillfactor: 90, Points: 20, Lookups: 500, RangeN: 100}
+	e, err := openPG(context.Background(), o, Server, pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := openPG(context.Background(), cfg, EnginePGEnv, cfg.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.close() })
+	t.Cleanup(func() { e.Close() })
 	return e
 }
 
@@ -32,14 +32,14 @@ func openTestPG(t *testing.T) *pgEngine {
 func TestInstagramFunctionDecodes(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, err := resolveRow(context.Background(), "instagram-plpgsql:shard=7")
+	r, err := engine.ResolveRow(context.Background(), "instagram-plpgsql:shard=7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	codec, err := idkit.NewCodec(r.canon)
+	codec, err := idkit.NewCodec(r.Canon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestInstagramFunctionDecodes(t *testing.T) {
 func TestInstagramFunctionWraps(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(context.Background(), RowInstagramPLpgSQL)
+	r, _ := engine.ResolveRow(context.Background(), engine.RowInstagramPLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestInstagramFunctionWraps(t *testing.T) {
 func TestUUIDv7FunctionDecodes(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(context.Background(), RowUUIDv7PLpgSQL)
+	r, _ := engine.ResolveRow(context.Background(), engine.RowUUIDv7PLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -130,36 +130,12 @@ func TestUUIDv7FunctionDecodes(t *testing.T) {
 
 func TestUniqueViolationFinding(t *testing.T) {
 	err := errors.Join(errors.New("dbbench: load rows"), &pgconn.PgError{Code: "23505", Detail: "Key (id)=(1) already exists."})
-	f, ok := uniqueViolation(err, row{label: RowInstagramPLpgSQL, col: colServerBigint})
+	f, ok := uniqueViolation(err, engine.Row{Label: engine.RowInstagramPLpgSQL, Col: engine.ColServerBigint})
 	if !ok || !strings.Contains(f, "1,024") || !strings.Contains(f, "Key (id)=(1)") {
 		t.Fatalf("finding %q, %v", f, ok)
 	}
-	if _, ok := uniqueViolation(errors.New("other"), row{}); ok {
+	if _, ok := uniqueViolation(errors.New("other"), engine.Row{}); ok {
 		t.Fatal("an unrelated error taken for a unique violation")
-	}
-}
-
-func TestResolveServerRow(t *testing.T) {
-	for _, tc := range []struct {
-		label string
-		ok    bool
-		err   string
-	}{
-		{"instagram-plpgsql", true, ""},
-		{"Instagram-PLpgSQL:shard=8191", true, ""},
-		{"instagram-plpgsql:shard=8192", true, "shard=8192"},
-		{"instagram-plpgsql:seq=3", true, "unknown setting"},
-		{"uuidv7-plpgsql", true, ""},
-		{"segment", true, ""},
-		{"segment:step=50", true, ""},
-		{"segment:step=0", true, "step=0"},
-		{"segment:store=pg://h/db,key=k", false, ""},
-		{"snowflake", false, ""},
-	} {
-		_, ok, err := resolveServerRow(tc.label)
-		if ok != tc.ok || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("resolveServerRow(%q) = %v, %v; want %v, %q", tc.label, ok, err, tc.ok, tc.err)
-		}
 	}
 }
 
@@ -170,14 +146,14 @@ func TestResolveServerRow(t *testing.T) {
 func TestInstagramWrapIsAFinding(t *testing.T) {
 	e := openTestPG(t)
 	ctx := context.Background()
-	r, _ := resolveRow(context.Background(), RowInstagramPLpgSQL)
+	r, _ := engine.ResolveRow(context.Background(), engine.RowInstagramPLpgSQL)
 	if _, err := e.prepareServerSide(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.admin.Exec(ctx, "ALTER SEQUENCE "+e.schema+".instagram_seq_5 INCREMENT BY 1024"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.load(ctx, r, 3000, true, newRecorder(3000, 5, e.batchSize(), nil))
+	_, err := e.Load(ctx, r, 3000, true, engine.NewRecorder(3000, 5, e.BatchSize(), nil))
 	f, ok := uniqueViolation(err, r)
 	if !ok {
 		t.Fatalf("load error %v is not a unique violation", err)

@@ -1,4 +1,4 @@
-package dbbench
+package innodb
 
 import (
 	"io"
@@ -6,31 +6,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idkit/idkit/dbbench/engine"
+
 	"github.com/google/uuid"
 )
 
 // TestKeyText checks the text LOAD DATA reads for each column kind.
 func TestKeyText(t *testing.T) {
 	u := uuid.MustParse("0190a6c5-2f3b-7c1d-8e2f-0123456789ab")
-	v := &value{i64: -5, u64: 1<<63 + 1, b16: u, str: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
+	v := &engine.Value{I64: -5, U64: 1<<63 + 1, B16: u, Str: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
 	tests := []struct {
-		col      column
+		col      engine.Column
 		unsigned bool
 		want     string
 	}{
-		{colBigint, false, "-5"},
-		{colBigint, true, "9223372036854775809"},
-		{colUUID, false, "0190a6c52f3b7c1d8e2f0123456789ab"},
-		{colUUIDNative, false, u.String()},
-		{colText, false, v.str},
-		{colTextDefault, false, v.str},
+		{engine.ColBigint, false, "-5"},
+		{engine.ColBigint, true, "9223372036854775809"},
+		{engine.ColUUID, false, "0190a6c52f3b7c1d8e2f0123456789ab"},
+		{engine.ColUUIDNative, false, u.String()},
+		{engine.ColText, false, v.Str},
+		{engine.ColTextDefault, false, v.Str},
 	}
 	for _, tt := range tests {
 		if got := string(appendKeyText(nil, tt.col, tt.unsigned, v)); got != tt.want {
 			t.Errorf("appendKeyText(%v, unsigned=%v) = %q, want %q", tt.col, tt.unsigned, got, tt.want)
 		}
 	}
-	if got := mysqlKey(colBigint, true, v); got != uint64(1<<63+1) {
+	if got := mysqlKey(engine.ColBigint, true, v); got != uint64(1<<63+1) {
 		t.Errorf("mysqlKey of an unsigned key = %#v, want the uint64", got)
 	}
 }

@@ -1,4 +1,4 @@
-package dbbench
+package engine
 
 import (
 	"context"
@@ -12,19 +12,19 @@ import (
 	"github.com/idkit/idkit"
 )
 
-// column is the kind of id column a row uses.
-type column int
+// Column is the kind of id column a row uses.
+type Column int
 
 const (
-	colIdentity    column = iota // bigint identity, filled by the database
-	colBigint                    // 64-bit IDs as int64
-	colUint64                    // 64-bit IDs that set bit 63: numeric(20,0) / 8-byte BLOB / BIGINT UNSIGNED
-	colUUID                      // 128-bit IDs as 16 raw bytes
-	colText                      // canonical text, COLLATE "C"
-	colTextICU                   // canonical text, COLLATE "und-x-icu" (PostgreSQL)
-	colTextDefault               // canonical text, the database's default collation (InnoDB)
-	colUUIDNative                // 128-bit UUIDs in MariaDB's UUID type
-	colPublicText                // the scheme's public text (idkit.FormatID), a TypeID with its prefix, compared as bytes
+	ColIdentity    Column = iota // bigint identity, filled by the database
+	ColBigint                    // 64-bit IDs as int64
+	ColUint64                    // 64-bit IDs that set bit 63: numeric(20,0) / 8-byte BLOB / BIGINT UNSIGNED
+	ColUUID                      // 128-bit IDs as 16 raw bytes
+	ColText                      // canonical text, COLLATE "C"
+	ColTextICU                   // canonical text, COLLATE "und-x-icu" (PostgreSQL)
+	ColTextDefault               // canonical text, the database's default collation (InnoDB)
+	ColUUIDNative                // 128-bit UUIDs in MariaDB's UUID type
+	ColPublicText                // the scheme's public text (idkit.FormatID), a TypeID with its prefix, compared as bytes
 )
 
 // Row-name suffixes that store a 128-bit spec other than as 16 raw bytes:
@@ -32,42 +32,47 @@ const (
 const (
 	suffixText        = "-text"
 	suffixTextICU     = "-text-icu"
-	suffixTextDefault = "-text-default"
+	SuffixTextDefault = "-text-default"
 	suffixNative      = "-native"
 )
 
-// errICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
-var errICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); SQLite has none", RowULIDTextICU)
+// ErrICUSQLite rejects the ICU row on SQLite, which has no ICU collations.
+var ErrICUSQLite = fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); SQLite has none", RowULIDTextICU)
+
+// ErrForInnoDB rejects a MariaDB/MySQL column type (a -text-default or -native row) elsewhere.
+func ErrForInnoDB(label string) error {
+	return fmt.Errorf("dbbench: scheme %q is for MariaDB/MySQL (--db mariadb-local or mysql://…)", label)
+}
 
 // typeIDTextSpec is the spec of the RowTypeIDText row: UUIDv7s shown as TypeIDs with a
 // four-letter type prefix, "user_" and 26 characters, as an API would show a user's ID.
 const typeIDTextSpec = "typeid:prefix=user"
 
-// row is one scheme to benchmark, resolved.
-type row struct {
-	label string // as asked for, with any password hidden (idkit.Redact)
-	spec  string // idkit spec, "" for bigserial
-	col   column
-	canon string        // canonical spec of the first generator, with any password hidden
-	fleet fleetSettings // the simulated fleet, when Config.Nodes > 1 or Config.FleetRate > 0
+// Row is one scheme to benchmark, resolved.
+type Row struct {
+	Label string // as asked for, with any password hidden (idkit.Redact)
+	Spec  string // idkit spec, "" for bigserial
+	Col   Column
+	Canon string        // canonical spec of the first generator, with any password hidden
+	Fleet FleetSettings // the simulated fleet, when Config.Nodes > 1 or Config.FleetRate > 0
 
-	shard     int    // instagram-plpgsql: the shard of next_id()
-	storeStep uint64 // segment: the step, with the store in the benchmark database
-	// unsigned is set for 64-bit layouts that use bit 63 on InnoDB, which
+	Shard     int    // instagram-plpgsql: the shard of next_id()
+	StoreStep uint64 // segment: the step, with the store in the benchmark database
+	// Unsigned is set for 64-bit layouts that use bit 63 on InnoDB, which
 	// stores them in BIGINT UNSIGNED.
-	unsigned bool
-	textLen  int // characters of the text form, for text columns
+	Unsigned bool
+	TextLen  int // characters of the text form, for text columns
 }
 
-// value is one generated key, in the form sent to the database.
-type value struct {
-	i64 int64
-	u64 uint64 // for colUint64 and unsigned rows
-	b16 [16]byte
-	str string
+// Value is one generated key, in the form sent to the database.
+type Value struct {
+	I64 int64
+	U64 uint64 // for ColUint64 and unsigned rows
+	B16 [16]byte
+	Str string
 }
 
-// resolveRow works out a row's column type by making one generator and one
+// ResolveRow works out a row's column type by making one generator and one
 // ID. Both honour ctx: a generator may wait a whole tick for its first ID.
 // A label is a row name (RowBigserial, RowAutoIncrement, RowTypeIDText), an
 // idkit spec, or a 128-bit spec followed by a storage suffix: "-text" (text,
@@ -78,7 +83,7 @@ type value struct {
 // at any width: its keys are the public text (idkit.FormatID), compared as
 // bytes. Row names and suffixes are matched without regard to case, as
 // idkit.New matches scheme names.
-func resolveRow(ctx context.Context, label string) (row, error) {
+func ResolveRow(ctx context.Context, label string) (Row, error) {
 	if r, ok, err := resolveServerRow(label); ok {
 		return r, err
 	}
@@ -88,16 +93,16 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 	}
 	switch label {
 	case RowBigserial, RowAutoIncrement:
-		return row{label: label, col: colIdentity}, nil
+		return Row{Label: label, Col: ColIdentity}, nil
 	}
-	spec, col := label, column(-1)
+	spec, col := label, Column(-1)
 	if label == RowTypeIDText {
-		spec, col = typeIDTextSpec, colText
+		spec, col = typeIDTextSpec, ColText
 	} else if _, err := idkit.NewCodec(label); err != nil {
 		for _, sf := range []struct {
 			suffix string
-			col    column
-		}{{suffixTextDefault, colTextDefault}, {suffixTextICU, colTextICU}, {suffixText, colText}, {suffixNative, colUUIDNative}} {
+			col    Column
+		}{{SuffixTextDefault, ColTextDefault}, {suffixTextICU, ColTextICU}, {suffixText, ColText}, {suffixNative, ColUUIDNative}} {
 			if n := len(label) - len(sf.suffix); n > 0 && strings.EqualFold(label[n:], sf.suffix) {
 				spec, col = label[:n], sf.col
 				break
@@ -106,12 +111,12 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 	}
 	s, err := idkit.NewContext(ctx, spec)
 	if err != nil {
-		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: %w", label, err))
+		return Row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: %w", label, err))
 	}
 	defer closeScheme(s)
 	id, err := idkit.NextContext(ctx, s)
 	if err != nil {
-		return row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
+		return Row{}, interrupted(ctx, fmt.Errorf("dbbench: scheme %q: first ID: %w", label, err))
 	}
 	// The spec is redacted apart from its storage suffix, which would otherwise read as part
 	// of a mask=env:NAME reference ("env:NAME-text" is no variable name) and hide it.
@@ -119,37 +124,37 @@ func resolveRow(ctx context.Context, label string) (row, error) {
 	if spec != label && strings.HasPrefix(label, spec) {
 		shown = idkit.Redact(spec) + label[len(spec):]
 	}
-	r := row{label: shown, spec: spec, canon: idkit.Redact(s.Name()), col: col}
+	r := Row{Label: shown, Spec: spec, Canon: idkit.Redact(s.Name()), Col: col}
 	if col >= 0 && typeIDText(spec) {
-		if col != colText {
-			return row{}, fmt.Errorf("dbbench: scheme %q: %s shows its IDs as TypeID text, which dbbench stores with the suffix %q (its public text, compared as bytes), or as the ID itself without a suffix", label, s.Name(), suffixText)
+		if col != ColText {
+			return Row{}, fmt.Errorf("dbbench: scheme %q: %s shows its IDs as TypeID text, which dbbench stores with the suffix %q (its public text, compared as bytes), or as the ID itself without a suffix", label, s.Name(), suffixText)
 		}
 		text, err := idkit.FormatID(s, id)
 		if err != nil {
-			return row{}, fmt.Errorf("dbbench: scheme %q: public text: %w", label, err)
+			return Row{}, fmt.Errorf("dbbench: scheme %q: public text: %w", label, err)
 		}
-		r.col, r.textLen = colPublicText, len(text)
+		r.Col, r.TextLen = ColPublicText, len(text)
 		return r, nil
 	}
 	switch {
 	case id.Bits() == 64 && col < 0:
-		r.col = colBigint
+		r.Col = ColBigint
 		if setsBit63(s, id) {
-			r.col = colUint64
+			r.Col = ColUint64
 		}
 		if l, ok := idkit.As[idkit.Layouter](s); ok && l.Layout().TotalBits() == 64 {
-			r.unsigned = true
+			r.Unsigned = true
 		}
 	case id.Bits() == 128 && col < 0:
-		r.col = colUUID
-	case id.Bits() == 128 && col == colUUIDNative:
+		r.Col = ColUUID
+	case id.Bits() == 128 && col == ColUUIDNative:
 		if !strings.HasPrefix(s.Name(), "uuid") {
-			return row{}, fmt.Errorf("dbbench: scheme %q: the UUID column type takes UUIDs only, and %s IDs are not UUIDs (their version and variant bits are not set)", label, s.Name())
+			return Row{}, fmt.Errorf("dbbench: scheme %q: the UUID column type takes UUIDs only, and %s IDs are not UUIDs (their version and variant bits are not set)", label, s.Name())
 		}
 	case id.Bits() == 128:
-		r.textLen = len(id.String())
+		r.TextLen = len(id.String())
 	default:
-		return row{}, fmt.Errorf("dbbench: scheme %q: a %d-bit ID has no %s form here; text and native forms are for 128-bit IDs", label, id.Bits(), strings.TrimPrefix(label, spec))
+		return Row{}, fmt.Errorf("dbbench: scheme %q: a %d-bit ID has no %s form here; text and native forms are for 128-bit IDs", label, id.Bits(), strings.TrimPrefix(label, spec))
 	}
 	return r, nil
 }
@@ -165,14 +170,14 @@ func typeIDText(spec string) bool {
 	return sp.Scheme() == "typeid" || prefixed
 }
 
-// keysOrdered reports whether a row's keys sort as its IDs do, so that an ID range is a key
+// KeysOrdered reports whether a row's keys sort as its IDs do, so that an ID range is a key
 // range: every column but public text holds the stored ID; public text keeps the order only
 // without a mask (a masked public text is a keyed permutation of the ID, with no time order).
-func keysOrdered(r row) bool {
-	if r.col != colPublicText {
+func KeysOrdered(r Row) bool {
+	if r.Col != ColPublicText {
 		return true
 	}
-	sp, err := idkit.ParseSpec(r.spec)
+	sp, err := idkit.ParseSpec(r.Spec)
 	if err != nil {
 		return false
 	}
@@ -204,10 +209,10 @@ func closeScheme(s idkit.Scheme) {
 	}
 }
 
-// nodeSpec returns the spec of generator i of k for a spec: Snowflake-family
+// NodeSpec returns the spec of generator i of k for a spec: Snowflake-family
 // specs get a distinct node (sonyflake: machine) number; other schemes are
 // independent generators of the same spec.
-func nodeSpec(spec string, i, k int) (string, error) {
+func NodeSpec(spec string, i, k int) (string, error) {
 	if k == 1 || spec == "" { // "": a row whose keys the database makes
 		return spec, nil
 	}
@@ -239,48 +244,50 @@ func nodeSpec(spec string, i, k int) (string, error) {
 	return strings.TrimSpace(spec) + sep + key + "=" + strconv.Itoa(i), nil
 }
 
-// source generates the keys of one load: one generator, or a simulated fleet
+// Source generates the keys of one load: one generator, or a simulated fleet
 // of nodes whose IDs interleave as their clocks order them (see fleet). It is
 // safe for concurrent use.
-type source struct {
-	col      column
-	unsigned bool
-	fleet    *fleet       // the simulated fleet, or nil for gen
+type Source struct {
+	Col      Column
+	Unsigned bool
+	Fleet    *Fleet       // the simulated fleet, or nil for gen
 	gen      idkit.Scheme // the one generator when there is no fleet
-	seq      atomic.Int64 // for colIdentity on engines without sequences
+	seq      atomic.Int64 // for ColIdentity on engines without sequences
 }
 
-func newSource(r row, nodes int) (*source, error) {
-	s := &source{col: r.col, unsigned: r.unsigned}
-	if r.col.serverMade() {
+// NewSource returns the keys of row r: from its generator, or from a simulated fleet of nodes
+// generators when r.Fleet asks for one.
+func NewSource(r Row, nodes int) (*Source, error) {
+	s := &Source{Col: r.Col, Unsigned: r.Unsigned}
+	if r.Col.ServerMade() {
 		return s, nil
 	}
-	if r.fleet.rate > 0 {
-		f, err := newFleet(r, nodes, r.fleet)
+	if r.Fleet.Rate > 0 {
+		f, err := newFleet(r, nodes, r.Fleet)
 		if err != nil {
 			return nil, err
 		}
-		s.fleet = f
+		s.Fleet = f
 		return s, nil
 	}
 	if nodes > 1 {
 		// Config.fleet gives every run with more than one node a fleet; several plain
 		// generators would interleave in an order no real fleet produces.
-		return nil, fmt.Errorf("dbbench: scheme %q: %d nodes need the fleet simulation (Config.FleetRate above 0)", r.label, nodes)
+		return nil, fmt.Errorf("dbbench: scheme %q: %d nodes need the fleet simulation (Config.FleetRate above 0)", r.Label, nodes)
 	}
-	g, err := idkit.New(r.spec)
+	g, err := idkit.New(r.Spec)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 	}
 	s.gen = g
 	return s, nil
 }
 
-// durability describes the class of each store the source's generators rest on, credentials
+// Durability describes the class of each store the source's generators rest on, credentials
 // redacted; nil when they rest on none.
-func (s *source) durability() []string {
-	if s.fleet != nil && s.fleet.durability != nil {
-		return s.fleet.durability()
+func (s *Source) Durability() []string {
+	if s.Fleet != nil && s.Fleet.Durability != nil {
+		return s.Fleet.Durability()
 	}
 	if s.gen == nil {
 		return nil
@@ -293,9 +300,10 @@ func (s *source) durability() []string {
 	return out
 }
 
-func (s *source) close() {
-	if s.fleet != nil {
-		s.fleet.close()
+// Close releases the source's generators and stores.
+func (s *Source) Close() {
+	if s.Fleet != nil {
+		s.Fleet.Close()
 	}
 	if s.gen != nil {
 		closeScheme(s.gen)
@@ -303,56 +311,56 @@ func (s *source) close() {
 	}
 }
 
-// next fills v with the next key; nextContext is the form whose generator waits end with ctx.
-func (s *source) next(v *value) error { return s.nextContext(context.Background(), v) }
+// Next fills v with the next key; nextContext is the form whose generator waits end with ctx.
+func (s *Source) Next(v *Value) error { return s.NextContext(context.Background(), v) }
 
-// nextContext fills v with the next key. A generator that waits for its clock (a Snowflake
+// NextContext fills v with the next key. A generator that waits for its clock (a Snowflake
 // layout with a long tick) stops when ctx is done, so Ctrl-C ends a load at once.
-func (s *source) nextContext(ctx context.Context, v *value) error {
-	if s.col == colIdentity {
-		v.i64 = s.seq.Add(1)
+func (s *Source) NextContext(ctx context.Context, v *Value) error {
+	if s.Col == ColIdentity {
+		v.I64 = s.seq.Add(1)
 		return nil
 	}
-	if s.fleet != nil {
-		return s.fleet.next(v)
+	if s.Fleet != nil {
+		return s.Fleet.Next(v)
 	}
 	g := s.gen
 	id, err := idkit.NextContext(ctx, g)
 	if err != nil {
 		return fmt.Errorf("dbbench: generate ID: %w", err)
 	}
-	switch s.col {
-	case colBigint:
+	switch s.Col {
+	case ColBigint:
 		u := id.Uint64()
-		v.u64 = u
-		if u > math.MaxInt64 && !s.unsigned {
+		v.U64 = u
+		if u > math.MaxInt64 && !s.Unsigned {
 			return fmt.Errorf("dbbench: scheme %s made ID %d, which does not fit a signed bigint column", g.Name(), u)
 		}
-		v.i64 = int64(u)
-	case colUint64:
-		v.u64 = id.Uint64()
-	case colUUID:
-		v.b16 = id.Bytes16()
-	case colUUIDNative:
-		v.b16 = id.Bytes16()
-	case colText, colTextICU, colTextDefault:
-		v.str = id.String()
-	case colPublicText:
-		if v.str, err = idkit.FormatID(g, id); err != nil {
+		v.I64 = int64(u)
+	case ColUint64:
+		v.U64 = id.Uint64()
+	case ColUUID:
+		v.B16 = id.Bytes16()
+	case ColUUIDNative:
+		v.B16 = id.Bytes16()
+	case ColText, ColTextICU, ColTextDefault:
+		v.Str = id.String()
+	case ColPublicText:
+		if v.Str, err = idkit.FormatID(g, id); err != nil {
 			return fmt.Errorf("dbbench: public text of an ID: %w", err)
 		}
 	}
 	return nil
 }
 
-// prefetch runs next in its own goroutine, so that generating keys overlaps
+// Prefetch runs next in its own goroutine, so that generating keys overlaps
 // with sending them, and hands them out in blocks. It keeps a fixed number
 // of blocks in flight: memory does not grow with the row count.
-type prefetch struct {
-	blocks chan []value
-	free   chan []value
+type Prefetch struct {
+	blocks chan []Value
+	free   chan []Value
 	errc   chan error
-	cur    []value
+	cur    []Value
 	pos    int
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -360,23 +368,25 @@ type prefetch struct {
 
 const prefetchBlock = 1024
 
-func newPrefetch(ctx context.Context, src *source, total int) *prefetch {
+// NewPrefetch generates total keys of src ahead of the loader, in blocks, on a goroutine that
+// ends when they are taken, when ctx ends or on Stop.
+func NewPrefetch(ctx context.Context, src *Source, total int) *Prefetch {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &prefetch{
-		blocks: make(chan []value, 4),
-		free:   make(chan []value, 6),
+	p := &Prefetch{
+		blocks: make(chan []Value, 4),
+		free:   make(chan []Value, 6),
 		errc:   make(chan error, 1),
 		cancel: cancel,
 		done:   make(chan struct{}),
 	}
 	for i := 0; i < 6; i++ {
-		p.free <- make([]value, prefetchBlock)
+		p.free <- make([]Value, prefetchBlock)
 	}
 	go func() {
 		defer close(p.done)
 		defer close(p.blocks)
 		for left := total; left > 0; {
-			var b []value
+			var b []Value
 			select {
 			case b = <-p.free:
 			case <-ctx.Done():
@@ -385,7 +395,7 @@ func newPrefetch(ctx context.Context, src *source, total int) *prefetch {
 			n := min(left, prefetchBlock)
 			b = b[:n]
 			for i := range b {
-				if err := src.nextContext(ctx, &b[i]); err != nil {
+				if err := src.NextContext(ctx, &b[i]); err != nil {
 					p.errc <- err
 					return
 				}
@@ -401,8 +411,8 @@ func newPrefetch(ctx context.Context, src *source, total int) *prefetch {
 	return p
 }
 
-// next returns a pointer to the next key, valid until the following call.
-func (p *prefetch) next() (*value, error) {
+// Next returns a pointer to the next key, valid until the following call.
+func (p *Prefetch) Next() (*Value, error) {
 	if p.pos == len(p.cur) {
 		if p.cur != nil {
 			p.free <- p.cur[:cap(p.cur)]
@@ -424,8 +434,8 @@ func (p *prefetch) next() (*value, error) {
 	return v, nil
 }
 
-// stop ends the generator goroutine and waits for it.
-func (p *prefetch) stop() {
+// Stop ends the generator goroutine and waits for it.
+func (p *Prefetch) Stop() {
 	p.cancel()
 	<-p.done
 }

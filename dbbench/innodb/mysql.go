@@ -1,13 +1,13 @@
-package dbbench
+package innodb
 
 import (
 	"context"
 	crand "crypto/rand"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/idkit/idkit/dbbench/engine"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -19,11 +19,21 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
+// Names of the engine in Config.DB and in a report's Settings.Engine.
+const (
+	// Local starts a private throwaway MariaDB (or MySQL) server (package mariadblocal) for
+	// the run and removes it afterwards; its tables are InnoDB.
+	Local = "mariadb-local"
+	// Server is the name reported for a run against an existing MariaDB or MySQL server,
+	// given as a "mysql://user:password@host:port/db" URL.
+	Server = "mysql"
+)
+
 // mysqlEngine runs the benchmark on a MariaDB or MySQL server, in InnoDB
 // tables inside a database of its own (idbench_<random>) that it drops when
 // done.
 type mysqlEngine struct {
-	cfg     Config
+	cfg     engine.Options
 	kind    string // EngineMariaDBLocal or EngineMySQL
 	db      *sql.DB
 	admin   *sql.Conn   // measurements and DDL
@@ -47,7 +57,7 @@ type mysqlEngine struct {
 	statsWhy   string
 	// badLeafStats lists loads whose n_leaf_pages cannot hold their rows.
 	badLeafStats []string
-	set          Settings
+	set          engine.Settings
 	reopen       string // the command that opens the database Config.Keep leaves
 	keep         bool   // close leaves the database: a successful run with Config.Keep
 	keptDir      string // the stopped mariadb-local server's directory, kept with it
@@ -59,16 +69,16 @@ var innodbCounters = []string{"index_page_splits", "index_page_merge_successful"
 // loadPathOf names a mode's path in the report.
 func loadPathOf(mode string) string {
 	switch mode {
-	case ModeCopy:
+	case engine.ModeCopy:
 		return "LOAD DATA LOCAL INFILE from an io.Reader (mysql.RegisterReaderHandler), one per batch"
-	case ModeSingle:
+	case engine.ModeSingle:
 		return "single-row prepared INSERTs, autocommitted"
 	}
 	return "prepared multi-row INSERTs (binary protocol), one transaction each"
 }
 
 // openMySQL connects to the server and creates the benchmark database.
-func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*mysqlEngine, error) {
+func openMySQL(ctx context.Context, cfg engine.Options, kind string, c *mysql.Config) (*mysqlEngine, error) {
 	c = c.Clone()
 	c.DBName = ""
 	c.Timeout = 15 * time.Second
@@ -81,9 +91,9 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 	}
 	connector, err := mysql.NewConnector(c)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: MySQL configuration: %s", RedactDSN(err.Error()))
+		return nil, fmt.Errorf("dbbench: MySQL configuration: %s", engine.RedactDSN(err.Error()))
 	}
-	e := &mysqlEngine{cfg: cfg, kind: kind, db: sql.OpenDB(connector), batch: cfg.batchFor(false)}
+	e := &mysqlEngine{cfg: cfg, kind: kind, db: sql.OpenDB(connector), batch: cfg.BatchFor(false)}
 	e.db.SetMaxOpenConns(cfg.Clients + 2)
 	e.db.SetMaxIdleConns(cfg.Clients + 2)
 	e.db.SetConnMaxLifetime(0)
@@ -93,7 +103,7 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 		if ctx.Err() != nil {
 			return nil, fail(ctx, "connect to MySQL", err)
 		}
-		return nil, fmt.Errorf("dbbench: connect to MySQL at %s: %s", c.Addr, oneLine(RedactDSN(err.Error())))
+		return nil, fmt.Errorf("dbbench: connect to MySQL at %s: %s", c.Addr, engine.OneLine(engine.RedactDSN(err.Error())))
 	}
 	var b [4]byte
 	if _, err := crand.Read(b[:]); err != nil {
@@ -110,7 +120,7 @@ func openMySQL(ctx context.Context, cfg Config, kind string, c *mysql.Config) (*
 		return nil, fail(ctx, "create database (the user needs CREATE and DROP)", err)
 	}
 	if err := e.probe(ctx); err != nil {
-		_ = e.close()
+		_ = e.Close()
 		return nil, err
 	}
 	return e, nil
@@ -161,10 +171,10 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 	case err == nil:
 		e.indexStats = true
 		s.Statistics = "mysql.innodb_index_stats"
-	case ctx.Err() != nil || connLost(err):
+	case ctx.Err() != nil || engine.ConnLost(err):
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	default:
-		e.statsWhy = "cannot read mysql.innodb_index_stats: " + oneLine(err.Error())
+		e.statsWhy = "cannot read mysql.innodb_index_stats: " + engine.OneLine(err.Error())
 		s.Statistics = "information_schema.TABLES (" + e.statsWhy + ")"
 	}
 	if err := e.enableMonitors(ctx); err != nil {
@@ -175,13 +185,13 @@ func (e *mysqlEngine) probe(ctx context.Context) error {
 			return err
 		}
 	}
-	if e.cfg.Profile == ProfileSteady {
+	if e.cfg.Profile == engine.ProfileSteady {
 		if err := e.admin.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct").Scan(&e.dirtyPct); err != nil {
 			return fail(ctx, "read innodb_max_dirty_pages_pct", err)
 		}
 		e.canFlush = true
 		if err := e.flushDirty(ctx); err != nil {
-			if ctx.Err() != nil || connLost(err) {
+			if ctx.Err() != nil || engine.ConnLost(err) {
 				return err
 			}
 			e.canFlush = false
@@ -231,20 +241,20 @@ func (e *mysqlEngine) enableMonitors(ctx context.Context) error {
 		var on string
 		err := e.admin.QueryRowContext(ctx, "SELECT "+e.enabledColumn()+" FROM information_schema.INNODB_METRICS WHERE NAME = ?", name).Scan(&on)
 		if err != nil {
-			if ctx.Err() != nil || connLost(err) {
+			if ctx.Err() != nil || engine.ConnLost(err) {
 				return fail(ctx, "read INNODB_METRICS", err)
 			}
-			e.set.Statistics += "; page splits unavailable: " + oneLine(err.Error())
+			e.set.Statistics += "; page splits unavailable: " + engine.OneLine(err.Error())
 			return nil
 		}
 		if on == "1" || strings.EqualFold(on, "enabled") {
 			continue
 		}
 		if _, err := e.admin.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = '"+name+"'"); err != nil {
-			if ctx.Err() != nil || connLost(err) {
+			if ctx.Err() != nil || engine.ConnLost(err) {
 				return fail(ctx, "enable "+name, err)
 			}
-			e.set.Statistics += "; page splits unavailable: cannot enable " + name + ": " + oneLine(err.Error())
+			e.set.Statistics += "; page splits unavailable: cannot enable " + name + ": " + engine.OneLine(err.Error())
 			return nil
 		}
 		e.enabled = append(e.enabled, name)
@@ -269,10 +279,10 @@ func (e *mysqlEngine) enabledColumn() string {
 func (e *mysqlEngine) probeUUID(ctx context.Context) error {
 	tbl := e.dbName + ".uuid_probe"
 	if _, err := e.admin.ExecContext(ctx, "CREATE TABLE "+tbl+" (v CHAR(1) NOT NULL, id UUID NOT NULL, PRIMARY KEY (v, id))"); err != nil {
-		if ctx.Err() != nil || connLost(err) {
+		if ctx.Err() != nil || engine.ConnLost(err) {
 			return fail(ctx, "probe the UUID type", err)
 		}
-		e.uuidOrder = "no UUID type on this server (" + oneLine(err.Error()) + ")"
+		e.uuidOrder = "no UUID type on this server (" + engine.OneLine(err.Error()) + ")"
 		return nil
 	}
 	defer e.admin.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+tbl)
@@ -309,7 +319,7 @@ func sizeString(b int64) string {
 	return strconv.FormatInt(b, 10)
 }
 
-func (e *mysqlEngine) settings(s *Settings) {
+func (e *mysqlEngine) Settings(s *engine.Settings) {
 	v := e.set
 	s.Engine = v.Engine
 	s.ServerVersion = v.ServerVersion
@@ -325,35 +335,35 @@ func (e *mysqlEngine) settings(s *Settings) {
 	s.Batch = e.batch
 }
 
-func (e *mysqlEngine) batchSize() int { return e.batch }
+func (e *mysqlEngine) BatchSize() int { return e.batch }
 
-func (e *mysqlEngine) hasBaseline() bool { return true }
+func (e *mysqlEngine) HasBaseline() bool { return true }
 
-func (e *mysqlEngine) columnType(c column) string {
-	return e.columnTypeOf(row{col: c})
+func (e *mysqlEngine) columnType(c engine.Column) string {
+	return e.ColumnTypeOf(engine.Row{Col: c})
 }
 
-// columnTypeOf is the SQL type of a row's id column.
-func (e *mysqlEngine) columnTypeOf(r row) string {
-	switch r.col {
-	case colIdentity:
+// ColumnTypeOf is the SQL type of a row's id column.
+func (e *mysqlEngine) ColumnTypeOf(r engine.Row) string {
+	switch r.Col {
+	case engine.ColIdentity:
 		return "BIGINT AUTO_INCREMENT"
-	case colBigint:
-		if r.unsigned {
+	case engine.ColBigint:
+		if r.Unsigned {
 			return "BIGINT UNSIGNED"
 		}
 		return "BIGINT"
-	case colUUID:
+	case engine.ColUUID:
 		return "BINARY(16)"
-	case colUUIDNative:
+	case engine.ColUUIDNative:
 		return "UUID"
-	case colText:
-		return fmt.Sprintf("CHAR(%d) COLLATE %s_bin", r.textLen, e.charset)
-	case colTextDefault:
-		return fmt.Sprintf("CHAR(%d) COLLATE %s", r.textLen, e.set.Collation)
-	case colPublicText:
+	case engine.ColText:
+		return fmt.Sprintf("CHAR(%d) COLLATE %s_bin", r.TextLen, e.charset)
+	case engine.ColTextDefault:
+		return fmt.Sprintf("CHAR(%d) COLLATE %s", r.TextLen, e.set.Collation)
+	case engine.ColPublicText:
 		// TypeID text is ASCII: bytes, one a character, whatever the character set.
-		return fmt.Sprintf("VARBINARY(%d)", r.textLen)
+		return fmt.Sprintf("VARBINARY(%d)", r.TextLen)
 	}
 	return "unsupported"
 }
@@ -361,19 +371,19 @@ func (e *mysqlEngine) columnTypeOf(r row) string {
 // keyBytes is what a row's key occupies in an InnoDB record (COMPACT or
 // DYNAMIC format): the value, plus a length byte for VARBINARY and for CHAR
 // in a multi-byte character set, which InnoDB stores as variable-length.
-func (e *mysqlEngine) keyBytes(r row) int {
-	switch r.col {
-	case colIdentity, colBigint:
+func (e *mysqlEngine) keyBytes(r engine.Row) int {
+	switch r.Col {
+	case engine.ColIdentity, engine.ColBigint:
 		return 8
-	case colUUID, colUUIDNative:
+	case engine.ColUUID, engine.ColUUIDNative:
 		return 16
-	case colPublicText:
-		return r.textLen + 1
+	case engine.ColPublicText:
+		return r.TextLen + 1
 	}
 	if e.mbMaxLen > 1 {
-		return r.textLen + 1
+		return r.TextLen + 1
 	}
-	return r.textLen
+	return r.TextLen
 }
 
 // InnoDB record and page overheads, from the COMPACT/DYNAMIC record format:
@@ -413,11 +423,11 @@ func (e *mysqlEngine) loaderConns(ctx context.Context) ([]*sql.Conn, error) {
 
 // createTable creates the next benchmark table and returns its qualified
 // name.
-func (e *mysqlEngine) createTable(ctx context.Context, r row) (string, string, error) {
+func (e *mysqlEngine) createTable(ctx context.Context, r engine.Row) (string, string, error) {
 	e.tables++
 	name := "t" + strconv.Itoa(e.tables)
-	def := "id " + e.columnTypeOf(r) + " NOT NULL"
-	if r.col == colIdentity {
+	def := "id " + e.ColumnTypeOf(r) + " NOT NULL"
+	if r.Col == engine.ColIdentity {
 		def = "id BIGINT NOT NULL AUTO_INCREMENT"
 	}
 	sec := ""
@@ -497,20 +507,20 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	return s, nil
 }
 
-func (e *mysqlEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
-	src, err := newSource(r, e.cfg.Nodes)
+func (e *mysqlEngine) Load(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+	src, err := engine.NewSource(r, e.cfg.Nodes)
 	if err != nil {
-		return metrics{}, err
+		return engine.Metrics{}, err
 	}
-	defer src.close()
-	defer func() { m.durability = src.durability() }() // before close
+	defer src.Close()
+	defer func() { m.Durability = src.Durability() }() // before close
 	return e.loadWith(ctx, r, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return e.insert(ctx, tbl, r, src, n, conns, rec)
 	})
 }
 
-func (e *mysqlEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics, error) {
-	return e.loadWith(ctx, row{col: colBigint}, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
+func (e *mysqlEngine) Baseline(ctx context.Context, n int, rec *engine.Recorder) (engine.Metrics, error) {
+	return e.loadWith(ctx, engine.Row{Col: engine.ColBigint}, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, e.batch, rec)
 	})
 }
@@ -568,24 +578,18 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// bareKeyBase is added to the baseline's keys: LOAD DATA sends text, and
-// keys from 10^18 up are 19 digits long, as current Snowflake IDs are, so
-// the server parses as many bytes per key in the baseline as in the
-// snowflake row it is compared with.
-const bareKeyBase = 1_000_000_000_000_000_000
-
 // bareLoad is the baseline: ascending BIGINT keys by the same path as the
 // schemes (one LOAD DATA of all rows in copy mode, prepared multi-row
 // INSERTs of batch rows otherwise), with no key generator behind it.
-func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, batch int, rec *recorder) error {
-	if mode == ModeCopy {
+func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode string, batch int, rec *engine.Recorder) error {
+	if mode == engine.ModeCopy {
 		i := 0
 		r := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
 			if i == n {
 				return dst, false, nil
 			}
 			i++
-			dst = strconv.AppendInt(dst, bareKeyBase+int64(i), 10)
+			dst = strconv.AppendInt(dst, engine.BareKeyBase+int64(i), 10)
 			dst = append(dst, '\t')
 			dst = strconv.AppendInt(dst, int64(i), 10)
 			return append(dst, '\n'), true, nil
@@ -593,7 +597,7 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 		if err := loadData(ctx, conn, tbl, "(id, payload)", r); err != nil {
 			return err
 		}
-		rec.add(int64(n))
+		rec.Add(int64(n))
 		return nil
 	}
 	stmts := map[int64]*sql.Stmt{}
@@ -615,20 +619,20 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 		}
 		args = args[:0]
 		for i := start + 1; i <= start+count; i++ {
-			args = append(args, bareKeyBase+i, i)
+			args = append(args, engine.BareKeyBase+i, i)
 		}
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return err
 		}
-		rec.add(count)
+		rec.Add(count)
 	}
 	return nil
 }
 
 // loadWith wraps one load: table, counters before and after, measurements,
 // drop.
-func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, rec *recorder,
-	fill func(context.Context, string, []*sql.Conn) error) (m metrics, err error) {
+func (e *mysqlEngine) loadWith(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder,
+	fill func(context.Context, string, []*sql.Conn) error) (m engine.Metrics, err error) {
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return m, err
@@ -651,27 +655,27 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 	if err != nil {
 		return m, err
 	}
-	rec.start = time.Now()
+	rec.Start = time.Now()
 	if err := fill(ctx, tbl, conns); err != nil {
 		return m, fail(ctx, "load rows", err)
 	}
-	m.seconds = time.Since(rec.start).Seconds()
-	m.curve = rec.curve()
+	m.Seconds = time.Since(rec.Start).Seconds()
+	m.Curve = rec.Curve()
 	after, err := e.snap(ctx)
 	if err != nil {
 		return m, err
 	}
-	m.walBytes = after.lsn - before.lsn
-	m.count(counterPoolReads, after.bpReads-before.bpReads)
+	m.WALBytes = after.lsn - before.lsn
+	m.Count(engine.CounterPoolReads, after.bpReads-before.bpReads)
 	if e.monitors {
-		m.count(counterPageSplits, after.splits-before.splits)
-		m.count(counterPageMerges, after.merges-before.merges)
+		m.Count(engine.CounterPageSplits, after.splits-before.splits)
+		m.Count(engine.CounterPageMerges, after.merges-before.merges)
 	}
-	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.rows); err != nil {
+	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.Rows); err != nil {
 		return m, fail(ctx, "count rows", err)
 	}
-	if m.rows != int64(n) {
-		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
+	if m.Rows != int64(n) {
+		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
 	}
 	if err := e.sizes(ctx, tbl, name, r, measure, &m); err != nil {
 		return m, err
@@ -679,7 +683,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 	if !measure || e.cfg.Lookups == 0 {
 		return m, nil
 	}
-	m.lookup, m.rangeScan, err = e.queries(ctx, tbl, r, n)
+	m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, r, n)
 	return m, err
 }
 
@@ -690,7 +694,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r row, n int, measure bool, 
 // leaf pages per index. Without access to it, information_schema.TABLES
 // gives the clustered (DATA_LENGTH) and secondary (INDEX_LENGTH) sizes
 // from the same statistics, without leaf pages.
-func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measure bool, m *metrics) error {
+func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r engine.Row, measure bool, m *engine.Metrics) error {
 	// MariaDB's ANALYZE TABLE also gathers engine-independent statistics
 	// with a full scan unless told not to.
 	if e.mariadb {
@@ -714,11 +718,11 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 			e.dbName, name).Scan(&data, &index); err != nil {
 			return fail(ctx, "read table sizes", err)
 		}
-		m.indexBytes, m.tableBytes = data, data+index
-		m.count(counterSecondaryIndexBytes, index)
-		m.structure(name+".PRIMARY", "clustered index (the table)", data)
+		m.IndexBytes, m.TableBytes = data, data+index
+		m.Count(engine.CounterSecondaryIndexBytes, index)
+		m.Structure(name+".PRIMARY", "clustered index (the table)", data)
 		if index > 0 {
-			m.structure(name+" secondary indexes", "secondary index", index)
+			m.Structure(name+" secondary indexes", "secondary index", index)
 		}
 		return nil
 	}
@@ -737,13 +741,13 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 		}
 		switch {
 		case index == "PRIMARY" && stat == "size":
-			m.indexBytes = v * e.pageSize
-			m.structure(name+".PRIMARY", "clustered index (the table)", m.indexBytes)
+			m.IndexBytes = v * e.pageSize
+			m.Structure(name+".PRIMARY", "clustered index (the table)", m.IndexBytes)
 		case index == "PRIMARY":
 			leaves = v
 		case stat == "size":
 			secBytes = v * e.pageSize
-			m.structure(name+"."+index, "secondary index", secBytes)
+			m.Structure(name+"."+index, "secondary index", secBytes)
 		default:
 			secLeaves = v
 		}
@@ -751,23 +755,23 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r row, measur
 	if err := q.Err(); err != nil {
 		return fail(ctx, "read mysql.innodb_index_stats", err)
 	}
-	m.tableBytes = m.indexBytes + secBytes
-	m.count(counterSecondaryIndexBytes, secBytes)
+	m.TableBytes = m.IndexBytes + secBytes
+	m.Count(engine.CounterSecondaryIndexBytes, secBytes)
 	if !measure {
 		return nil
 	}
 	key := int64(e.keyBytes(r))
-	m.density = e.leafFill(m.rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
-	if m.density != nil && *m.density > 100 {
+	m.Density = e.leafFill(m.Rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
+	if m.Density != nil && *m.Density > 100 {
 		// Seen on MariaDB 10.11 for indexes of a few pages: n_leaf_pages is
 		// 1 although the rows fill several pages. Left empty, not guessed.
-		e.badLeafStats = append(e.badLeafStats, fmt.Sprintf("%s: %d leaf page(s) for %d rows", r.label, leaves, m.rows))
-		m.density = nil
+		e.badLeafStats = append(e.badLeafStats, fmt.Sprintf("%s: %d leaf page(s) for %d rows", r.Label, leaves, m.Rows))
+		m.Density = nil
 	} else {
-		m.leafPages = &leaves
+		m.LeafPages = &leaves
 	}
 	if e.cfg.SecondaryIndex {
-		m.count(counterSecondaryLeafPages, secLeaves)
+		m.Count(engine.CounterSecondaryLeafPages, secLeaves)
 	}
 	return nil
 }
@@ -800,35 +804,35 @@ func mysqlInsertSQL(tbl string, cols, rows int) string {
 const maxPlaceholders = 65535
 
 // insert loads n rows of keys from src in the configured mode.
-func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source, n int,
-	conns []*sql.Conn, rec *recorder) error {
-	cl := &claimer{total: int64(n), batch: int64(e.batch)}
-	var pre *prefetch
-	if len(conns) == 1 && e.cfg.Mode != ModeSingle && r.col != colIdentity {
-		pre = newPrefetch(ctx, src, n)
-		defer pre.stop()
+func (e *mysqlEngine) insert(ctx context.Context, tbl string, r engine.Row, src *engine.Source, n int,
+	conns []*sql.Conn, rec *engine.Recorder) error {
+	cl := &engine.Claimer{Total: int64(n), Batch: int64(e.batch)}
+	var pre *engine.Prefetch
+	if len(conns) == 1 && e.cfg.Mode != engine.ModeSingle && r.Col != engine.ColIdentity {
+		pre = engine.NewPrefetch(ctx, src, n)
+		defer pre.Stop()
 	}
-	c := r.col
-	return workers(ctx, len(conns), func(ctx context.Context, w int) error {
+	c := r.Col
+	return engine.Workers(ctx, len(conns), func(ctx context.Context, w int) error {
 		conn := conns[w]
-		var local value
-		key := func() (*value, error) {
+		var local engine.Value
+		key := func() (*engine.Value, error) {
 			if pre != nil {
-				return pre.next()
+				return pre.Next()
 			}
-			return &local, src.next(&local)
+			return &local, src.Next(&local)
 		}
 		switch e.cfg.Mode {
-		case ModeCopy:
+		case engine.ModeCopy:
 			cols := "(id, payload)"
 			switch c {
-			case colIdentity:
+			case engine.ColIdentity:
 				cols = "(payload)"
-			case colUUID:
+			case engine.ColUUID:
 				cols = "(@id, payload) SET id = UNHEX(@id)"
 			}
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -838,12 +842,12 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 						return dst, false, nil
 					}
 					i++
-					if c != colIdentity {
+					if c != engine.ColIdentity {
 						v, err := key()
 						if err != nil {
 							return dst, false, err
 						}
-						dst = appendKeyText(dst, c, r.unsigned, v)
+						dst = appendKeyText(dst, c, r.Unsigned, v)
 						dst = append(dst, '\t')
 					}
 					dst = strconv.AppendInt(dst, start+i, 10)
@@ -852,11 +856,11 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 				if err := loadData(ctx, conn, tbl, cols, lr); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			}
 		default: // ModeBatch, ModeSingle
 			ncols := 2
-			if c == colIdentity {
+			if c == engine.ColIdentity {
 				ncols = 1
 			}
 			stmts := map[int64]*sql.Stmt{}
@@ -867,7 +871,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 			}()
 			var buf []any
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -884,19 +888,19 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 				}
 				buf = buf[:0]
 				for i := int64(0); i < count; i++ {
-					if c != colIdentity {
+					if c != engine.ColIdentity {
 						v, err := key()
 						if err != nil {
 							return err
 						}
-						buf = append(buf, mysqlKey(c, r.unsigned, v))
+						buf = append(buf, mysqlKey(c, r.Unsigned, v))
 					}
 					buf = append(buf, start+i+1)
 				}
 				if _, err := st.ExecContext(ctx, buf...); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			}
 		}
 	})
@@ -905,19 +909,19 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r row, src *source
 // appendKeyText appends a key as LOAD DATA reads it: decimal for BIGINT,
 // hex for BINARY(16) (the statement UNHEXes it), the canonical form for
 // the UUID type and for text.
-func appendKeyText(dst []byte, c column, unsigned bool, v *value) []byte {
+func appendKeyText(dst []byte, c engine.Column, unsigned bool, v *engine.Value) []byte {
 	switch c {
-	case colBigint:
+	case engine.ColBigint:
 		if unsigned {
-			return strconv.AppendUint(dst, v.u64, 10)
+			return strconv.AppendUint(dst, v.U64, 10)
 		}
-		return strconv.AppendInt(dst, v.i64, 10)
-	case colUUID:
-		return hex.AppendEncode(dst, v.b16[:])
-	case colUUIDNative:
-		return appendUUID(dst, v.b16)
+		return strconv.AppendInt(dst, v.I64, 10)
+	case engine.ColUUID:
+		return hex.AppendEncode(dst, v.B16[:])
+	case engine.ColUUIDNative:
+		return appendUUID(dst, v.B16)
 	}
-	return append(dst, v.str...)
+	return append(dst, v.Str...)
 }
 
 // appendUUID appends b in the canonical 8-4-4-4-12 form.
@@ -932,25 +936,25 @@ func appendUUID(dst []byte, b [16]byte) []byte {
 }
 
 // mysqlKey returns the parameter for a key in a prepared INSERT.
-func mysqlKey(c column, unsigned bool, v *value) any {
+func mysqlKey(c engine.Column, unsigned bool, v *engine.Value) any {
 	switch c {
-	case colBigint:
+	case engine.ColBigint:
 		if unsigned {
-			return v.u64
+			return v.U64
 		}
-		return v.i64
-	case colUUID:
-		b := v.b16
+		return v.I64
+	case engine.ColUUID:
+		b := v.B16
 		return b[:]
-	case colUUIDNative:
-		return string(appendUUID(nil, v.b16))
+	case engine.ColUUIDNative:
+		return string(appendUUID(nil, v.B16))
 	}
-	return v.str
+	return v.Str
 }
 
 // queries measures point lookups and "next N after id" range scans on keys
 // sampled from the loaded table.
-func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (point, rng Latency, err error) {
+func (e *mysqlEngine) queries(ctx context.Context, tbl string, r engine.Row, n int) (point, rng engine.Latency, err error) {
 	want := e.cfg.Lookups
 	frac := min(1, 4*float64(want)/float64(n))
 	rows, err := e.admin.QueryContext(ctx, fmt.Sprintf("SELECT id FROM %s WHERE RAND() < %g LIMIT %d", tbl, frac, 4*want))
@@ -961,15 +965,15 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 	for rows.Next() {
 		var k any
 		switch {
-		case r.col == colBigint && r.unsigned:
+		case r.Col == engine.ColBigint && r.Unsigned:
 			var v uint64
 			err = rows.Scan(&v)
 			k = v
-		case r.col == colIdentity || r.col == colBigint:
+		case r.Col == engine.ColIdentity || r.Col == engine.ColBigint:
 			var v int64
 			err = rows.Scan(&v)
 			k = v
-		case r.col == colUUID:
+		case r.Col == engine.ColUUID:
 			var v []byte
 			err = rows.Scan(&v)
 			k = v
@@ -1002,7 +1006,7 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 	defer scan.Close()
 	var id sql.RawBytes
 	var payload int64
-	return timeQueries(keys, func(k any) error {
+	return engine.TimeQueries(keys, func(k any) error {
 		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
 			return fail(ctx, "point lookup", err)
 		}
@@ -1025,9 +1029,9 @@ func (e *mysqlEngine) queries(ctx context.Context, tbl string, r row, n int) (po
 	})
 }
 
-// close drops the database with everything in it, restores the counters it
+// Close drops the database with everything in it, restores the counters it
 // enabled and closes the connections.
-func (e *mysqlEngine) close() error {
+func (e *mysqlEngine) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, c := range e.loaders {
@@ -1049,12 +1053,12 @@ func (e *mysqlEngine) close() error {
 	}
 	if e.dbName != "" && !e.keep {
 		if err := exec("DROP DATABASE IF EXISTS " + e.dbName); err != nil {
-			errs = append(errs, fmt.Errorf("dbbench: drop database %s: %s", e.dbName, oneLine(err.Error())))
+			errs = append(errs, fmt.Errorf("dbbench: drop database %s: %s", e.dbName, engine.OneLine(err.Error())))
 		}
 	}
 	for _, name := range e.enabled {
 		if err := exec("SET GLOBAL innodb_monitor_disable = '" + name + "'"); err != nil {
-			errs = append(errs, fmt.Errorf("dbbench: restore %s: %s", name, oneLine(err.Error())))
+			errs = append(errs, fmt.Errorf("dbbench: restore %s: %s", name, engine.OneLine(err.Error())))
 		}
 	}
 	e.enabled = nil
@@ -1069,9 +1073,9 @@ func (e *mysqlEngine) close() error {
 // mysqlConnLost reports whether err from the MySQL driver means the
 // connection is gone: the driver's invalid-connection errors, and server
 // errors 1053 (shutdown in progress), 1927 (connection killed), 2006 (gone
-// away) and 2013 (lost during query).
+// away) and 2013 (lost during query), else what ConnLost finds.
 func mysqlConnLost(err error) bool {
-	if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+	if errors.Is(err, mysql.ErrInvalidConn) {
 		return true
 	}
 	var me *mysql.MySQLError
@@ -1081,5 +1085,15 @@ func mysqlConnLost(err error) bool {
 			return true
 		}
 	}
-	return false
+	return engine.ConnLost(err)
 }
+
+func (e *mysqlEngine) ConnLost(err error) bool { return mysqlConnLost(err) }
+
+// fail is fail with the MySQL driver's errors (mysqlConnLost).
+func fail(ctx context.Context, what string, err error) error {
+	return engine.FailLost(ctx, what, err, mysqlConnLost)
+}
+
+// Finding: no load error of this engine is a finding.
+func (e *mysqlEngine) Finding(error, engine.Row) (string, bool) { return "", false }

@@ -1,4 +1,4 @@
-package dbbench
+package engine
 
 import (
 	"container/heap"
@@ -31,14 +31,14 @@ const (
 	DefaultClockSkew = time.Millisecond
 )
 
-// fleetSettings shape the simulated fleet of one row.
-type fleetSettings struct {
-	rate float64       // IDs per second across the fleet
-	skew time.Duration // standard deviation of the node clock offsets
-	seed uint64        // seeds the offsets and arrival times, not the IDs' random bits
+// FleetSettings shape the simulated fleet of one row.
+type FleetSettings struct {
+	Rate float64       // IDs per second across the fleet
+	Skew time.Duration // standard deviation of the node clock offsets
+	Seed uint64        // seeds the offsets and arrival times, not the IDs' random bits
 }
 
-// fleet simulates K application servers writing one table, each with its own generator,
+// Fleet simulates K application servers writing one table, each with its own generator,
 // node value and clock. Simulated time starts at the real time the fleet is made. Node i
 // issues IDs as a Poisson process of rate R/K, so the fleet as a whole issues R per second;
 // its clock reads true time plus a fixed offset drawn from a normal distribution with
@@ -50,22 +50,22 @@ type fleetSettings struct {
 // with that clock, and UUIDv7s are composed per node as google/uuid composes them (RFC 9562
 // method 3: 12 bits of sub-millisecond time, kept increasing per process) from the node's
 // clock. UUIDv4 keys take no time. It is safe for concurrent use.
-type fleet struct {
+type Fleet struct {
 	mu    sync.Mutex
-	col   column
+	Col   Column
 	nodes fleetHeap
 	rng   *rand.Rand
 	gap   float64   // mean gap between one node's IDs, in nanoseconds
-	start time.Time // true time zero
+	Start time.Time // true time zero
 	// closers release what node generators hold (a segment node's store connections).
 	closers []func()
-	// durability reads the class of the store a segment fleet shares; nil for other fleets.
-	durability func() []string
+	// Durability reads the class of the store a segment fleet shares; nil for other fleets.
+	Durability func() []string
 }
 
-// close releases what the nodes' generators hold, last taken first (the nodes before the
+// Close releases what the nodes' generators hold, last taken first (the nodes before the
 // store they share).
-func (f *fleet) close() {
+func (f *Fleet) Close() {
 	for i := len(f.closers) - 1; i >= 0; i-- {
 		f.closers[i]()
 	}
@@ -77,7 +77,7 @@ type fleetNode struct {
 	at     float64 // true time of its next ID, ns after start
 	offset time.Duration
 	clock  *fleetClock
-	next   func() (value, error)
+	Next   func() (Value, error)
 }
 
 // fleetClock is a node's clock: true time plus the node's offset, advanced by Sleep (a
@@ -102,33 +102,33 @@ func (h *fleetHeap) Pop() any {
 }
 
 // newFleet returns a fleet of k nodes generating the keys of r.
-func newFleet(r row, k int, fs fleetSettings) (*fleet, error) {
-	if fs.rate <= 0 || math.IsNaN(fs.rate) || math.IsInf(fs.rate, 0) {
-		return nil, fmt.Errorf("dbbench: fleet rate %v IDs/s: want a positive number", fs.rate)
+func newFleet(r Row, k int, fs FleetSettings) (*Fleet, error) {
+	if fs.Rate <= 0 || math.IsNaN(fs.Rate) || math.IsInf(fs.Rate, 0) {
+		return nil, fmt.Errorf("dbbench: fleet rate %v IDs/s: want a positive number", fs.Rate)
 	}
-	if fs.skew < 0 {
-		return nil, fmt.Errorf("dbbench: clock skew %v: want 0 or more", fs.skew)
+	if fs.Skew < 0 {
+		return nil, fmt.Errorf("dbbench: clock skew %v: want 0 or more", fs.Skew)
 	}
-	f := &fleet{
-		col:   r.col,
-		rng:   rand.New(rand.NewPCG(fs.seed, uint64(k))),
-		gap:   float64(k) / fs.rate * 1e9,
-		start: time.Now(),
+	f := &Fleet{
+		Col:   r.Col,
+		rng:   rand.New(rand.NewPCG(fs.Seed, uint64(k))),
+		gap:   float64(k) / fs.Rate * 1e9,
+		Start: time.Now(),
 	}
-	mk, err := fleetMaker(r, k, &f.closers, &f.durability)
+	mk, err := FleetMaker(r, k, &f.closers, &f.Durability)
 	if err != nil {
 		return nil, err
 	}
 	for i := range k {
-		n := &fleetNode{offset: time.Duration(f.rng.NormFloat64() * float64(fs.skew))}
+		n := &fleetNode{offset: time.Duration(f.rng.NormFloat64() * float64(fs.Skew))}
 		n.at = f.rng.ExpFloat64() * f.gap
-		n.clock = &fleetClock{now: f.start.Add(n.offset)}
+		n.clock = &fleetClock{now: f.Start.Add(n.offset)}
 		next, err := mk(i, n.clock)
 		if err != nil {
-			f.close()
-			return nil, fmt.Errorf("dbbench: scheme %q, simulated node %d: %w", r.label, i, err)
+			f.Close()
+			return nil, fmt.Errorf("dbbench: scheme %q, simulated node %d: %w", r.Label, i, err)
 		}
-		n.next = textForm(r, next)
+		n.Next = textForm(r, next)
 		f.nodes = append(f.nodes, n)
 	}
 	heap.Init(&f.nodes)
@@ -137,109 +137,109 @@ func newFleet(r row, k int, fs fleetSettings) (*fleet, error) {
 
 // textForm wraps next for rows stored as text: the 128-bit generators make 16 bytes, which
 // such a row stores in their canonical text (ULID or UUID, as the scheme's IDs are).
-func textForm(r row, next func() (value, error)) func() (value, error) {
-	switch r.col {
-	case colText, colTextICU, colTextDefault:
-	case colPublicText:
+func textForm(r Row, next func() (Value, error)) func() (Value, error) {
+	switch r.Col {
+	case ColText, ColTextICU, ColTextDefault:
+	case ColPublicText:
 		return publicTextForm(r, next)
 	default:
 		return next
 	}
 	from := idkit.FromUUID
-	if strings.HasPrefix(r.canon, "ulid") {
+	if strings.HasPrefix(r.Canon, "ulid") {
 		from = idkit.FromULID
 	}
-	return func() (value, error) {
+	return func() (Value, error) {
 		v, err := next()
-		if err == nil && v.str == "" {
-			v.str = from(v.b16).String()
+		if err == nil && v.Str == "" {
+			v.Str = from(v.B16).String()
 		}
 		return v, err
 	}
 }
 
-// publicTextForm wraps next for rows stored as their public text (colPublicText): the text
+// publicTextForm wraps next for rows stored as their public text (ColPublicText): the text
 // the scheme's codec writes for the 16 bytes of a 128-bit node's ID, or for the 64 bits of a
 // layout's.
-func publicTextForm(r row, next func() (value, error)) func() (value, error) {
-	c, err := idkit.NewCodec(r.spec)
+func publicTextForm(r Row, next func() (Value, error)) func() (Value, error) {
+	c, err := idkit.NewCodec(r.Spec)
 	if err != nil {
-		return func() (value, error) { return value{}, fmt.Errorf("dbbench: scheme %q: %w", r.label, err) }
+		return func() (Value, error) { return Value{}, fmt.Errorf("dbbench: scheme %q: %w", r.Label, err) }
 	}
-	return func() (value, error) {
+	return func() (Value, error) {
 		v, err := next()
 		if err != nil {
 			return v, err
 		}
-		id := idkit.FromUint64(v.u64)
-		if v.u64 == 0 {
-			id = idkit.FromUint64(uint64(v.i64)) // a node that fills only i64 (segment)
+		id := idkit.FromUint64(v.U64)
+		if v.U64 == 0 {
+			id = idkit.FromUint64(uint64(v.I64)) // a node that fills only i64 (segment)
 		}
-		if v.b16 != ([16]byte{}) {
-			id = idkit.FromUUID(v.b16)
+		if v.B16 != ([16]byte{}) {
+			id = idkit.FromUUID(v.B16)
 		}
-		if v.str, err = idkit.FormatID(c, id); err != nil {
-			return v, fmt.Errorf("dbbench: scheme %q: public text of an ID: %w", r.label, err)
+		if v.Str, err = idkit.FormatID(c, id); err != nil {
+			return v, fmt.Errorf("dbbench: scheme %q: public text of an ID: %w", r.Label, err)
 		}
 		return v, nil
 	}
 }
 
-// fleetMaker returns the constructor of node i's generator for row r. A constructor that opens
+// FleetMaker returns the constructor of node i's generator for row r. A constructor that opens
 // resources appends their release to closers.
-func fleetMaker(r row, k int, closers *[]func(), durability *func() []string) (func(i int, c *fleetClock) (func() (value, error), error), error) {
-	s, err := idkit.New(r.spec)
+func FleetMaker(r Row, k int, closers *[]func(), durability *func() []string) (func(i int, c *fleetClock) (func() (Value, error), error), error) {
+	s, err := idkit.New(r.Spec)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+		return nil, fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 	}
 	defer closeScheme(s)
 	if lo, ok := idkit.As[idkit.Layouter](s); ok {
 		l := lo.Layout()
 		if uint64(k) > l.Nodes() {
-			return nil, fmt.Errorf("dbbench: scheme %q holds %d nodes, fewer than --nodes %d", r.label, l.Nodes(), k)
+			return nil, fmt.Errorf("dbbench: scheme %q holds %d nodes, fewer than --nodes %d", r.Label, l.Nodes(), k)
 		}
-		return func(i int, c *fleetClock) (func() (value, error), error) {
+		return func(i int, c *fleetClock) (func() (Value, error), error) {
 			return snowflakeNode(l, uint64(i), c, r)
 		}, nil
 	}
 	switch name := s.Name(); {
 	case name == "ulid" || name == "ulid:monotonic=false":
 		mono := name == "ulid"
-		text := r.col == colText || r.col == colTextICU
-		return func(_ int, c *fleetClock) (func() (value, error), error) { return ulidNode(mono, text, c) }, nil
+		text := r.Col == ColText || r.Col == ColTextICU
+		return func(_ int, c *fleetClock) (func() (Value, error), error) { return ulidNode(mono, text, c) }, nil
 	case name == "uuidv7" || name == "typeid" || strings.HasPrefix(name, "typeid:"):
 		// A typeid generator is a UUIDv7 generator whose public text is a TypeID; the
 		// database stores the UUIDv7 (or, for RowTypeIDText, its text: publicTextForm).
-		return func(_ int, c *fleetClock) (func() (value, error), error) { return uuidv7Node(c) }, nil
+		return func(_ int, c *fleetClock) (func() (Value, error), error) { return uuidv7Node(c) }, nil
 	case name == "uuidv4" || strings.HasPrefix(name, "uuidv4:"):
-		return func(int, *fleetClock) (func() (value, error), error) {
-			g, err := idkit.New(r.spec)
+		return func(int, *fleetClock) (func() (Value, error), error) {
+			g, err := idkit.New(r.Spec)
 			if err != nil {
 				return nil, err
 			}
-			return func() (value, error) {
+			return func() (Value, error) {
 				id, err := g.Next()
-				return value{b16: id.Bytes16()}, err
+				return Value{B16: id.Bytes16()}, err
 			}, nil
 		}, nil
 	case strings.HasPrefix(name, "segment:"):
 		// A segment node reads no clock: it is a process of its own, counting through its own
-		// blocks of the store all nodes share (serverside.go). The nodes share one store
+		// blocks of the store all nodes share (package pg, serverside.go). The nodes share one store
 		// client too, as processes behind one connection pooler would: a connection each would
 		// take 1,024 server connections at --nodes 1024.
-		sp, err := idkit.ParseSpec(r.spec)
+		sp, err := idkit.ParseSpec(r.Spec)
 		if err != nil {
-			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 		}
 		url, _ := sp.Lookup("store")
 		key, _ := sp.Lookup("key")
 		step, _, err := sp.Uint("step", segment.MaxID/2)
 		if err != nil {
-			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 		}
 		st, err := segment.OpenStore(context.Background(), url)
 		if err != nil {
-			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.label, err)
+			return nil, fmt.Errorf("dbbench: scheme %q: %w", r.Label, err)
 		}
 		*closers = append(*closers, func() { st.Close() })
 		if d, ok := st.(segment.Durabler); ok {
@@ -247,19 +247,19 @@ func fleetMaker(r row, k int, closers *[]func(), durability *func() []string) (f
 				return []string{idkit.Redact("store 1 " + segment.DescribeStore(url) + ": " + d.Durability().String())}
 			}
 		}
-		return func(int, *fleetClock) (func() (value, error), error) {
+		return func(int, *fleetClock) (func() (Value, error), error) {
 			g, err := segment.New(segment.Settings{Key: key, Step: step, Stores: []segment.Store{sharedStore{st}}})
 			if err != nil {
 				return nil, err
 			}
 			*closers = append(*closers, func() { g.Close() })
-			return func() (value, error) {
+			return func() (Value, error) {
 				id, err := g.Next()
-				return value{i64: int64(id)}, err
+				return Value{I64: int64(id)}, err
 			}, nil
 		}, nil
 	default:
-		return nil, fmt.Errorf("dbbench: scheme %q: the fleet simulation (--nodes above 1) sets the clock of snowflake, sonyflake, ulid, uuidv7 and typeid generators and runs uuidv4; %s has no clock it can set", r.label, name)
+		return nil, fmt.Errorf("dbbench: scheme %q: the fleet simulation (--nodes above 1) sets the clock of snowflake, sonyflake, ulid, uuidv7 and typeid generators and runs uuidv4; %s has no clock it can set", r.Label, name)
 	}
 }
 
@@ -270,39 +270,39 @@ type sharedStore struct{ segment.Store }
 func (sharedStore) Close() error { return nil }
 
 // snowflakeNode is idkit's Snowflake generator for layout l and node, reading clock c, making
-// values for row r's column (colUint64, or unsigned on InnoDB, for layouts whose IDs set bit 63).
-func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, r row) (func() (value, error), error) {
+// values for row r's column (ColUint64, or unsigned on InnoDB, for layouts whose IDs set bit 63).
+func snowflakeNode(l layouts.Layout, node uint64, c *fleetClock, r Row) (func() (Value, error), error) {
 	g, err := schemes.NewSnowflake(schemes.SnowflakeSettings{Layout: l, Node: node, Clock: c})
 	if err != nil {
 		return nil, err
 	}
-	return func() (value, error) {
+	return func() (Value, error) {
 		u, err := g.Next()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
-		if u > math.MaxInt64 && r.col == colBigint && !r.unsigned {
-			return value{}, fmt.Errorf("layout %s made ID %d, which does not fit a signed bigint column", l.Name, u)
+		if u > math.MaxInt64 && r.Col == ColBigint && !r.Unsigned {
+			return Value{}, fmt.Errorf("layout %s made ID %d, which does not fit a signed bigint column", l.Name, u)
 		}
-		return value{i64: int64(u), u64: u}, nil
+		return Value{I64: int64(u), U64: u}, nil
 	}, nil
 }
 
 // ulidNode is idkit's ULID generator reading clock c, with its own entropy.
-func ulidNode(mono, text bool, c *fleetClock) (func() (value, error), error) {
+func ulidNode(mono, text bool, c *fleetClock) (func() (Value, error), error) {
 	g, err := schemes.NewULID(schemes.ULIDSettings{NonMonotonic: !mono, Clock: c, Entropy: seededMathRand()})
 	if err != nil {
 		return nil, err
 	}
-	return func() (value, error) {
+	return func() (Value, error) {
 		b, err := g.Next()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 		if text {
-			return value{str: ulid.ULID(b).String()}, nil
+			return Value{Str: ulid.ULID(b).String()}, nil
 		}
-		return value{b16: b}, nil
+		return Value{B16: b}, nil
 	}, nil
 }
 
@@ -318,12 +318,12 @@ func seededMathRand() *mrand.Rand {
 // 48 bits of Unix milliseconds, version 7, 12 bits of the sub-millisecond nanoseconds >> 8,
 // raised past the last value when the clock has not moved (so one node's UUIDs increase),
 // the variant, and 62 random bits.
-func uuidv7Node(c *fleetClock) (func() (value, error), error) {
+func uuidv7Node(c *fleetClock) (func() (Value, error), error) {
 	var seed [32]byte
 	_, _ = crand.Read(seed[:]) // crypto/rand.Read does not fail
 	rnd := rand.NewChaCha8(seed)
 	var last int64
-	return func() (value, error) {
+	return func() (Value, error) {
 		nano := c.Now().UnixNano()
 		milli := nano / 1e6
 		now := milli<<12 + (nano-milli*1e6)>>8
@@ -335,22 +335,22 @@ func uuidv7Node(c *fleetClock) (func() (value, error), error) {
 		binary.BigEndian.PutUint64(u[8:], rnd.Uint64())
 		binary.BigEndian.PutUint64(u[:8], uint64(now>>12)<<16|0x7000|uint64(now&0xfff))
 		u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-		return value{b16: u}, nil
+		return Value{B16: u}, nil
 	}, nil
 }
 
-// next fills v with the key the next node in true time issues.
-func (f *fleet) next(v *value) error {
+// Next fills v with the key the next node in true time issues.
+func (f *Fleet) Next(v *Value) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := f.nodes[0]
 	// The node's clock reads the true time of this arrival plus its offset, unless its
 	// generator already slept past that (a used-up tick): a clock never goes back, and the
 	// request waits as it would on a real server.
-	if t := f.start.Add(time.Duration(n.at) + n.offset); t.After(n.clock.now) {
+	if t := f.Start.Add(time.Duration(n.at) + n.offset); t.After(n.clock.now) {
 		n.clock.now = t
 	}
-	got, err := n.next()
+	got, err := n.Next()
 	if err != nil {
 		return fmt.Errorf("dbbench: generate ID: %w", err)
 	}

@@ -1,4 +1,4 @@
-package dbbench
+package engine
 
 import "time"
 

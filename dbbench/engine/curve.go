@@ -1,4 +1,4 @@
-package dbbench
+package engine
 
 import (
 	"sync"
@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// recorder counts inserted rows and samples the time at every chunk
+// Recorder counts inserted rows and samples the time at every chunk
 // boundary, for the throughput curve and the progress bar. It is safe for
 // concurrent use; its memory is fixed by the number of chunks.
-type recorder struct {
+type Recorder struct {
 	chunk    int64
-	total    int64
-	start    time.Time
+	Total    int64
+	Start    time.Time
 	done     atomic.Int64
 	progress func(n int64)
 
@@ -20,51 +20,51 @@ type recorder struct {
 	marks []time.Duration // marks[i]: when (i+1)*chunk rows were done
 }
 
-// newRecorder returns a recorder for a load of total rows inserted batch
+// NewRecorder returns a recorder for a load of total rows inserted batch
 // rows at a time. Its chunks are whole batches, about total/points rows each,
 // so that every chunk ends when a batch has been committed.
-func newRecorder(total, points, batch int, progress func(int64)) *recorder {
+func NewRecorder(total, points, batch int, progress func(int64)) *Recorder {
 	chunk := (int64(total) + int64(points) - 1) / int64(points)
 	b := int64(max(batch, 1))
 	chunk = max(1, (chunk+b-1)/b) * b
-	return &recorder{
+	return &Recorder{
 		chunk:    chunk,
-		total:    int64(total),
-		start:    time.Now(),
+		Total:    int64(total),
+		Start:    time.Now(),
 		progress: progress,
 		marks:    make([]time.Duration, 0, total/int(chunk)+2),
 	}
 }
 
-// add records n more rows inserted.
-func (r *recorder) add(n int64) {
+// Add records n more rows inserted.
+func (r *Recorder) Add(n int64) {
 	after := r.done.Add(n)
 	before := after - n
-	if after/r.chunk != before/r.chunk || after == r.total {
-		el := time.Since(r.start)
+	if after/r.chunk != before/r.chunk || after == r.Total {
+		el := time.Since(r.Start)
 		r.mu.Lock()
 		for int64(len(r.marks)+1)*r.chunk <= after {
 			r.marks = append(r.marks, el)
 		}
-		if after == r.total && int64(len(r.marks))*r.chunk < after {
+		if after == r.Total && int64(len(r.marks))*r.chunk < after {
 			r.marks = append(r.marks, el)
 		}
 		r.mu.Unlock()
 	}
-	if r.progress != nil && (after/4096 != before/4096 || after == r.total) {
+	if r.progress != nil && (after/4096 != before/4096 || after == r.Total) {
 		r.progress(after)
 	}
 }
 
-// curve returns the throughput of each chunk.
-func (r *recorder) curve() []Chunk {
+// Curve returns the throughput of each chunk.
+func (r *Recorder) Curve() []Chunk {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]Chunk, 0, len(r.marks))
 	var prevRows int64
 	var prevT time.Duration
 	for i, t := range r.marks {
-		rows := min(int64(i+1)*r.chunk, r.total)
+		rows := min(int64(i+1)*r.chunk, r.Total)
 		dt := (t - prevT).Seconds()
 		c := Chunk{Rows: rows}
 		if dt > 0 {

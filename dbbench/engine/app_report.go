@@ -1,31 +1,4 @@
-package dbbench
-
-// Workloads accepted in Config.Workload.
-const (
-	// WorkloadTable loads one table (id PRIMARY KEY, payload) per scheme: the default.
-	WorkloadTable = "table"
-	// WorkloadApp loads, per scheme, a parent table (id, created_at, customer, payload) and a
-	// child table (id, parent_id REFERENCES parent(id), payload) with an index on
-	// child(parent_id), one business operation (1 parent and Config.Children children) per
-	// transaction, or in bulk with ModeCopy; then it times "the rows of a time window" and "a
-	// parent with its children". See RunApp's fields in AppResult.
-	WorkloadApp = "app"
-)
-
-// Created-at index policies accepted in Config.CreatedAtIndex.
-const (
-	// CreatedAtNeeded puts an index on parent(created_at) only for schemes whose key cannot
-	// answer time ranges (uuidv4, bigserial/auto-increment): the default.
-	CreatedAtNeeded = "needed"
-	// CreatedAtAll puts it on every scheme's parent table, to show what it costs a
-	// time-ordered scheme and to time the time query both ways.
-	CreatedAtAll = "all"
-)
-
-// ModeTx is the app workload's default insert mode: each business operation is one
-// transaction of one parent INSERT and one multi-row child INSERT, from Config.Clients
-// connections.
-const ModeTx = "tx"
+package engine
 
 // AppResult is one scheme's figures under WorkloadApp: medians over the measured runs for
 // throughput, sizes and log volume; query latencies from the last run.

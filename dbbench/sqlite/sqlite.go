@@ -1,4 +1,4 @@
-package dbbench
+package sqlite
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/idkit/idkit/dbbench/engine"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,28 +18,31 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
+// Name is the engine's name in Config.DB and in a report's Settings.Engine.
+const Name = "sqlite"
+
 // SQLite settings dbbench pins, recorded in the report.
 const (
 	sqlitePageSize  = 4096
 	sqliteCacheSize = "-65536" // 64 MiB; negative means KiB in SQLite
 )
 
-// sqliteReport is the report dialect of SQLite.
-func sqliteReport() reportDialect {
-	return reportDialect{
-		title: "SQLite",
-		settingsLine: func(s Settings) string {
+// Report is the report dialect of SQLite.
+func Report() engine.ReportText {
+	return engine.ReportText{
+		Title: "SQLite",
+		SettingsLine: func(s engine.Settings) string {
 			return fmt.Sprintf("page_size %d, cache_size %s", s.SQLitePageSize, s.SQLiteCacheSize)
 		},
-		serverSettings: func(row func(k string, v any), s Settings) {
+		ServerSettings: func(row func(k string, v any), s engine.Settings) {
 			row("sqlite page_size", s.SQLitePageSize)
 			row("sqlite cache_size", s.SQLiteCacheSize)
 		},
-		appDriver:   "database/sql (modernc.org/sqlite)",
-		appBulkUnit: "transaction of prepared INSERTs",
-		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "one transaction of prepared INSERTs per batch of operations"},
-		textKeyNote: func(r row) string {
-			if r.col != colText {
+		AppDriver:   "database/sql (modernc.org/sqlite)",
+		AppBulkUnit: "transaction of prepared INSERTs",
+		AppBaseline: map[string]string{engine.ModeTx: "one transaction of 2 INSERTs per operation", engine.ModeCopy: "one transaction of prepared INSERTs per batch of operations"},
+		TextKeyNote: func(r engine.Row) string {
+			if r.Col != engine.ColText {
 				return ""
 			}
 			return "ulid-text stores 26 bytes of text per key against 16 bytes for a BLOB, compared with SQLite's BINARY collation (memcmp). A NOCASE or application collation makes every comparison slower."
@@ -49,7 +53,7 @@ func sqliteReport() reportDialect {
 // sqliteEngine runs the benchmark on an embedded SQLite database in a
 // temporary directory that close removes.
 type sqliteEngine struct {
-	cfg     Config
+	cfg     engine.Options
 	dir     string
 	path    string
 	db      *sql.DB
@@ -64,12 +68,12 @@ type sqliteEngine struct {
 	keep    bool        // close leaves the file: a successful app run with Config.Keep
 }
 
-func openSQLite(ctx context.Context, cfg Config) (*sqliteEngine, error) {
+func openSQLite(ctx context.Context, cfg engine.Options) (*sqliteEngine, error) {
 	dir, err := os.MkdirTemp("", "idbench-sqlite-")
 	if err != nil {
 		return nil, fmt.Errorf("dbbench: sqlite: create temp dir: %w", err)
 	}
-	e := &sqliteEngine{cfg: cfg, dir: dir, path: filepath.Join(dir, "bench.db"), batch: cfg.batchFor(true)}
+	e := &sqliteEngine{cfg: cfg, dir: dir, path: filepath.Join(dir, "bench.db"), batch: cfg.BatchFor(true)}
 	// wal_autocheckpoint(0): dbbench checkpoints itself, so that it can count
 	// the bytes each load writes to the WAL before the WAL is reset.
 	dsn := "file:" + e.path + "?_pragma=page_size(" + strconv.Itoa(sqlitePageSize) + ")" +
@@ -83,19 +87,19 @@ func openSQLite(ctx context.Context, cfg Config) (*sqliteEngine, error) {
 	e.db.SetMaxOpenConns(cfg.Clients + 1)
 	e.db.SetMaxIdleConns(cfg.Clients + 1)
 	if err := e.db.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&e.version); err != nil {
-		e.close()
-		return nil, fail(ctx, "sqlite: read version", err)
+		e.Close()
+		return nil, engine.Fail(ctx, "sqlite: read version", err)
 	}
 	var n int
 	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM dbstat").Scan(&n); err != nil {
-		e.close()
-		return nil, fail(ctx, "sqlite: dbstat is not available", err)
+		e.Close()
+		return nil, engine.Fail(ctx, "sqlite: dbstat is not available", err)
 	}
 	return e, nil
 }
 
-func (e *sqliteEngine) settings(s *Settings) {
-	s.Engine = EngineSQLite
+func (e *sqliteEngine) Settings(s *engine.Settings) {
+	s.Engine = Name
 	s.ServerVersion = "SQLite " + e.version + " (modernc.org/sqlite)"
 	s.Statistics = "dbstat"
 	s.SQLitePageSize = sqlitePageSize
@@ -103,35 +107,37 @@ func (e *sqliteEngine) settings(s *Settings) {
 	s.Batch = e.batch
 }
 
-func (e *sqliteEngine) batchSize() int { return e.batch }
+func (e *sqliteEngine) BatchSize() int { return e.batch }
 
-func (e *sqliteEngine) hasBaseline() bool { return false }
+func (e *sqliteEngine) HasBaseline() bool { return false }
 
-func (e *sqliteEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+func (e *sqliteEngine) ColumnTypeOf(r engine.Row) string { return e.columnType(r.Col) }
 
-// tableRows: SQLite runs every row Run accepted.
-func (e *sqliteEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+// TableRows: SQLite runs every row Run accepted.
+func (e *sqliteEngine) TableRows(rows []engine.Row, _ []string) ([]engine.Row, []string) {
+	return rows, nil
+}
 
-// tableNotes: run.go's notes cover SQLite.
-func (e *sqliteEngine) tableNotes(*Report, []row, []string) []string { return nil }
+// TableNotes: run.go's notes cover SQLite.
+func (e *sqliteEngine) TableNotes(*engine.Report, []engine.Row, []string) []string { return nil }
 
-func (e *sqliteEngine) columnType(c column) string {
+func (e *sqliteEngine) columnType(c engine.Column) string {
 	switch c {
-	case colIdentity:
+	case engine.ColIdentity:
 		return "BIGINT (sequence)"
-	case colBigint:
+	case engine.ColBigint:
 		return "BIGINT"
-	case colUint64:
+	case engine.ColUint64:
 		return "BLOB(8), big-endian"
-	case colUUID:
+	case engine.ColUUID:
 		return "BLOB(16)"
 	default:
 		return "TEXT"
 	}
 }
 
-func (e *sqliteEngine) baseline(context.Context, int, *recorder) (metrics, error) {
-	return metrics{}, errNoBaseline
+func (e *sqliteEngine) Baseline(context.Context, int, *engine.Recorder) (engine.Metrics, error) {
+	return engine.Metrics{}, engine.ErrNoBaseline
 }
 
 // walBytes counts the bytes written to the WAL since the last call and
@@ -157,27 +163,27 @@ func (e *sqliteEngine) walBytes(ctx context.Context, db interface {
 	return n, nil
 }
 
-func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
-	src, err := newSource(r, e.cfg.Nodes)
+func (e *sqliteEngine) Load(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+	src, err := engine.NewSource(r, e.cfg.Nodes)
 	if err != nil {
 		return m, err
 	}
-	defer src.close()
-	defer func() { m.durability = src.durability() }() // before close
+	defer src.Close()
+	defer func() { m.Durability = src.Durability() }() // before close
 	e.tables++
 	tbl := "t" + strconv.Itoa(e.tables)
 	idx := "sqlite_autoindex_" + tbl + "_1"
-	if r.col == colTextICU {
-		return m, errICUSQLite
+	if r.Col == engine.ColTextICU {
+		return m, engine.ErrICUSQLite
 	}
 	// An ID with bit 63 set does not fit SQLite's signed INTEGER, and its
 	// decimal text would become a lossy REAL in a BIGINT column: it goes in
 	// as 8 big-endian bytes, whose BLOB order is the IDs' order.
-	typ := map[column]string{colIdentity: "BIGINT", colBigint: "BIGINT", colUint64: "BLOB", colUUID: "BLOB", colText: "TEXT", colPublicText: "TEXT"}[r.col]
+	typ := map[engine.Column]string{engine.ColIdentity: "BIGINT", engine.ColBigint: "BIGINT", engine.ColUint64: "BLOB", engine.ColUUID: "BLOB", engine.ColText: "TEXT", engine.ColPublicText: "TEXT"}[r.Col]
 	// BIGINT, not INTEGER: "INTEGER PRIMARY KEY" would make id the rowid and
 	// leave no separate index to measure.
 	if _, err := e.db.ExecContext(ctx, "CREATE TABLE "+tbl+" (id "+typ+" NOT NULL PRIMARY KEY, payload INTEGER NOT NULL)"); err != nil {
-		return m, fail(ctx, "sqlite: create table", err)
+		return m, engine.Fail(ctx, "sqlite: create table", err)
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -185,11 +191,11 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		if _, derr := e.db.ExecContext(dctx, "DROP TABLE IF EXISTS "+tbl); derr == nil {
 			_, derr = e.walBytes(dctx, e.db)
 		} else if err == nil {
-			err = fail(dctx, "sqlite: drop table", derr)
+			err = engine.Fail(dctx, "sqlite: drop table", derr)
 		}
 	}()
 	if _, err := e.walBytes(ctx, e.db); err != nil {
-		return m, fail(ctx, "sqlite: checkpoint", err)
+		return m, engine.Fail(ctx, "sqlite: checkpoint", err)
 	}
 	var walTotal int64
 	var walMu sync.Mutex
@@ -201,40 +207,40 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		return err
 	}
 
-	rec.start = time.Now()
-	cl := &claimer{total: int64(n), batch: int64(e.batch)}
-	err = workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
+	rec.Start = time.Now()
+	cl := &engine.Claimer{Total: int64(n), Batch: int64(e.batch)}
+	err = engine.Workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
 		conn, err := e.db.Conn(ctx)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		var v value
+		var v engine.Value
 		args := func(dst []any) ([]any, error) {
-			if err := src.nextContext(ctx, &v); err != nil {
+			if err := src.NextContext(ctx, &v); err != nil {
 				return nil, err
 			}
-			switch r.col {
-			case colIdentity, colBigint:
-				return append(dst, v.i64), nil
-			case colUint64:
-				return append(dst, binary.BigEndian.AppendUint64(make([]byte, 0, 8), v.u64)), nil
-			case colUUID:
-				b := v.b16
+			switch r.Col {
+			case engine.ColIdentity, engine.ColBigint:
+				return append(dst, v.I64), nil
+			case engine.ColUint64:
+				return append(dst, binary.BigEndian.AppendUint64(make([]byte, 0, 8), v.U64)), nil
+			case engine.ColUUID:
+				b := v.B16
 				return append(dst, b[:]), nil
 			default:
-				return append(dst, v.str), nil
+				return append(dst, v.Str), nil
 			}
 		}
 		one := "INSERT INTO " + tbl + " (id, payload) VALUES (?, ?)"
 		sinceWAL := 0
 		for {
-			start, count, ok := cl.claim()
+			start, count, ok := cl.Claim()
 			if !ok {
 				return nil
 			}
 			switch e.cfg.Mode {
-			case ModeCopy:
+			case engine.ModeCopy:
 				tx, err := conn.BeginTx(ctx, nil)
 				if err != nil {
 					return err
@@ -259,8 +265,8 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 				if err := tx.Commit(); err != nil {
 					return err
 				}
-				rec.add(count)
-			case ModeBatch:
+				rec.Add(count)
+			case engine.ModeBatch:
 				buf := make([]any, 0, 2*count)
 				for i := int64(0); i < count; i++ {
 					if buf, err = args(buf); err != nil {
@@ -272,7 +278,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 				if _, err := conn.ExecContext(ctx, q, buf...); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			default:
 				buf, err := args(make([]any, 0, 2))
 				if err != nil {
@@ -281,7 +287,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 				if _, err := conn.ExecContext(ctx, one, append(buf, start+1)...); err != nil {
 					return err
 				}
-				rec.add(1)
+				rec.Add(1)
 			}
 			// Count and reset the WAL now and then, so it does not grow
 			// without bound.
@@ -294,31 +300,31 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		}
 	})
 	if err != nil {
-		return m, fail(ctx, "sqlite: load rows", err)
+		return m, engine.Fail(ctx, "sqlite: load rows", err)
 	}
-	m.seconds = time.Since(rec.start).Seconds()
-	m.curve = rec.curve()
+	m.Seconds = time.Since(rec.Start).Seconds()
+	m.Curve = rec.Curve()
 	if w, err := e.walBytes(ctx, e.db); err != nil {
-		return m, fail(ctx, "sqlite: checkpoint", err)
+		return m, engine.Fail(ctx, "sqlite: checkpoint", err)
 	} else {
 		walTotal += w
 	}
-	m.walBytes = walTotal
+	m.WALBytes = walTotal
 
-	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM "+tbl).Scan(&m.rows); err != nil {
-		return m, fail(ctx, "sqlite: count rows", err)
+	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM "+tbl).Scan(&m.Rows); err != nil {
+		return m, engine.Fail(ctx, "sqlite: count rows", err)
 	}
-	if m.rows != int64(n) {
-		return m, fmt.Errorf("dbbench: sqlite: loaded %d rows, table holds %d", n, m.rows)
+	if m.Rows != int64(n) {
+		return m, fmt.Errorf("dbbench: sqlite: loaded %d rows, table holds %d", n, m.Rows)
 	}
-	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", idx).Scan(&m.indexBytes); err != nil {
-		return m, fail(ctx, "sqlite: dbstat", err)
+	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", idx).Scan(&m.IndexBytes); err != nil {
+		return m, engine.Fail(ctx, "sqlite: dbstat", err)
 	}
-	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", tbl).Scan(&m.tableBytes); err != nil {
-		return m, fail(ctx, "sqlite: dbstat", err)
+	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", tbl).Scan(&m.TableBytes); err != nil {
+		return m, engine.Fail(ctx, "sqlite: dbstat", err)
 	}
-	m.structure(tbl, "table", m.tableBytes)
-	m.structure(idx, "primary key", m.indexBytes)
+	m.Structure(tbl, "table", m.TableBytes)
+	m.Structure(idx, "primary key", m.IndexBytes)
 	if !measure {
 		return m, nil
 	}
@@ -326,7 +332,7 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 		return m, err
 	}
 	if e.cfg.Lookups > 0 {
-		if m.lookup, m.rangeScan, err = e.queries(ctx, tbl, n); err != nil {
+		if m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, n); err != nil {
 			return m, err
 		}
 	}
@@ -336,10 +342,10 @@ func (e *sqliteEngine) load(ctx context.Context, r row, n int, measure bool, rec
 // leafStats computes leaf density (used bytes of leaf pages) and leaf
 // fragmentation (share of leaf pages, in key order, whose successor lies at
 // a lower page number, as pgstatindex defines it) from dbstat.
-func (e *sqliteEngine) leafStats(ctx context.Context, idx string, m *metrics) error {
+func (e *sqliteEngine) leafStats(ctx context.Context, idx string, m *engine.Metrics) error {
 	rows, err := e.db.QueryContext(ctx, "SELECT pageno, pgsize, unused FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path", idx)
 	if err != nil {
-		return fail(ctx, "sqlite: dbstat", err)
+		return engine.Fail(ctx, "sqlite: dbstat", err)
 	}
 	defer rows.Close()
 	var leaves, back, used, size int64
@@ -347,7 +353,7 @@ func (e *sqliteEngine) leafStats(ctx context.Context, idx string, m *metrics) er
 	for rows.Next() {
 		var pageno, pgsize, unused int64
 		if err := rows.Scan(&pageno, &pgsize, &unused); err != nil {
-			return fail(ctx, "sqlite: dbstat", err)
+			return engine.Fail(ctx, "sqlite: dbstat", err)
 		}
 		if prev >= 0 && pageno < prev {
 			back++
@@ -358,49 +364,49 @@ func (e *sqliteEngine) leafStats(ctx context.Context, idx string, m *metrics) er
 		size += pgsize
 	}
 	if err := rows.Err(); err != nil {
-		return fail(ctx, "sqlite: dbstat", err)
+		return engine.Fail(ctx, "sqlite: dbstat", err)
 	}
 	if leaves == 0 || size == 0 {
 		return errors.New("dbbench: sqlite: index has no leaf pages")
 	}
-	m.density = ptr(100 * float64(used) / float64(size))
-	m.frag = ptr(100 * float64(back) / float64(leaves))
-	m.leafPages = ptr(leaves)
+	m.Density = engine.Ptr(100 * float64(used) / float64(size))
+	m.Frag = engine.Ptr(100 * float64(back) / float64(leaves))
+	m.LeafPages = engine.Ptr(leaves)
 	return nil
 }
 
-func (e *sqliteEngine) queries(ctx context.Context, tbl string, n int) (point, rng Latency, err error) {
+func (e *sqliteEngine) queries(ctx context.Context, tbl string, n int) (point, rng engine.Latency, err error) {
 	rows, err := e.db.QueryContext(ctx, "SELECT id FROM "+tbl+" ORDER BY random() LIMIT ?", e.cfg.Lookups)
 	if err != nil {
-		return point, rng, fail(ctx, "sqlite: sample keys", err)
+		return point, rng, engine.Fail(ctx, "sqlite: sample keys", err)
 	}
 	var keys []any
 	for rows.Next() {
 		var k any
 		if err := rows.Scan(&k); err != nil {
 			rows.Close()
-			return point, rng, fail(ctx, "sqlite: sample keys", err)
+			return point, rng, engine.Fail(ctx, "sqlite: sample keys", err)
 		}
 		keys = append(keys, k)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return point, rng, fail(ctx, "sqlite: sample keys", err)
+		return point, rng, engine.Fail(ctx, "sqlite: sample keys", err)
 	}
 	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return point, rng, fail(ctx, "sqlite: connect", err)
+		return point, rng, engine.Fail(ctx, "sqlite: connect", err)
 	}
 	defer conn.Close()
 	lookup, err := conn.PrepareContext(ctx, "SELECT payload FROM "+tbl+" WHERE id = ?")
 	if err != nil {
-		return point, rng, fail(ctx, "sqlite: prepare lookup", err)
+		return point, rng, engine.Fail(ctx, "sqlite: prepare lookup", err)
 	}
 	defer lookup.Close()
 	scan, err := conn.PrepareContext(ctx, "SELECT id, payload FROM "+tbl+" WHERE id > ? ORDER BY id LIMIT "+strconv.Itoa(e.cfg.RangeN))
 	if err != nil {
-		return point, rng, fail(ctx, "sqlite: prepare range scan", err)
+		return point, rng, engine.Fail(ctx, "sqlite: prepare range scan", err)
 	}
 	defer scan.Close()
 	pd := make([]time.Duration, 0, len(keys))
@@ -409,27 +415,27 @@ func (e *sqliteEngine) queries(ctx context.Context, tbl string, n int) (point, r
 		t0 := time.Now()
 		var payload int64
 		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
-			return point, rng, fail(ctx, "sqlite: point lookup", err)
+			return point, rng, engine.Fail(ctx, "sqlite: point lookup", err)
 		}
 		pd = append(pd, time.Since(t0))
 		t0 = time.Now()
 		rows, err := scan.QueryContext(ctx, k)
 		if err != nil {
-			return point, rng, fail(ctx, "sqlite: range scan", err)
+			return point, rng, engine.Fail(ctx, "sqlite: range scan", err)
 		}
 		for rows.Next() {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return point, rng, fail(ctx, "sqlite: range scan", err)
+			return point, rng, engine.Fail(ctx, "sqlite: range scan", err)
 		}
 		rd = append(rd, time.Since(t0))
 	}
-	return latencies(pd), latencies(rd), nil
+	return engine.Latencies(pd), engine.Latencies(rd), nil
 }
 
-// close closes the database and removes its directory.
-func (e *sqliteEngine) close() error {
+// Close closes the database and removes its directory.
+func (e *sqliteEngine) Close() error {
 	var errs []error
 	for _, c := range e.loaders {
 		c.Close()
@@ -449,3 +455,32 @@ func (e *sqliteEngine) close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Columns is SQLite's column rule: no ICU collations, no server-made keys, no
+// MariaDB/MySQL column types, and a layout that may reach bit 63 later stays signed.
+func Columns(r engine.Row) (engine.Row, error) {
+	switch {
+	case r.Col == engine.ColTextICU:
+		return r, engine.ErrICUSQLite
+	case r.Col == engine.ColServerBigint || r.Col == engine.ColServerUUID || r.StoreStep > 0:
+		return r, engine.ErrServerSide(r.Label)
+	case r.Col == engine.ColTextDefault || r.Col == engine.ColUUIDNative:
+		return r, engine.ErrForInnoDB(r.Label)
+	}
+	r.Unsigned = false
+	return r, nil
+}
+
+// Open opens a database in a new temporary directory.
+func Open(ctx context.Context, o engine.Options) (engine.Engine, func() error, error) {
+	e, err := openSQLite(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.Close, nil
+}
+
+func (e *sqliteEngine) ConnLost(err error) bool { return engine.ConnLost(err) }
+
+// Finding: no load error of this engine is a finding.
+func (e *sqliteEngine) Finding(error, engine.Row) (string, bool) { return "", false }

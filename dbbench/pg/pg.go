@@ -1,9 +1,10 @@
-package dbbench
+package pg
 
 import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -11,20 +12,34 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/engine"
+
+	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// pgReport is the report dialect of PostgreSQL (pg-local, pg, a connection string).
-func pgReport() reportDialect {
-	return reportDialect{
-		title:       "PostgreSQL",
-		checkpoints: true,
-		settingsLine: func(s Settings) string {
+// Names of the engine in Config.DB and in a report's Settings.Engine.
+const (
+	// Local starts a private throwaway PostgreSQL cluster (package pglocal) for the run and
+	// removes it afterwards.
+	Local = "pg-local"
+	// Server connects to an existing server: the one the libpq environment variables
+	// (PGHOST, PGPORT, PGUSER, PGDATABASE, …) describe, or a connection string.
+	Server = "pg"
+)
+
+// Report is the report dialect of PostgreSQL (pg-local, pg, a connection string).
+func Report() engine.ReportText {
+	return engine.ReportText{
+		Title:       "PostgreSQL",
+		Checkpoints: true,
+		SettingsLine: func(s engine.Settings) string {
 			return fmt.Sprintf("shared_buffers %s, max_wal_size %s, checkpoint_timeout %s, fsync %s, synchronous_commit %s, full_page_writes %s",
 				s.SharedBuffers, s.MaxWALSize, s.CheckpointTimeout, s.Fsync, s.SynchronousCommit, s.FullPageWrites)
 		},
-		serverSettings: func(row func(k string, v any), s Settings) {
+		ServerSettings: func(row func(k string, v any), s engine.Settings) {
 			row("shared_buffers", s.SharedBuffers)
 			row("max_wal_size", s.MaxWALSize)
 			row("checkpoint_timeout", s.CheckpointTimeout)
@@ -33,11 +48,11 @@ func pgReport() reportDialect {
 			row("full_page_writes", s.FullPageWrites)
 			row("wal_compression", s.WALCompression)
 		},
-		appDriver:   "pgx",
-		appBulkUnit: "COPY",
-		appBaseline: map[string]string{ModeTx: "one transaction of 2 INSERTs per operation", ModeCopy: "COPY of parents, then of children"},
-		textKeyNote: func(r row) string {
-			if r.col != colText && r.col != colTextICU {
+		AppDriver:   "pgx",
+		AppBulkUnit: "COPY",
+		AppBaseline: map[string]string{engine.ModeTx: "one transaction of 2 INSERTs per operation", engine.ModeCopy: "COPY of parents, then of children"},
+		TextKeyNote: func(r engine.Row) string {
+			if r.Col != engine.ColText && r.Col != engine.ColTextICU {
 				return ""
 			}
 			return `ulid-text stores 26 bytes of text plus a length byte per key, against 16 bytes for uuid, and compares with memcmp only because of COLLATE "C". Under a linguistic collation every comparison in the B-tree goes through the collation library instead; the row ulid-text-icu (COLLATE "und-x-icu", whose order matches "C" for upper-case ULID text) measures what that adds. A database whose default collation is linguistic (en_US.UTF-8) puts every text key there unless the column says COLLATE "C".`
@@ -48,7 +63,7 @@ func pgReport() reportDialect {
 // pgEngine runs the benchmark on a PostgreSQL server, inside a schema of its
 // own (idbench_<random>) that it drops when done.
 type pgEngine struct {
-	cfg     Config
+	cfg     engine.Options
 	kind    string // EnginePGLocal or EnginePGEnv
 	connCfg *pgx.ConnConfig
 	admin   *pgx.Conn   // measurements and DDL
@@ -64,7 +79,7 @@ type pgEngine struct {
 	walStats      bool   // pg_stat_wal.wal_fpi exists
 	flushStats    bool   // pg_stat_force_next_flush exists
 	ckptQuery     string // "" when unknown
-	set           Settings
+	set           engine.Settings
 	serverDefault string // the id column's DEFAULT for server-made rows (serverside.go)
 	reopen        string // the command that opens the schema Config.Keep leaves
 	keep          bool   // close leaves the schema: a successful run with Config.Keep
@@ -87,26 +102,26 @@ const ExtSchema = "idbench_ext"
 const extLockKey int64 = 0x6964627374617400
 
 // openPG connects to the server at dsn and creates the benchmark schema.
-func openPG(ctx context.Context, cfg Config, kind, dsn string) (*pgEngine, error) {
+func openPG(ctx context.Context, cfg engine.Options, kind, dsn string) (*pgEngine, error) {
 	connCfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", engine.OneLine(err.Error()))
 	}
 	return openPGConfig(ctx, cfg, kind, connCfg, dsn)
 }
 
 // openPGConfig is openPG for a connection string already parsed (connCfg, which it changes);
 // dsn is the string, for the command that reopens a kept schema.
-func openPGConfig(ctx context.Context, cfg Config, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
+func openPGConfig(ctx context.Context, cfg engine.Options, kind string, connCfg *pgx.ConnConfig, dsn string) (*pgEngine, error) {
 	connCfg.RuntimeParams["application_name"] = appName
 	if connCfg.ConnectTimeout == 0 {
 		connCfg.ConnectTimeout = 15 * time.Second
 	}
-	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.batchFor(false)}
+	e := &pgEngine{cfg: cfg, kind: kind, connCfg: connCfg, batch: cfg.BatchFor(false)}
 	var err error
 	e.admin, err = pgx.ConnectConfig(ctx, connCfg)
 	if err != nil {
-		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("dbbench: connect to PostgreSQL: %s", engine.OneLine(err.Error()))
 	}
 	var b [4]byte
 	if _, err := crand.Read(b[:]); err != nil {
@@ -120,7 +135,7 @@ func openPGConfig(ctx context.Context, cfg Config, kind string, connCfg *pgx.Con
 		return nil, fail(ctx, "create schema "+e.schema+" (the user needs CREATE on the database)", err)
 	}
 	if err := e.probe(ctx); err != nil {
-		_ = e.close()
+		_ = e.Close()
 		return nil, err
 	}
 	return e, nil
@@ -149,17 +164,17 @@ func (e *pgEngine) probe(ctx context.Context) error {
 	}
 	if e.statsFn != "" {
 		s.Statistics = "pgstattuple"
-		if e.statsCreated && e.kind != EnginePGLocal { // a pg-local cluster goes whole
+		if e.statsCreated && e.kind != Local { // a pg-local cluster goes whole
 			s.LeftBehind = "extension pgstattuple in schema " + ExtSchema + " (database-wide, other sessions may rely on it)"
 		}
 	} else {
 		s.Statistics = "unavailable: " + e.statsWhy
 	}
 
-	if e.cfg.Profile == ProfileSteady {
+	if e.cfg.Profile == engine.ProfileSteady {
 		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err == nil {
 			e.canCheckpoint = true
-		} else if ctx.Err() != nil || connLost(err) {
+		} else if ctx.Err() != nil || engine.ConnLost(err) {
 			return fail(ctx, "checkpoint", err)
 		}
 	}
@@ -228,7 +243,7 @@ func (e *pgEngine) ensureStats(ctx context.Context) error {
 	case err == nil:
 		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
 		return nil
-	case ctx.Err() != nil || connLost(err):
+	case ctx.Err() != nil || engine.ConnLost(err):
 		e.statsCreated = false
 		return fail(ctx, "create extension pgstattuple", err)
 	}
@@ -238,11 +253,11 @@ func (e *pgEngine) ensureStats(ctx context.Context) error {
 		e.statsFn = pgx.Identifier{nsp, "pgstatindex"}.Sanitize()
 		return nil
 	}
-	e.statsWhy = "cannot create extension pgstattuple: " + oneLine(err.Error())
+	e.statsWhy = "cannot create extension pgstattuple: " + engine.OneLine(err.Error())
 	return nil
 }
 
-func (e *pgEngine) settings(s *Settings) {
+func (e *pgEngine) Settings(s *engine.Settings) {
 	v := e.set
 	v.Fillfactor, v.Rows, v.Mode = s.Fillfactor, s.Rows, s.Mode
 	*s = mergeSettings(*s, v)
@@ -250,7 +265,7 @@ func (e *pgEngine) settings(s *Settings) {
 }
 
 // mergeSettings copies the engine fields of e into s.
-func mergeSettings(s, e Settings) Settings {
+func mergeSettings(s, e engine.Settings) engine.Settings {
 	s.Engine = e.Engine
 	s.ServerVersion = e.ServerVersion
 	s.SharedBuffers = e.SharedBuffers
@@ -269,33 +284,35 @@ func mergeSettings(s, e Settings) Settings {
 	return s
 }
 
-func (e *pgEngine) batchSize() int { return e.batch }
+func (e *pgEngine) BatchSize() int { return e.batch }
 
-func (e *pgEngine) hasBaseline() bool { return true }
+func (e *pgEngine) HasBaseline() bool { return true }
 
-func (e *pgEngine) columnTypeOf(r row) string { return e.columnType(r.col) }
+func (e *pgEngine) ColumnTypeOf(r engine.Row) string { return e.columnType(r.Col) }
 
-// tableRows: PostgreSQL runs every row Run accepted.
-func (e *pgEngine) tableRows(rows []row, _ []string) ([]row, []string) { return rows, nil }
+// TableRows: PostgreSQL runs every row Run accepted.
+func (e *pgEngine) TableRows(rows []engine.Row, _ []string) ([]engine.Row, []string) {
+	return rows, nil
+}
 
-// tableNotes: run.go's notes cover PostgreSQL.
-func (e *pgEngine) tableNotes(*Report, []row, []string) []string { return nil }
+// TableNotes: run.go's notes cover PostgreSQL.
+func (e *pgEngine) TableNotes(*engine.Report, []engine.Row, []string) []string { return nil }
 
-func (e *pgEngine) columnType(c column) string {
+func (e *pgEngine) columnType(c engine.Column) string {
 	switch c {
-	case colIdentity:
+	case engine.ColIdentity:
 		return "bigint identity"
-	case colBigint:
+	case engine.ColBigint:
 		return "bigint"
-	case colUint64:
+	case engine.ColUint64:
 		return "numeric(20,0)"
-	case colUUID:
+	case engine.ColUUID:
 		return "uuid"
-	case colTextICU:
+	case engine.ColTextICU:
 		return `text COLLATE "und-x-icu"`
-	case colServerBigint:
+	case engine.ColServerBigint:
 		return "bigint DEFAULT next_id()"
-	case colServerUUID:
+	case engine.ColServerUUID:
 		return "uuid DEFAULT uuidv7()"
 	default:
 		return `text COLLATE "C"`
@@ -315,20 +332,20 @@ func (e *pgEngine) loaderConns(ctx context.Context) ([]*pgx.Conn, error) {
 }
 
 // createTable creates the next benchmark table and returns its name.
-func (e *pgEngine) createTable(ctx context.Context, c column) (pgx.Identifier, error) {
+func (e *pgEngine) createTable(ctx context.Context, c engine.Column) (pgx.Identifier, error) {
 	e.tables++
 	name := pgx.Identifier{e.schema, "t" + strconv.Itoa(e.tables)}
-	def := "id " + map[column]string{
-		colIdentity:   "bigint GENERATED ALWAYS AS IDENTITY",
-		colBigint:     "bigint NOT NULL",
-		colUint64:     "numeric(20,0) NOT NULL",
-		colUUID:       "uuid NOT NULL",
-		colText:       `text COLLATE "C" NOT NULL`,
-		colTextICU:    `text COLLATE "und-x-icu" NOT NULL`,
-		colPublicText: `text COLLATE "C" NOT NULL`,
+	def := "id " + map[engine.Column]string{
+		engine.ColIdentity:   "bigint GENERATED ALWAYS AS IDENTITY",
+		engine.ColBigint:     "bigint NOT NULL",
+		engine.ColUint64:     "numeric(20,0) NOT NULL",
+		engine.ColUUID:       "uuid NOT NULL",
+		engine.ColText:       `text COLLATE "C" NOT NULL`,
+		engine.ColTextICU:    `text COLLATE "und-x-icu" NOT NULL`,
+		engine.ColPublicText: `text COLLATE "C" NOT NULL`,
 		// serverside.go
-		colServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
-		colServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,
+		engine.ColServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
+		engine.ColServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,
 	}[c]
 	ddl := fmt.Sprintf(`CREATE TABLE %s (%s, payload bigint NOT NULL,
 		CONSTRAINT %s PRIMARY KEY (id) WITH (fillfactor = %d))
@@ -385,23 +402,23 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	return s, nil
 }
 
-func (e *pgEngine) load(ctx context.Context, r row, n int, measure bool, rec *recorder) (m metrics, err error) {
+func (e *pgEngine) Load(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
 	if r, err = e.prepareServerSide(ctx, r); err != nil {
 		return m, err
 	}
-	src, err := newSource(r, e.cfg.Nodes)
+	src, err := engine.NewSource(r, e.cfg.Nodes)
 	if err != nil {
 		return m, err
 	}
-	defer src.close()
-	defer func() { m.durability = src.durability() }() // before close
-	return e.loadWith(ctx, r.col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
-		return e.insert(ctx, tbl, r.col, src, n, conns, rec)
+	defer src.Close()
+	defer func() { m.Durability = src.Durability() }() // before close
+	return e.loadWith(ctx, r.Col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+		return e.insert(ctx, tbl, r.Col, src, n, conns, rec)
 	})
 }
 
-func (e *pgEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics, error) {
-	return e.loadWith(ctx, colBigint, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+func (e *pgEngine) Baseline(ctx context.Context, n int, rec *engine.Recorder) (engine.Metrics, error) {
+	return e.loadWith(ctx, engine.ColBigint, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
 		_, err := bareCopy(ctx, conns[0], tbl, n, rec)
 		return err
 	})
@@ -409,7 +426,7 @@ func (e *pgEngine) baseline(ctx context.Context, n int, rec *recorder) (metrics,
 
 // bareCopy is the baseline: the simplest pgx CopyFrom of ascending int64
 // keys.
-func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, rec *recorder) (int64, error) {
+func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, rec *engine.Recorder) (int64, error) {
 	i := 0
 	c, err := conn.CopyFrom(ctx, tbl, []string{"id", "payload"}, pgx.CopyFromFunc(func() ([]any, error) {
 		if i == n {
@@ -418,14 +435,14 @@ func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, re
 		i++
 		return []any{int64(i), int64(i)}, nil
 	}))
-	rec.add(c)
+	rec.Add(c)
 	return c, err
 }
 
 // loadWith wraps one load: table, checkpoint, counters before and after,
 // measurements, drop.
-func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, rec *recorder,
-	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m metrics, err error) {
+func (e *pgEngine) loadWith(ctx context.Context, c engine.Column, n int, measure bool, rec *engine.Recorder,
+	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m engine.Metrics, err error) {
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return m, err
@@ -448,12 +465,12 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	if err != nil {
 		return m, err
 	}
-	rec.start = time.Now()
+	rec.Start = time.Now()
 	if err := fill(ctx, tbl, conns); err != nil {
 		return m, fail(ctx, "load rows", err)
 	}
-	m.seconds = time.Since(rec.start).Seconds()
-	m.curve = rec.curve()
+	m.Seconds = time.Since(rec.Start).Seconds()
+	m.Curve = rec.Curve()
 	if e.flushStats {
 		for _, c := range conns {
 			if _, err := c.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
@@ -465,24 +482,24 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 	if err != nil {
 		return m, err
 	}
-	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.walBytes); err != nil {
+	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.WALBytes); err != nil {
 		return m, fail(ctx, "compute WAL bytes", err)
 	}
 	if e.walStats {
-		m.fpi = ptr(after.fpi - before.fpi)
+		m.FPI = engine.Ptr(after.fpi - before.fpi)
 	}
 	if e.ckptQuery != "" {
-		m.checkpoints = ptr(after.ckpts - before.ckpts)
+		m.Checkpoints = engine.Ptr(after.ckpts - before.ckpts)
 	}
 	idx := pgx.Identifier{e.schema, tbl[1] + "_pkey"}.Sanitize()
 	if err := e.admin.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+tbl.Sanitize()+"), pg_relation_size($1::regclass), pg_relation_size($2::regclass)",
-		tbl.Sanitize(), idx).Scan(&m.rows, &m.tableBytes, &m.indexBytes); err != nil {
+		tbl.Sanitize(), idx).Scan(&m.Rows, &m.TableBytes, &m.IndexBytes); err != nil {
 		return m, fail(ctx, "measure sizes", err)
 	}
-	m.structure(tbl[1], "table", m.tableBytes)
-	m.structure(tbl[1]+"_pkey", "primary key", m.indexBytes)
-	if m.rows != int64(n) {
-		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.rows)
+	m.Structure(tbl[1], "table", m.TableBytes)
+	m.Structure(tbl[1]+"_pkey", "primary key", m.IndexBytes)
+	if m.Rows != int64(n) {
+		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
 	}
 	if !measure {
 		return m, nil
@@ -494,48 +511,46 @@ func (e *pgEngine) loadWith(ctx context.Context, c column, n int, measure bool, 
 			Scan(&density, &frag, &leaves)
 		switch {
 		case err == nil:
-			m.density, m.frag, m.leafPages = &density, &frag, &leaves
-		case ctx.Err() != nil || connLost(err):
+			m.Density, m.Frag, m.LeafPages = &density, &frag, &leaves
+		case ctx.Err() != nil || engine.ConnLost(err):
 			return m, fail(ctx, "pgstatindex", err)
 		default:
-			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+oneLine(err.Error())
+			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+engine.OneLine(err.Error())
 			e.set.Statistics = "unavailable: " + e.statsWhy
 		}
 	}
 	if e.cfg.Lookups > 0 {
-		if m.lookup, m.rangeScan, err = e.queries(ctx, tbl, c, n); err != nil {
+		if m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, c, n); err != nil {
 			return m, err
 		}
 	}
 	return m, nil
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // insert loads n rows of keys from src in the configured mode.
-func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src *source, n int,
-	conns []*pgx.Conn, rec *recorder) error {
-	cl := &claimer{total: int64(n), batch: int64(e.batch)}
-	var pre *prefetch
-	if len(conns) == 1 && e.cfg.Mode != ModeSingle && !c.serverMade() {
-		pre = newPrefetch(ctx, src, n)
-		defer pre.stop()
+func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c engine.Column, src *engine.Source, n int,
+	conns []*pgx.Conn, rec *engine.Recorder) error {
+	cl := &engine.Claimer{Total: int64(n), Batch: int64(e.batch)}
+	var pre *engine.Prefetch
+	if len(conns) == 1 && e.cfg.Mode != engine.ModeSingle && !c.ServerMade() {
+		pre = engine.NewPrefetch(ctx, src, n)
+		defer pre.Stop()
 	}
 	cols := []string{"id", "payload"}
-	if c.serverMade() {
+	if c.ServerMade() {
 		cols = []string{"payload"}
 	}
-	return workers(ctx, len(conns), func(ctx context.Context, w int) error {
+	return engine.Workers(ctx, len(conns), func(ctx context.Context, w int) error {
 		conn := conns[w]
-		var local value
-		key := func() (*value, error) {
+		var local engine.Value
+		key := func() (*engine.Value, error) {
 			if pre != nil {
-				return pre.next()
+				return pre.Next()
 			}
-			return &local, src.nextContext(ctx, &local)
+			return &local, src.NextContext(ctx, &local)
 		}
 		args := func(dst []any, payload int64) ([]any, error) {
-			if c.serverMade() {
+			if c.ServerMade() {
 				return append(dst, payload), nil
 			}
 			v, err := key()
@@ -545,10 +560,10 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 			return append(dst, pgKey(c, v), payload), nil
 		}
 		switch e.cfg.Mode {
-		case ModeCopy:
+		case engine.ModeCopy:
 			row := make([]any, 0, 2)
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -569,13 +584,13 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 				}
 				// Counted when the server has committed the COPY: the
 				// encoder runs ahead of the server by a buffer's worth.
-				rec.add(count)
+				rec.Add(count)
 			}
-		case ModeBatch:
+		case engine.ModeBatch:
 			stmts := map[int64]string{}
 			var buf []any
 			for {
-				start, count, ok := cl.claim()
+				start, count, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -594,13 +609,13 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
 					return err
 				}
-				rec.add(count)
+				rec.Add(count)
 			}
 		default: // ModeSingle
 			sql := insertSQL(tbl.Sanitize(), cols, 1)
 			buf := make([]any, 0, 2)
 			for {
-				start, _, ok := cl.claim()
+				start, _, ok := cl.Claim()
 				if !ok {
 					return nil
 				}
@@ -611,7 +626,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
 					return err
 				}
-				rec.add(1)
+				rec.Add(1)
 			}
 		}
 	})
@@ -621,16 +636,16 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c column, src
 // pgtype.Numeric for numeric(20,0) (IDs with bit 63 set), pgtype.UUID (16 raw
 // bytes) for uuid and the canonical string for text, so that pgx encodes each
 // in binary without a detour through text.
-func pgKey(c column, v *value) any {
+func pgKey(c engine.Column, v *engine.Value) any {
 	switch c {
-	case colIdentity, colBigint:
-		return v.i64
-	case colUint64:
-		return pgtype.Numeric{Int: new(big.Int).SetUint64(v.u64), Valid: true}
-	case colUUID:
-		return pgtype.UUID{Bytes: v.b16, Valid: true}
+	case engine.ColIdentity, engine.ColBigint:
+		return v.I64
+	case engine.ColUint64:
+		return pgtype.Numeric{Int: new(big.Int).SetUint64(v.U64), Valid: true}
+	case engine.ColUUID:
+		return pgtype.UUID{Bytes: v.B16, Valid: true}
 	default:
-		return v.str
+		return v.Str
 	}
 }
 
@@ -658,7 +673,7 @@ func insertSQL(table string, cols []string, rows int) string {
 
 // queries measures point lookups and "newest N since id" range scans on
 // keys sampled from the loaded table.
-func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n int) (point, rng Latency, err error) {
+func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c engine.Column, n int) (point, rng engine.Latency, err error) {
 	want := e.cfg.Lookups
 	pct := min(100, 400*float64(want)/float64(n))
 	rows, err := e.admin.Query(ctx, fmt.Sprintf("SELECT id FROM %s TABLESAMPLE BERNOULLI (%g) ORDER BY random() LIMIT %d",
@@ -670,15 +685,15 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 	for rows.Next() {
 		var k any
 		switch c {
-		case colIdentity, colBigint, colServerBigint:
+		case engine.ColIdentity, engine.ColBigint, engine.ColServerBigint:
 			var v int64
 			err = rows.Scan(&v)
 			k = v
-		case colUint64:
+		case engine.ColUint64:
 			var v pgtype.Numeric
 			err = rows.Scan(&v)
 			k = v
-		case colUUID, colServerUUID:
+		case engine.ColUUID, engine.ColServerUUID:
 			var v pgtype.UUID
 			err = rows.Scan(&v)
 			k = v
@@ -700,7 +715,7 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 
 	lookup := "SELECT payload FROM " + tbl.Sanitize() + " WHERE id = $1"
 	scan := "SELECT id, payload FROM " + tbl.Sanitize() + " WHERE id > $1 ORDER BY id LIMIT " + strconv.Itoa(e.cfg.RangeN)
-	return timeQueries(keys, func(k any) error {
+	return engine.TimeQueries(keys, func(k any) error {
 		var payload int64
 		if err := e.admin.QueryRow(ctx, lookup, k).Scan(&payload); err != nil {
 			return fail(ctx, "point lookup", err)
@@ -720,8 +735,8 @@ func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c column, n 
 	})
 }
 
-// close drops the schema with everything in it and closes the connections.
-func (e *pgEngine) close() error {
+// Close drops the schema with everything in it and closes the connections.
+func (e *pgEngine) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, c := range e.loaders {
@@ -747,11 +762,108 @@ func (e *pgEngine) close() error {
 	// The connection broke (or was never made): clean up over a new one.
 	admin, err := pgx.ConnectConfig(ctx, e.connCfg)
 	if err != nil {
-		return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, oneLine(err.Error()))
+		return fmt.Errorf("dbbench: cannot drop schema %s: connect: %s", e.schema, engine.OneLine(err.Error()))
 	}
 	defer admin.Close(ctx)
 	if _, err := admin.Exec(ctx, drop); err != nil {
 		return fmt.Errorf("dbbench: drop schema %s: %w", e.schema, err)
 	}
 	return nil
+}
+
+// LocalSettings returns the server settings dbbench pins for a pg-local
+// cluster under the given profile, before Config.PGSettings is applied.
+func LocalSettings(profile string) map[string]string {
+	s := map[string]string{
+		"shared_buffers":     "128MB",
+		"fsync":              "on",
+		"synchronous_commit": "off",
+		"full_page_writes":   "on",
+		"autovacuum":         "off",
+		"max_connections":    "300",
+		"wal_compression":    "off",
+		"checkpoint_timeout": "1h",
+		"max_wal_size":       "8GB",
+		"min_wal_size":       "80MB",
+	}
+	if profile == engine.ProfileCheckpoints {
+		s["checkpoint_timeout"] = "30s"
+		s["max_wal_size"] = "64MB"
+		s["min_wal_size"] = "32MB"
+	}
+	return s
+}
+
+// Columns is PostgreSQL's column rule: it has no MariaDB/MySQL column types, and a layout
+// that may reach bit 63 later stays in a signed bigint (ColUint64 covers those that set it
+// now or within a day).
+func Columns(r engine.Row) (engine.Row, error) {
+	if r.Col == engine.ColTextDefault || r.Col == engine.ColUUIDNative {
+		return r, engine.ErrForInnoDB(r.Label)
+	}
+	r.Unsigned = false
+	return r, nil
+}
+
+// OpenLocal starts a private cluster with LocalSettings(o.Profile) and settings over
+// them, and opens the engine on it; the function it returns drops the schema and removes the
+// cluster, or stops it and keeps its directory when the run keeps its tables.
+func OpenLocal(ctx context.Context, o engine.Options, settings map[string]string) (engine.Engine, func() error, error) {
+	all := LocalSettings(o.Profile)
+	for k, v := range settings {
+		all[k] = v
+	}
+	o.Logf("dbbench: starting a private PostgreSQL cluster")
+	cl, err := pglocal.Start(ctx, pglocal.Options{Settings: all})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("%w: %w", engine.ErrInterrupted, err)
+		}
+		return nil, nil, fmt.Errorf("dbbench: pg-local: %w", err)
+	}
+	e, err := openPG(ctx, o, Local, cl.DSN())
+	if err != nil {
+		return nil, nil, errors.Join(err, cl.Close())
+	}
+	return e, func() error {
+		if !e.keep {
+			return errors.Join(e.Close(), cl.Close())
+		}
+		err := e.Close()
+		start, kerr := cl.Keep(context.Background())
+		if kerr != nil {
+			return errors.Join(err, kerr, cl.Close())
+		}
+		e.reopen, e.keptDir = start+" && "+e.reopen, cl.Dir()
+		return err
+	}, nil
+}
+
+// OpenServer opens the engine on an existing server: connCfg parsed from dsn (empty: the
+// libpq environment variables).
+func OpenServer(ctx context.Context, o engine.Options, connCfg *pgx.ConnConfig, dsn string) (engine.Engine, func() error, error) {
+	e, err := openPGConfig(ctx, o, Server, connCfg, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.Close, nil
+}
+
+// pgConnLost reports whether err means the connection to PostgreSQL is gone: a server error
+// of class 08 (connection exception), 57P01 admin_shutdown (pg_terminate_backend), 57P02
+// crash_shutdown or 57P03 cannot_connect_now, else what ConnLost finds.
+func pgConnLost(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
+			strings.HasPrefix(pgErr.Code, "08")
+	}
+	return engine.ConnLost(err)
+}
+
+func (e *pgEngine) ConnLost(err error) bool { return pgConnLost(err) }
+
+// fail is fail with PostgreSQL's errors (pgConnLost).
+func fail(ctx context.Context, what string, err error) error {
+	return engine.FailLost(ctx, what, err, pgConnLost)
 }

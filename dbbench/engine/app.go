@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AppSchema is one row's two tables in the app workload, named after its label.
+type AppSchema struct {
+	Label     string
+	Row       Row
+	CreatedAt bool // an index on parent(created_at)
+	Children  int
+}
+
+// Parent, Child and FK name the schema's tables and its foreign key after its label;
+// fkIndex and createdIndex its indexes.
+func (s AppSchema) Parent() string       { return s.Label + "_parent" }
+func (s AppSchema) Child() string        { return s.Label + "_child" }
+func (s AppSchema) FK() string           { return s.Label + "_child_parent_fk" }
+func (s AppSchema) fkIndex() string      { return s.Label + "_child_parent_id" }
+func (s AppSchema) createdIndex() string { return s.Label + "_parent_created_at" }
+
+// AppOp is one business operation: a parent and its children, with the moment the
+// application made the parent's ID.
+type AppOp struct {
+	Parent   Value
+	Created  time.Time
+	Customer int64
+	Payload  int64
+	Children []Value
+	// ParentArg is the parent's key as the driver takes it, filled after the insert for rows
+	// whose keys the database makes.
+	ParentArg any
+}
+
+// KeyRow is a row of a time query's check: its key in the form the dialect read it (int64,
+// [16]byte or string) and its created_at in Unix microseconds.
+type KeyRow struct {
+	Key     any
+	Created int64
+}
+
+// AppDialect is what the app workload asks of an engine: its DDL, its writing paths (one
+// transaction per operation, the bulk path, and the bare baseline loop), the size of a named
+// structure, its WAL/redo counter, its query plans. The workload itself (tables, operations,
+// queries, checks) lives in this file, once for every engine.
+type AppDialect interface {
+	// ReservesKeys reports whether the bulk path knows the keys the database makes, which
+	// the children need.
+	ReservesKeys() bool
+	// KeyType is the SQL type of a row's key columns.
+	KeyType(r Row) string
+	// CreateTables creates the tables of a workload, described as data, in order;
+	// dropTables drops them (if they exist) in reverse order.
+	CreateTables(ctx context.Context, ts []TableDef) error
+	DropTables(ctx context.Context, ts []TableDef) error
+	// AppConns returns one writer per client.
+	AppConns(ctx context.Context) ([]AppWriter, error)
+	// LogMark returns a function that reports the WAL/redo bytes written since the call.
+	LogMark(ctx context.Context) (func(context.Context) (int64, error), error)
+	// Settle makes the load's figures readable: checkpoint state, statistics for the
+	// planner and the size counters.
+	Settle(ctx context.Context, ts []TableDef) error
+	// BeforeLoad prepares a measured load (a checkpoint on PostgreSQL).
+	BeforeLoad(ctx context.Context) error
+	// Structures returns the size of every table and index of ts, by name, in the order of
+	// ts: each table, its primary key where it is a structure of its own, its indexes.
+	Structures(ctx context.Context, ts []TableDef) ([]Structure, error)
+	// KeyArg is a key as the driver takes it in a query.
+	KeyArg(r Row, v *Value) any
+	TimeArg(t time.Time) any
+	// SQL rewrites a query written with $1, $2 … placeholders for the dialect.
+	SQL(q string) string
+	// Count runs q and returns the number of rows it returned.
+	Count(ctx context.Context, q string, args ...any) (int64, error)
+	// KeyRows runs q, whose columns are a key and created_at in Unix microseconds.
+	KeyRows(ctx context.Context, r Row, q string, args ...any) ([]KeyRow, error)
+	// EpochMicros is the SQL expression of a timestamp column in Unix microseconds.
+	EpochMicros(col string) string
+	// Plan returns the index EXPLAIN says q uses on table, or "sequential scan".
+	Plan(ctx context.Context, q string, args ...any) (string, error)
+	// Qualify names a table inside the benchmark schema or database.
+	Qualify(name string) string
+}
+
+// AppWriter writes business operations over one connection.
+type AppWriter interface {
+	// Tx writes op in one transaction.
+	Tx(ctx context.Context, s AppSchema, op *AppOp) error
+	// Bulk writes ops by the engine's bulk path: parents, then children.
+	Bulk(ctx context.Context, s AppSchema, ops []AppOp) error
+	// Bare writes operations first..first+count-1 of the baseline: ascending bigint keys
+	// from the operation number, straight through the driver, in mode.
+	Bare(ctx context.Context, s AppSchema, mode string, first, count int64) error
+}
+
+// Children is "1 child" or "n children".
+func Children(n int) string {
+	if n == 1 {
+		return "1 child"
+	}
+	return fmt.Sprintf("%d children", n)
+}

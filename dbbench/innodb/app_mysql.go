@@ -1,0 +1,388 @@
+package innodb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"github.com/idkit/idkit/dbbench/engine"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var _ engine.Engine = (*mysqlEngine)(nil)
+
+// ReservesKeys: LOAD DATA cannot return the keys the server makes.
+func (e *mysqlEngine) ReservesKeys() bool { return false }
+
+func (e *mysqlEngine) KeyType(r engine.Row) string { return e.ColumnTypeOf(r) }
+
+func (e *mysqlEngine) Qualify(name string) string { return "`" + e.dbName + "`.`" + name + "`" }
+
+// CreateTables creates ts as InnoDB tables with persistent statistics, recalculated only by
+// settle's ANALYZE TABLE, so that innodb_index_stats holds the figures of the finished load.
+func (e *mysqlEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
+	const opts = " ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"
+	for _, t := range ts {
+		key := e.ColumnTypeOf(t.Key) + " NOT NULL"
+		id := key
+		if t.Key.Col == engine.ColIdentity {
+			id, key = "BIGINT NOT NULL AUTO_INCREMENT", "BIGINT NOT NULL"
+		}
+		cols := []string{"id " + id}
+		var fks []string
+		for _, c := range t.Columns {
+			typ := map[engine.ColKind]string{engine.KindKey: key, engine.KindTime: "DATETIME(6) NOT NULL", engine.KindInt: "BIGINT NOT NULL"}[c.Kind]
+			cols = append(cols, c.Name+" "+typ)
+			if c.References != "" {
+				fks = append(fks, fmt.Sprintf("CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (id)", c.FK, c.Name, e.Qualify(c.References)))
+			}
+		}
+		cols = append(cols, "PRIMARY KEY (id)")
+		for _, ix := range t.Indexes {
+			cols = append(cols, fmt.Sprintf("KEY `%s` (%s)", ix.Name, ix.Column))
+		}
+		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.Qualify(t.Name), strings.Join(append(cols, fks...), ", "), opts)
+		if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
+			return fail(ctx, "create table "+t.Name, err)
+		}
+	}
+	return nil
+}
+
+func (e *mysqlEngine) DropTables(ctx context.Context, ts []engine.TableDef) error {
+	var names []string
+	for _, t := range engine.Reversed(ts) {
+		names = append(names, e.Qualify(t.Name))
+	}
+	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
+		return fail(ctx, "drop tables "+strings.Join(names, ", "), err)
+	}
+	return nil
+}
+
+func (e *mysqlEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error) {
+	conns, err := e.loaderConns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.AppWriter, len(conns))
+	for i, c := range conns {
+		out[i] = &mysqlWriter{engine.SQLWriter{Conn: c, Qualify: e.Qualify, Begin: "BEGIN", TimeArg: e.TimeArg, KeyArg: e.KeyArg}}
+	}
+	return out, nil
+}
+
+func (e *mysqlEngine) BeforeLoad(ctx context.Context) error {
+	if e.canFlush {
+		return e.flushDirty(ctx)
+	}
+	return nil
+}
+
+func (e *mysqlEngine) LogMark(ctx context.Context) (func(context.Context) (int64, error), error) {
+	before, err := e.lsn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (int64, error) {
+		after, err := e.lsn(ctx)
+		return after - before, err
+	}, nil
+}
+
+func (e *mysqlEngine) Settle(ctx context.Context, ts []engine.TableDef) error {
+	if e.mariadb {
+		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
+			return fail(ctx, "set use_stat_tables", err)
+		}
+	}
+	var names []string
+	for _, t := range ts {
+		names = append(names, e.Qualify(t.Name))
+	}
+	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+strings.Join(names, ", "))
+	if err != nil {
+		return fail(ctx, "analyze table", err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	return fail(ctx, "analyze table", rows.Err())
+}
+
+// Structures reads each index's allocated pages from mysql.innodb_index_stats (see
+// mysqlEngine.sizes), or, without access to it, the clustered and secondary sizes of each
+// table from information_schema.TABLES.
+func (e *mysqlEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
+	if !e.indexStats {
+		var out []engine.Structure
+		for _, t := range ts {
+			var data, index int64
+			if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+				e.dbName, t.Name).Scan(&data, &index); err != nil {
+				return nil, fail(ctx, "read table sizes", err)
+			}
+			out = append(out, engine.Structure{Name: t.Name + ".PRIMARY", Role: t.Who + " clustered index (the table)", Bytes: data},
+				engine.Structure{Name: t.Name + ".secondary", Role: t.Who + " secondary indexes", Bytes: index})
+		}
+		return out, nil
+	}
+	var out []engine.Structure
+	for _, t := range ts {
+		out = append(out, engine.Structure{Name: t.Name + ".PRIMARY", Role: t.Who + " clustered index (the table)"})
+		for _, ix := range t.Indexes {
+			out = append(out, engine.Structure{Name: t.Name + "." + ix.Name, Role: ix.Role})
+		}
+	}
+	for i := range out {
+		table, index, _ := strings.Cut(out[i].Name, ".")
+		var pages int64
+		if err := e.admin.QueryRowContext(ctx, `SELECT stat_value FROM mysql.innodb_index_stats
+			WHERE database_name = ? AND table_name = ? AND index_name = ? AND stat_name = 'size'`, e.dbName, table, index).Scan(&pages); err != nil {
+			return nil, fail(ctx, "size of "+out[i].Name, err)
+		}
+		out[i].Bytes = pages * e.pageSize
+	}
+	return out, nil
+}
+
+func (e *mysqlEngine) KeyArg(r engine.Row, v *engine.Value) any {
+	if r.Col == engine.ColIdentity {
+		return v.I64
+	}
+	return mysqlKey(r.Col, r.Unsigned, v)
+}
+
+// mysqlTime is the layout of a DATETIME(6) value; the columns hold UTC.
+const mysqlTime = "2006-01-02 15:04:05.000000"
+
+func (e *mysqlEngine) TimeArg(t time.Time) any { return t.UTC().Format(mysqlTime) }
+
+func (e *mysqlEngine) SQL(q string) string { return engine.Placeholder.ReplaceAllString(q, "?") }
+
+func (e *mysqlEngine) Count(ctx context.Context, q string, args ...any) (int64, error) {
+	return engine.CountRows(ctx, e.admin, mysqlConnLost, "query", q, args...)
+}
+
+func (e *mysqlEngine) KeyRows(ctx context.Context, r engine.Row, q string, args ...any) ([]engine.KeyRow, error) {
+	rows, err := e.admin.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fail(ctx, "query", err)
+	}
+	defer rows.Close()
+	var out []engine.KeyRow
+	for rows.Next() {
+		var raw sql.RawBytes
+		var k engine.KeyRow
+		if err := rows.Scan(&raw, &k.Created); err != nil {
+			return nil, fail(ctx, "read rows", err)
+		}
+		switch r.Col {
+		case engine.ColIdentity, engine.ColBigint:
+			v, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("dbbench: read key %q: %w", raw, err)
+			}
+			k.Key = v
+		case engine.ColUUID:
+			var v [16]byte
+			if len(raw) != 16 {
+				return nil, fmt.Errorf("dbbench: read key: %d bytes, want 16", len(raw))
+			}
+			copy(v[:], raw)
+			k.Key = v
+		default:
+			k.Key = string(raw)
+		}
+		out = append(out, k)
+	}
+	return out, fail(ctx, "query", rows.Err())
+}
+
+func (e *mysqlEngine) EpochMicros(col string) string {
+	return "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + col + ")"
+}
+
+func (e *mysqlEngine) Plan(ctx context.Context, q string, args ...any) (string, error) {
+	rows, err := e.admin.QueryContext(ctx, "EXPLAIN "+q, args...)
+	if err != nil {
+		return "", fail(ctx, "explain", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", fail(ctx, "explain", err)
+	}
+	var keys []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", fail(ctx, "explain", err)
+		}
+		for i, c := range cols {
+			if strings.EqualFold(c, "key") {
+				if vals[i].Valid && vals[i].String != "" {
+					keys = append(keys, vals[i].String)
+				} else {
+					keys = append(keys, "sequential scan")
+				}
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fail(ctx, "explain", err)
+	}
+	if len(keys) == 0 {
+		return "unknown", nil
+	}
+	return strings.Join(keys, ", "), nil
+}
+
+// Kept marks the database to be left by close, and names it and the mysql command that
+// opens it.
+func (e *mysqlEngine) Kept() (string, string) {
+	e.keep = true
+	if e.keptDir != "" {
+		return "database " + e.dbName + " in the stopped mariadb-local server kept at " + e.keptDir, e.reopen
+	}
+	return "database " + e.dbName, e.reopen
+}
+
+// mysqlReopen is the mysql client command that opens database db on the server of c, asking
+// for the password (-p) rather than printing it.
+func mysqlReopen(addr, network, user string, password bool, db string) string {
+	var b strings.Builder
+	b.WriteString("mysql")
+	if network == "unix" {
+		b.WriteString(" --socket=" + engine.ShellQuote(addr))
+	} else if host, port, ok := strings.Cut(addr, ":"); ok {
+		b.WriteString(" -h " + engine.ShellQuote(host) + " -P " + port)
+	} else if addr != "" {
+		b.WriteString(" -h " + engine.ShellQuote(addr))
+	}
+	if user != "" {
+		b.WriteString(" -u " + engine.ShellQuote(user))
+	}
+	if password {
+		b.WriteString(" -p")
+	}
+	return b.String() + " " + db
+}
+
+// loadCols is the LOAD DATA column list of a table whose key columns are keys: BINARY(16)
+// keys arrive as hex and are UNHEXed.
+func loadCols(c engine.Column, cols ...string) string {
+	if c != engine.ColUUID {
+		return "(" + strings.Join(cols, ", ") + ")"
+	}
+	var list, set []string
+	for _, col := range cols {
+		if col == "id" || col == "parent_id" {
+			list = append(list, "@"+col)
+			set = append(set, col+" = UNHEX(@"+col+")")
+		} else {
+			list = append(list, col)
+		}
+	}
+	return "(" + strings.Join(list, ", ") + ") SET " + strings.Join(set, ", ")
+}
+
+func (w *mysqlWriter) Bulk(ctx context.Context, s engine.AppSchema, ops []engine.AppOp) error {
+	c := s.Row.Col
+	i := 0
+	parents := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+		if i == len(ops) {
+			return dst, false, nil
+		}
+		op := &ops[i]
+		i++
+		dst = appendKeyText(dst, c, s.Row.Unsigned, &op.Parent)
+		dst = append(dst, '\t')
+		dst = op.Created.UTC().AppendFormat(dst, mysqlTime)
+		dst = append(dst, '\t')
+		dst = strconv.AppendInt(dst, op.Customer, 10)
+		dst = append(dst, '\t')
+		dst = strconv.AppendInt(dst, op.Payload, 10)
+		return append(dst, '\n'), true, nil
+	}}
+	if err := loadData(ctx, w.Conn, w.Qualify(s.Parent()), loadCols(c, "id", "created_at", "customer", "payload"), parents); err != nil {
+		return err
+	}
+	if s.Children == 0 {
+		return nil
+	}
+	i = 0
+	j := 0
+	children := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+		if j == s.Children {
+			i, j = i+1, 0
+		}
+		if i == len(ops) {
+			return dst, false, nil
+		}
+		op := &ops[i]
+		dst = appendKeyText(dst, c, s.Row.Unsigned, &op.Children[j])
+		dst = append(dst, '\t')
+		dst = appendKeyText(dst, c, s.Row.Unsigned, &op.Parent)
+		dst = append(dst, '\t')
+		dst = strconv.AppendInt(dst, op.Payload*int64(s.Children+1)+int64(j), 10)
+		j++
+		return append(dst, '\n'), true, nil
+	}}
+	return loadData(ctx, w.Conn, w.Qualify(s.Child()), loadCols(c, "id", "parent_id", "payload"), children)
+}
+
+// Bare is the baseline loop: plain database/sql calls with BIGINT keys from the operation
+// number (plus BareKeyBase, so that LOAD DATA parses 19 digits a key, as for Snowflake IDs).
+func (w *mysqlWriter) Bare(ctx context.Context, s engine.AppSchema, mode string, first, count int64) error {
+	k := int64(s.Children)
+	if mode == engine.ModeCopy {
+		n := int64(0)
+		parents := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+			if n == count {
+				return dst, false, nil
+			}
+			id := first + n + 1
+			n++
+			dst = strconv.AppendInt(dst, engine.BareKeyBase+id, 10)
+			dst = append(dst, '\t')
+			dst = time.Now().UTC().AppendFormat(dst, mysqlTime)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, id%10000, 10)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, id, 10)
+			return append(dst, '\n'), true, nil
+		}}
+		if err := loadData(ctx, w.Conn, w.Qualify(s.Parent()), "(id, created_at, customer, payload)", parents); err != nil {
+			return err
+		}
+		if k == 0 {
+			return nil
+		}
+		n = 0
+		children := &lineReader{next: func(dst []byte) ([]byte, bool, error) {
+			if n == count*k {
+				return dst, false, nil
+			}
+			id := first*k + n + 1
+			parent := first + n/k + 1
+			n++
+			dst = strconv.AppendInt(dst, engine.BareKeyBase+id, 10)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, engine.BareKeyBase+parent, 10)
+			dst = append(dst, '\t')
+			dst = strconv.AppendInt(dst, id, 10)
+			return append(dst, '\n'), true, nil
+		}}
+		return loadData(ctx, w.Conn, w.Qualify(s.Child()), "(id, parent_id, payload)", children)
+	}
+	return w.BareLoop(ctx, s, first, count)
+}
+
+// mysqlWriter is the database/sql writer with LOAD DATA LOCAL INFILE as its bulk path.
+type mysqlWriter struct{ engine.SQLWriter }

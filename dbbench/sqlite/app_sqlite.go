@@ -1,0 +1,262 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"github.com/idkit/idkit/dbbench/engine"
+	"regexp"
+	"strings"
+	"time"
+)
+
+var _ engine.Engine = (*sqliteEngine)(nil)
+
+// ReservesKeys: the bulk path is prepared INSERTs, which return the rowid.
+func (e *sqliteEngine) ReservesKeys() bool { return true }
+
+// KeyType is the SQL type of a row's key columns on SQLite. A row whose keys the database
+// makes uses INTEGER PRIMARY KEY, the rowid itself, as an application would; the others are
+// rowid tables with a separate primary-key index, as in the table workload.
+func (e *sqliteEngine) KeyType(r engine.Row) string {
+	if r.Col == engine.ColIdentity {
+		return "INTEGER PRIMARY KEY (rowid)"
+	}
+	return e.sqlType(r)
+}
+
+func (e *sqliteEngine) Qualify(name string) string { return `"` + name + `"` }
+
+func (e *sqliteEngine) sqlType(r engine.Row) string {
+	switch r.Col {
+	case engine.ColBigint:
+		return "BIGINT"
+	case engine.ColUUID:
+		return "BLOB"
+	}
+	return "TEXT"
+}
+
+// CreateTables creates ts: a key the database makes is INTEGER PRIMARY KEY, the rowid itself;
+// any other is a rowid table with a separate primary-key index.
+func (e *sqliteEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
+	for _, t := range ts {
+		id, key := "id "+e.sqlType(t.Key)+" NOT NULL PRIMARY KEY", e.sqlType(t.Key)
+		if t.Key.Col == engine.ColIdentity {
+			id, key = "id INTEGER PRIMARY KEY", "INTEGER"
+		}
+		cols := []string{id}
+		for _, c := range t.Columns {
+			col := c.Name + " " + map[engine.ColKind]string{engine.KindKey: key, engine.KindTime: "INTEGER", engine.KindInt: "INTEGER"}[c.Kind] + " NOT NULL"
+			if c.References != "" {
+				col += " REFERENCES " + e.Qualify(c.References) + " (id)"
+			}
+			cols = append(cols, col)
+		}
+		ddl := []string{fmt.Sprintf("CREATE TABLE %s (%s)", e.Qualify(t.Name), strings.Join(cols, ", "))}
+		for _, ix := range t.Indexes {
+			ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", e.Qualify(ix.Name), e.Qualify(t.Name), ix.Column))
+		}
+		for _, d := range ddl {
+			if _, err := e.db.ExecContext(ctx, d); err != nil {
+				return engine.Fail(ctx, "sqlite: create table "+t.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *sqliteEngine) DropTables(ctx context.Context, ts []engine.TableDef) error {
+	for _, t := range engine.Reversed(ts) {
+		if _, err := e.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+e.Qualify(t.Name)); err != nil {
+			return engine.Fail(ctx, "sqlite: drop table "+t.Name, err)
+		}
+	}
+	_, err := e.walBytes(ctx, e.db)
+	return engine.Fail(ctx, "sqlite: checkpoint", err)
+}
+
+func (e *sqliteEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error) {
+	for len(e.loaders) < e.cfg.Clients {
+		c, err := e.db.Conn(ctx)
+		if err != nil {
+			return nil, engine.Fail(ctx, "sqlite: open connection", err)
+		}
+		e.loaders = append(e.loaders, c)
+	}
+	out := make([]engine.AppWriter, len(e.loaders))
+	for i, c := range e.loaders {
+		out[i] = &sqliteWriter{engine.SQLWriter{Conn: c, Qualify: e.Qualify, Begin: "BEGIN IMMEDIATE", TimeArg: e.TimeArg, KeyArg: e.KeyArg}}
+	}
+	return out, nil
+}
+
+func (e *sqliteEngine) BeforeLoad(context.Context) error { return nil }
+
+func (e *sqliteEngine) LogMark(ctx context.Context) (func(context.Context) (int64, error), error) {
+	if _, err := e.walBytes(ctx, e.db); err != nil {
+		return nil, engine.Fail(ctx, "sqlite: checkpoint", err)
+	}
+	return func(ctx context.Context) (int64, error) {
+		n, err := e.walBytes(ctx, e.db)
+		return n, engine.Fail(ctx, "sqlite: count WAL bytes", err)
+	}, nil
+}
+
+func (e *sqliteEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
+	_, err := e.db.ExecContext(ctx, "ANALYZE")
+	return engine.Fail(ctx, "sqlite: analyze", err)
+}
+
+// Structures reads each table's and index's pages from dbstat. A key that is not the rowid
+// has its own index, sqlite_autoindex_<table>_1.
+func (e *sqliteEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
+	var out []engine.Structure
+	for _, t := range ts {
+		out = append(out, engine.Structure{Name: t.Name, Role: t.Who + " table"})
+		if t.Key.Col != engine.ColIdentity {
+			out = append(out, engine.Structure{Name: "sqlite_autoindex_" + t.Name + "_1", Role: t.Who + " primary key"})
+		}
+		for _, ix := range t.Indexes {
+			out = append(out, engine.Structure{Name: ix.Name, Role: ix.Role})
+		}
+	}
+	for i := range out {
+		if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", out[i].Name).Scan(&out[i].Bytes); err != nil {
+			return nil, engine.Fail(ctx, "sqlite: size of "+out[i].Name, err)
+		}
+	}
+	return out, nil
+}
+
+func (e *sqliteEngine) KeyArg(r engine.Row, v *engine.Value) any {
+	switch r.Col {
+	case engine.ColIdentity, engine.ColBigint:
+		return v.I64
+	case engine.ColUUID:
+		b := v.B16
+		return b[:]
+	}
+	return v.Str
+}
+
+// TimeArg: SQLite has no timestamp type; created_at holds Unix microseconds.
+func (e *sqliteEngine) TimeArg(t time.Time) any { return t.UnixMicro() }
+
+func (e *sqliteEngine) SQL(q string) string { return engine.Placeholder.ReplaceAllString(q, "?") }
+
+func (e *sqliteEngine) Count(ctx context.Context, q string, args ...any) (int64, error) {
+	return engine.CountRows(ctx, e.db, engine.ConnLost, "sqlite: query", q, args...)
+}
+
+func (e *sqliteEngine) KeyRows(ctx context.Context, r engine.Row, q string, args ...any) ([]engine.KeyRow, error) {
+	rows, err := e.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, engine.Fail(ctx, "sqlite: query", err)
+	}
+	defer rows.Close()
+	var out []engine.KeyRow
+	for rows.Next() {
+		var k engine.KeyRow
+		switch r.Col {
+		case engine.ColIdentity, engine.ColBigint:
+			var v int64
+			err = rows.Scan(&v, &k.Created)
+			k.Key = v
+		case engine.ColUUID:
+			var b []byte
+			var v [16]byte
+			err = rows.Scan(&b, &k.Created)
+			if err == nil && len(b) != 16 {
+				err = fmt.Errorf("dbbench: sqlite: key of %d bytes, want 16", len(b))
+			}
+			copy(v[:], b)
+			k.Key = v
+		default:
+			var v string
+			err = rows.Scan(&v, &k.Created)
+			k.Key = v
+		}
+		if err != nil {
+			return nil, engine.Fail(ctx, "sqlite: read rows", err)
+		}
+		out = append(out, k)
+	}
+	return out, engine.Fail(ctx, "sqlite: query", rows.Err())
+}
+
+func (e *sqliteEngine) EpochMicros(col string) string { return col }
+
+var sqlitePlanIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\S+)|USING (INTEGER PRIMARY KEY)|USING (PRIMARY KEY)|^(SCAN)`)
+
+func (e *sqliteEngine) Plan(ctx context.Context, q string, args ...any) (string, error) {
+	rows, err := e.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		return "", engine.Fail(ctx, "sqlite: explain", err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var id, parent, unused int64
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", engine.Fail(ctx, "sqlite: explain", err)
+		}
+		m := sqlitePlanIndex.FindStringSubmatch(detail)
+		switch {
+		case m == nil:
+		case m[1] != "":
+			found = append(found, m[1])
+		case m[2] != "":
+			found = append(found, "rowid")
+		case m[3] != "":
+			found = append(found, "primary key")
+		default:
+			found = append(found, "sequential scan")
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", engine.Fail(ctx, "sqlite: explain", err)
+	}
+	if len(found) == 0 {
+		return "unknown", nil
+	}
+	return strings.Join(found, ", "), nil
+}
+
+// Kept marks the database file to be left by close, and names it and the command that opens
+// it.
+func (e *sqliteEngine) Kept() (string, string) {
+	e.keep = true
+	return "database file " + e.path, "sqlite3 " + engine.ShellQuote(e.path)
+}
+
+// sqliteWriter writes business operations over one SQLite connection: the database/sql writer's
+// transactions and bare loop with SQLite's BEGIN IMMEDIATE, created_at in Unix microseconds,
+// and, as the bulk path, one transaction of prepared INSERTs per batch.
+type sqliteWriter struct{ engine.SQLWriter }
+
+func (w *sqliteWriter) Bulk(ctx context.Context, s engine.AppSchema, ops []engine.AppOp) error {
+	return w.InTx(ctx, func() error {
+		for i := range ops {
+			if err := w.InsertOp(ctx, s, &ops[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Bare is the baseline loop; in copy mode, one transaction per batch, as bulk.
+func (w *sqliteWriter) Bare(ctx context.Context, s engine.AppSchema, mode string, first, count int64) error {
+	if mode != engine.ModeCopy {
+		return w.BareLoop(ctx, s, first, count)
+	}
+	return w.InTx(ctx, func() error {
+		for op := first; op < first+count; op++ {
+			if err := w.BareOp(ctx, s, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
