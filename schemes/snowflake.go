@@ -473,31 +473,35 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	if g.fast {
 		// The common case of the loop below for a generator on the system clock, without
 		// a fence, reserving with an atomic add and storing the layout's value (g.fast):
-		// the clock is on the current tick or within the lookahead of the last one, whose
-		// sequence has room. It is the loop's add case with nanos, tickOf and compose
+		// the add lands on the clock's tick (or within the lookahead ahead of it) and
+		// within its sequence. It is the loop's add case with nanos, tickOf and compose
 		// spelled out, their branches for an injected clock, a time before the epoch and a
-		// sharded or reversed layout left out: calls and branches of the bookkeeping around
-		// the clock read and the add were 1.26x the two alone (issue 28). Anything else,
-		// a new tick included, goes to the loop, which reads the clock again.
-		// Shift counts are masked to 63 (they are all below 64) so that the compiler does
-		// not guard each shift for counts of 64 and more.
+		// sharded or reversed layout left out: the calls and branches around the clock read
+		// and the add made the core 1.26x the two alone (issue 28). Shift counts are
+		// masked to 63 (they are all below 64) so that the compiler does not guard them.
+		//
+		// The add comes without a load of the state first: under contention a load then
+		// an add move the cache line between cores twice per ID (shared, then owned), an
+		// add alone once. An add that lands where no ID may be issued is dropped, and the
+		// loop below (which loads first) takes over: on a tick the clock has left (a new
+		// tick, one value of the old one lost), ahead of the lookahead (one lost), or past
+		// the sequence's end (see overshot).
 		ns := g.startNs + int64(time.Since(g.start)) // >= 0: the monotonic clock does not go back
 		now := int64(g.div.mulShift(uint64(ns)))
-		old := g.state.Load()
-		base := old &^ g.pMask // the tick's sequence 0
-		last := int64(old >> (g.pBits & 63))
-		// last-ahead <= now <= last, and the sequence has room.
-		if uint64(last-now) <= uint64(g.ahead) && old-base < g.seqMask {
-			next := g.state.Add(1)
-			// One comparison for "still on tick last, within its sequence": the state
-			// never decreases, and a value below base would wrap to a huge difference.
-			if seq := next - base; seq <= g.seqMask && last <= g.soft.Load() {
+		next := g.state.Add(1)
+		base := next &^ g.pMask // the tick's sequence 0
+		last := int64(next >> (g.pBits & 63))
+		// last-ahead <= now <= last, within the sequence.
+		if seq := next - base; seq <= g.seqMask && uint64(last-now) <= uint64(g.ahead) {
+			if last <= g.soft.Load() {
 				return uint64(last)<<(g.tShift&63) | g.nodePart | seq<<(g.sShift&63), nil
 			}
 			id, ok, err := g.added(ctx, next, last)
 			if ok || err != nil {
 				return id, err
 			}
+		} else if seq > g.seqMask+1 {
+			g.overshot(next)
 		}
 	}
 	if g.fence != nil && g.dl == nil {
@@ -599,6 +603,19 @@ func (g *Snowflake) added(ctx context.Context, next uint64, last int64) (uint64,
 		}
 	}
 	return g.compose(next), true, nil
+}
+
+// overshot takes back the add that made next, whose counter is past the end of its tick's
+// sequence (the tick is used up, or the generator stopped), when no other add followed it:
+// a counter past the sequence's end is never issued, so setting it back to one past the end
+// loses nothing, and it keeps the counter within its headroom (minSpare) however many calls
+// find the tick used up. Without it, a caller that keeps calling a closed generator, or one
+// whose every call fails, would add until the counter carried into the tick: a tick ahead of
+// the clock (a spurious drift), or a poisoned state wrapped round to a low tick that issues.
+// When another add followed, that one's caller takes it back in turn, so the counter passes
+// the end by at most the number of goroutines between their add and this check.
+func (g *Snowflake) overshot(next uint64) {
+	g.state.CompareAndSwap(next, next&^g.pMask|(g.seqMask+1))
 }
 
 // NextN fills dst with new IDs, reserving as many as the current tick has left with one
