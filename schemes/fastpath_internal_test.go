@@ -88,12 +88,14 @@ func TestFastPath(t *testing.T) {
 	}
 }
 
-// TestFastPathOvershoot: calls that find their tick's sequence used up, or the generator
-// closed, keep failing without carrying the counter into the tick, however many there are
-// (the fast path adds before it looks; overshot takes the add back). The state is put just
-// below a carry, which only more than minSpare adds in flight could reach, so that a few
-// calls show what millions would.
-func TestFastPathOvershoot(t *testing.T) {
+// TestFastPathUsedUp: calls that find their tick's sequence used up, or the generator
+// closed, keep failing without carrying the counter into the tick, however many there are:
+// the fast path adds only when the state it loaded has room, so the counter passes the
+// sequence's end by at most the goroutines between their load and their add (minSpare
+// bounds them). The state is put just below a carry, which only more than minSpare adds in
+// flight could reach, so that a few calls show what millions would: an add on it would show
+// as a spurious backward clock, or as an ID issued after Close.
+func TestFastPathUsedUp(t *testing.T) {
 	// 20 bits of sequence, 21 of counter: exactly minSpare values of headroom. An hour's
 	// tick stays used up for the whole test.
 	l := fastLayout(time.Hour, layouts.Time(43), layouts.Seq(20))
@@ -108,7 +110,8 @@ func TestFastPathOvershoot(t *testing.T) {
 		}
 		// The start tick counts as used up: the first ID waits for the next hour.
 		tick := g.state.Load() >> g.pBits
-		g.state.Store(tick<<g.pBits | g.pMask - 5)
+		st := tick<<g.pBits | g.pMask - 5
+		g.state.Store(st)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		for range 20 {
@@ -116,8 +119,8 @@ func TestFastPathOvershoot(t *testing.T) {
 				t.Fatalf("NextContext = %v, want context.Canceled", err)
 			}
 		}
-		if st := g.state.Load(); st>>g.pBits != tick || st&g.pMask != g.seqMask+1 {
-			t.Fatalf("state: tick %d counter %#x, want tick %d counter %#x (one past the sequence)", st>>g.pBits, st&g.pMask, tick, g.seqMask+1)
+		if got := g.state.Load(); got != st {
+			t.Fatalf("state: tick %d counter %#x, want tick %d counter %#x (unchanged)", got>>g.pBits, got&g.pMask, tick, st&g.pMask)
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
@@ -126,16 +129,69 @@ func TestFastPathOvershoot(t *testing.T) {
 			t.Fatal(err)
 		}
 		g.Close()
-		g.state.Store(math.MaxUint64 - 5) // the poisoned tick, its counter 6 adds from wrapping
+		const st = math.MaxUint64 - 5 // the poisoned tick, its counter 6 adds from wrapping
+		g.state.Store(st)
 		for range 20 {
 			if _, err := g.Next(); !errors.Is(err, ErrClosed) {
 				t.Fatalf("Next after Close = %v, want ErrClosed", err)
 			}
 		}
-		if st := g.state.Load(); st != g.poisoned {
-			t.Fatalf("state %#x, want the poisoned %#x", st, g.poisoned)
+		if got := g.state.Load(); got != st {
+			t.Fatalf("state %#x, want %#x (unchanged)", got, uint64(st))
 		}
 	})
+}
+
+// TestFastPathCrowd: goroutines that collide on the state queue on a mutex for the rest of
+// the tick, mixed with goroutines that have not seen it yet and with ticks that start
+// without it: no ID repeats and each goroutine's IDs increase. The crowd mark is also set by
+// hand every 64 IDs of one goroutine, so that callers with and without the lock mix even
+// when the goroutines happen not to collide.
+func TestFastPathCrowd(t *testing.T) {
+	g, err := NewSnowflake(SnowflakeSettings{Layout: fastLayout(time.Millisecond, layouts.Time(41), layouts.Seq(22))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	const workers = 8
+	per := 20_000
+	if testing.Short() {
+		per = 2_000
+	}
+	out := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	for w := range out {
+		wg.Go(func() {
+			for i := range per {
+				if w == 0 && i%64 == 0 {
+					g.crowd.Store(g.tickOf(g.nanos()) + 1)
+				}
+				id, err := g.Next()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n := len(out[w]); n > 0 && id <= out[w][n-1] {
+					t.Errorf("worker %d: ID %#x not above %#x", w, id, out[w][n-1])
+					return
+				}
+				out[w] = append(out[w], id)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[uint64]bool, workers*per)
+	for _, ids := range out {
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("ID %#x issued twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if g.crowd.Load() == 0 {
+		t.Error("the crowd mark was never set")
+	}
 }
 
 // TestFastPathLookahead: goroutines far outnumbering a tick's sequence (8 IDs per ms, 8

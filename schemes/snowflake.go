@@ -128,9 +128,9 @@ type SnowflakeSettings struct {
 
 // Snowflake is the native Snowflake generator: time, node and sequence packed by a
 // layouts.Layout. It is safe for concurrent use; the hot path is one clock read and one atomic
-// add on a packed (tick, counter) word, with no lock and no retry loop (a compare-and-swap
-// only when the tick changes, and for layouts whose time field leaves the counter too few
-// spare bits, see addPath).
+// add on a packed (tick, counter) word, with no retry loop (a compare-and-swap only when the
+// tick changes, and for layouts whose time field leaves the counter too few spare bits, see
+// addPath), and no lock unless goroutines collide on the word (see crowd).
 //
 // Guarantees, per generator: IDs strictly increase in issue order (when the sequence field is
 // the lowest field; otherwise their time then sequence do; for a sharded or reversed layout
@@ -146,10 +146,25 @@ type Snowflake struct {
 	// The contended word has a cache line to itself, padded on both sides: goroutines on
 	// other cores then move only it, never the read-mostly fields below nor the tail of
 	// whatever the allocator put before the generator.
-	_        [56]byte
-	state    atomic.Uint64 // tick<<pBits | counter: the last reserved (tick, seq); counter > seqMask is a used-up tick
-	_        [56]byte
-	fast     bool          // NextContext's fast path applies (see newFast)
+	_     [56]byte
+	state atomic.Uint64 // tick<<pBits | counter: the last reserved (tick, seq); counter > seqMask is a used-up tick
+	_     [56]byte
+	// crowd and queue, on a line of their own, keep goroutines that collide on state from
+	// moving its line between cores on every ID. Under contention an atomic add costs
+	// about four times as much as alone (a cache line fetched from another core, twice:
+	// the load and the add), more than a mutex whose holder keeps the line while the
+	// others sleep (bwmarrin/snowflake: issue 28). So a fast-path call whose add finds
+	// that another add came after its load sets crowd to the tick plus one, and for the
+	// rest of that tick fast-path calls take queue around their load and add: one
+	// goroutine runs while the others wait in the mutex, as they would in a mutex
+	// generator. The next tick starts without the lock again, at the cost of a few
+	// collisions per tick when the contention goes on. The lock only orders callers;
+	// the state's atomics alone make IDs unique, so callers with and without it mix.
+	crowd atomic.Int64 // the tick plus one in which fast-path adds collided
+	queue sync.Mutex
+	_     [56]byte
+
+	fast     bool          // NextContext's fast path applies
 	soft     atomic.Int64  // ticks above this take the slow path: refresh the mark, check overflow
 	hard     atomic.Int64  // ticks above this need a durably saved mark first
 	refresh  atomic.Bool   // a background mark save is running
@@ -473,35 +488,43 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	if g.fast {
 		// The common case of the loop below for a generator on the system clock, without
 		// a fence, reserving with an atomic add and storing the layout's value (g.fast):
-		// the add lands on the clock's tick (or within the lookahead ahead of it) and
-		// within its sequence. It is the loop's add case with nanos, tickOf and compose
+		// the clock is on the last reserved tick or within the lookahead behind it, and
+		// its sequence has room. It is the loop's add case with nanos, tickOf and compose
 		// spelled out, their branches for an injected clock, a time before the epoch and a
 		// sharded or reversed layout left out: the calls and branches around the clock read
 		// and the add made the core 1.26x the two alone (issue 28). Shift counts are
 		// masked to 63 (they are all below 64) so that the compiler does not guard them.
-		//
-		// The add comes without a load of the state first: under contention a load then
-		// an add move the cache line between cores twice per ID (shared, then owned), an
-		// add alone once. An add that lands where no ID may be issued is dropped, and the
-		// loop below (which loads first) takes over: on a tick the clock has left (a new
-		// tick, one value of the old one lost), ahead of the lookahead (one lost), or past
-		// the sequence's end (see overshot).
+		// Anything else, a new tick included, goes to the loop, which reads the clock again.
 		ns := g.startNs + int64(time.Since(g.start)) // >= 0: the monotonic clock does not go back
 		now := int64(g.div.mulShift(uint64(ns)))
-		next := g.state.Add(1)
-		base := next &^ g.pMask // the tick's sequence 0
-		last := int64(next >> (g.pBits & 63))
-		// last-ahead <= now <= last, within the sequence.
-		if seq := next - base; seq <= g.seqMask && uint64(last-now) <= uint64(g.ahead) {
-			if last <= g.soft.Load() {
+		// Goroutines that collided on the state in this tick queue on g.queue for the rest
+		// of it (see crowd); the lock covers no wait, only the few instructions below.
+		queued := g.crowd.Load() == now+1
+		if queued {
+			g.queue.Lock()
+		}
+		old := g.state.Load()
+		base := old &^ g.pMask // the tick's sequence 0
+		last := int64(old >> (g.pBits & 63))
+		// last-ahead <= now <= last, and the sequence has room.
+		if uint64(last-now) <= uint64(g.ahead) && old-base < g.seqMask {
+			next := g.state.Add(1)
+			if queued {
+				g.queue.Unlock()
+			} else if next != old+1 {
+				g.crowd.Store(now + 1) // another add came between the load and this one
+			}
+			// One comparison for "still on tick last, within its sequence": the state
+			// never decreases, and a value below base would wrap to a huge difference.
+			if seq := next - base; seq <= g.seqMask && last <= g.soft.Load() {
 				return uint64(last)<<(g.tShift&63) | g.nodePart | seq<<(g.sShift&63), nil
 			}
 			id, ok, err := g.added(ctx, next, last)
 			if ok || err != nil {
 				return id, err
 			}
-		} else if seq > g.seqMask+1 {
-			g.overshot(next)
+		} else if queued {
+			g.queue.Unlock()
 		}
 	}
 	if g.fence != nil && g.dl == nil {
@@ -603,19 +626,6 @@ func (g *Snowflake) added(ctx context.Context, next uint64, last int64) (uint64,
 		}
 	}
 	return g.compose(next), true, nil
-}
-
-// overshot takes back the add that made next, whose counter is past the end of its tick's
-// sequence (the tick is used up, or the generator stopped), when no other add followed it:
-// a counter past the sequence's end is never issued, so setting it back to one past the end
-// loses nothing, and it keeps the counter within its headroom (minSpare) however many calls
-// find the tick used up. Without it, a caller that keeps calling a closed generator, or one
-// whose every call fails, would add until the counter carried into the tick: a tick ahead of
-// the clock (a spurious drift), or a poisoned state wrapped round to a low tick that issues.
-// When another add followed, that one's caller takes it back in turn, so the counter passes
-// the end by at most the number of goroutines between their add and this check.
-func (g *Snowflake) overshot(next uint64) {
-	g.state.CompareAndSwap(next, next&^g.pMask|(g.seqMask+1))
 }
 
 // NextN fills dst with new IDs, reserving as many as the current tick has left with one
