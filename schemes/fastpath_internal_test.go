@@ -142,58 +142,6 @@ func TestFastPathUsedUp(t *testing.T) {
 	})
 }
 
-// TestFastPathCrowd: goroutines that collide on the state queue on a mutex for the rest of
-// the tick, mixed with goroutines that have not seen it yet and with ticks that start
-// without it: no ID repeats and each goroutine's IDs increase. The crowd mark is also set by
-// hand every 64 IDs of one goroutine, so that callers with and without the lock mix even
-// when the goroutines happen not to collide.
-func TestFastPathCrowd(t *testing.T) {
-	g, err := NewSnowflake(SnowflakeSettings{Layout: fastLayout(time.Millisecond, layouts.Time(41), layouts.Seq(22))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	const workers = 8
-	per := 20_000
-	if testing.Short() {
-		per = 2_000
-	}
-	out := make([][]uint64, workers)
-	var wg sync.WaitGroup
-	for w := range out {
-		wg.Go(func() {
-			for i := range per {
-				if w == 0 && i%64 == 0 {
-					g.crowd.Store(g.tickOf(g.nanos()) + 1)
-				}
-				id, err := g.Next()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if n := len(out[w]); n > 0 && id <= out[w][n-1] {
-					t.Errorf("worker %d: ID %#x not above %#x", w, id, out[w][n-1])
-					return
-				}
-				out[w] = append(out[w], id)
-			}
-		})
-	}
-	wg.Wait()
-	seen := make(map[uint64]bool, workers*per)
-	for _, ids := range out {
-		for _, id := range ids {
-			if seen[id] {
-				t.Fatalf("ID %#x issued twice", id)
-			}
-			seen[id] = true
-		}
-	}
-	if g.crowd.Load() == 0 {
-		t.Error("the crowd mark was never set")
-	}
-}
-
 // TestFastPathLookahead: goroutines far outnumbering a tick's sequence (8 IDs per ms, 8
 // goroutines) with a lookahead of 2 ticks: no ID's tick is more than 2 ahead of the
 // generator's clock read after the ID was returned, no ID repeats, each goroutine's IDs

@@ -128,9 +128,9 @@ type SnowflakeSettings struct {
 
 // Snowflake is the native Snowflake generator: time, node and sequence packed by a
 // layouts.Layout. It is safe for concurrent use; the hot path is one clock read and one atomic
-// add on a packed (tick, counter) word, with no retry loop (a compare-and-swap only when the
-// tick changes, and for layouts whose time field leaves the counter too few spare bits, see
-// addPath), and no lock unless goroutines collide on the word (see crowd).
+// add on a packed (tick, counter) word, with no lock and no retry loop (a compare-and-swap
+// only when the tick changes, and for layouts whose time field leaves the counter too few
+// spare bits, see addPath).
 //
 // Guarantees, per generator: IDs strictly increase in issue order (when the sequence field is
 // the lowest field; otherwise their time then sequence do; for a sharded or reversed layout
@@ -146,24 +146,9 @@ type Snowflake struct {
 	// The contended word has a cache line to itself, padded on both sides: goroutines on
 	// other cores then move only it, never the read-mostly fields below nor the tail of
 	// whatever the allocator put before the generator.
-	_     [56]byte
-	state atomic.Uint64 // tick<<pBits | counter: the last reserved (tick, seq); counter > seqMask is a used-up tick
-	_     [56]byte
-	// crowd and queue, on a line of their own, keep goroutines that collide on state from
-	// moving its line between cores on every ID. Under contention an atomic add costs
-	// about four times as much as alone (a cache line fetched from another core, twice:
-	// the load and the add), more than a mutex whose holder keeps the line while the
-	// others sleep (bwmarrin/snowflake: issue 28). So a fast-path call whose add finds
-	// that another add came after its load sets crowd to the tick plus one, and for the
-	// rest of that tick fast-path calls take queue around their load and add: one
-	// goroutine runs while the others wait in the mutex, as they would in a mutex
-	// generator. The next tick starts without the lock again, at the cost of a few
-	// collisions per tick when the contention goes on. The lock only orders callers;
-	// the state's atomics alone make IDs unique, so callers with and without it mix.
-	crowd atomic.Int64 // the tick plus one in which fast-path adds collided
-	queue sync.Mutex
-	_     [56]byte
-
+	_        [56]byte
+	state    atomic.Uint64 // tick<<pBits | counter: the last reserved (tick, seq); counter > seqMask is a used-up tick
+	_        [56]byte
 	fast     bool          // NextContext's fast path applies
 	soft     atomic.Int64  // ticks above this take the slow path: refresh the mark, check overflow
 	hard     atomic.Int64  // ticks above this need a durably saved mark first
@@ -497,23 +482,12 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 		// Anything else, a new tick included, goes to the loop, which reads the clock again.
 		ns := g.startNs + int64(time.Since(g.start)) // >= 0: the monotonic clock does not go back
 		now := int64(g.div.mulShift(uint64(ns)))
-		// Goroutines that collided on the state in this tick queue on g.queue for the rest
-		// of it (see crowd); the lock covers no wait, only the few instructions below.
-		queued := g.crowd.Load() == now+1
-		if queued {
-			g.queue.Lock()
-		}
 		old := g.state.Load()
 		base := old &^ g.pMask // the tick's sequence 0
 		last := int64(old >> (g.pBits & 63))
 		// last-ahead <= now <= last, and the sequence has room.
 		if uint64(last-now) <= uint64(g.ahead) && old-base < g.seqMask {
 			next := g.state.Add(1)
-			if queued {
-				g.queue.Unlock()
-			} else if next != old+1 {
-				g.crowd.Store(now + 1) // another add came between the load and this one
-			}
 			// One comparison for "still on tick last, within its sequence": the state
 			// never decreases, and a value below base would wrap to a huge difference.
 			if seq := next - base; seq <= g.seqMask && last <= g.soft.Load() {
@@ -523,8 +497,6 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 			if ok || err != nil {
 				return id, err
 			}
-		} else if queued {
-			g.queue.Unlock()
 		}
 	}
 	if g.fence != nil && g.dl == nil {
