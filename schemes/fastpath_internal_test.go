@@ -22,6 +22,18 @@ type okFence struct{}
 
 func (okFence) Err() error { return nil }
 
+// dlFence is a DeadlineFence, as a node lease is.
+type dlFence struct{ d Deadline }
+
+func (f *dlFence) Err() error          { _, err := f.d.Load(); return err }
+func (f *dlFence) Deadline() *Deadline { return &f.d }
+
+func newDLFence(at time.Time) *dlFence {
+	f := &dlFence{}
+	f.d.Set(at)
+	return f
+}
+
 // systemClock is the system clock injected as a Clock.
 type systemClock struct{}
 
@@ -51,6 +63,7 @@ func TestFastPath(t *testing.T) {
 		{"unit=1ns", SnowflakeSettings{Layout: fastLayout(time.Nanosecond, layouts.Time(62), layouts.Seq(1))}, false},
 		{"clock", SnowflakeSettings{Clock: systemClock{}}, false},
 		{"fence", SnowflakeSettings{Fence: okFence{}}, false},
+		{"deadline", SnowflakeSettings{Fence: newDLFence(time.Now().Add(time.Hour))}, true},
 		{"mastodon", SnowflakeSettings{Layout: layouts.Mastodon}, false}, // compare-and-swap packing
 		{"reversed", SnowflakeSettings{Layout: reversed}, false},
 		{"sharded", SnowflakeSettings{Layout: sharded}, false},
@@ -192,6 +205,74 @@ func TestFastPathLookahead(t *testing.T) {
 				t.Fatalf("ID %#x issued twice", id)
 			}
 			seen[id] = true
+		}
+	}
+}
+
+// TestFastPathDeadline: on the fast path a deadline fence still bounds every ID: none ends
+// after the deadline, calls fail with ErrFenced once it has passed, and every call after
+// Revoke fails at once.
+func TestFastPathDeadline(t *testing.T) {
+	l := fastLayout(time.Millisecond, layouts.Time(41), layouts.Seq(22))
+	at := time.Now().Add(30 * time.Millisecond)
+	f := newDLFence(at)
+	g, err := NewSnowflake(SnowflakeSettings{Layout: l, Fence: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if !g.fast {
+		t.Fatal("not on the fast path")
+	}
+	n := 0
+	for {
+		id, err := g.Next()
+		if err != nil {
+			if !errors.Is(err, ErrFenced) {
+				t.Fatalf("after %d IDs: %v, want ErrFenced", n, err)
+			}
+			break
+		}
+		// Tick t ends at (t+1) units after the epoch, which must not be after the deadline.
+		if end := l.TickTime(int64(id>>g.tShift) + 1); end.After(at) {
+			t.Fatalf("ID %#x: its tick ends at %v, after the deadline %v", id, end, at)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no ID before the deadline")
+	}
+
+	// A tick of 100 ms, so that the calls after Suspend and Revoke find the tick the
+	// first ID started with its sequence open (the fast path's case), and must look at the
+	// deadline all the same.
+	l100 := fastLayout(100*time.Millisecond, layouts.Time(38), layouts.Seq(22))
+	f2 := newDLFence(time.Now().Add(time.Hour))
+	g2, err := NewSnowflake(SnowflakeSettings{Layout: l100, Fence: f2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	if !g2.fast {
+		t.Fatal("not on the fast path")
+	}
+	if _, err := g2.Next(); err != nil {
+		t.Fatal(err)
+	}
+	f2.d.Suspend(errors.New("renewal failed"))
+	for range 10 {
+		if _, err := g2.Next(); !errors.Is(err, ErrFenced) {
+			t.Fatalf("Next after Suspend = %v, want ErrFenced", err)
+		}
+	}
+	f2.d.Set(time.Now().Add(time.Hour))
+	if _, err := g2.Next(); err != nil {
+		t.Fatalf("Next after Set: %v", err)
+	}
+	f2.d.Revoke(errors.New("lease lost"))
+	for range 10 {
+		if _, err := g2.Next(); !errors.Is(err, ErrFenced) {
+			t.Fatalf("Next after Revoke = %v, want ErrFenced", err)
 		}
 	}
 }

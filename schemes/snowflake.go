@@ -288,7 +288,6 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	g.rev = l.Reverse
 	g.xform = g.rev || g.hBits > 0
 	g.newPacking(l)
-	g.fast = g.clock == nil && g.fence == nil && g.addPath && !g.xform && g.div.m != 0
 	g.tShift, _ = l.KindShift(layouts.KindTime)
 	g.sShift, _ = l.KindShift(layouts.KindSeq)
 	g.maxWait, g.maxCont = s.Drift.resolved()
@@ -353,6 +352,7 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 		g.convertDeadline(g.dl.cur.Load())
 		g.dl.attach(g)
 	}
+	g.fast = g.clock == nil && (g.fence == nil || g.dl != nil) && g.addPath && !g.xform && g.div.m != 0
 	return g, nil
 }
 
@@ -472,7 +472,8 @@ func (g *Snowflake) Next() (uint64, error) { return g.NextContext(context.Backgr
 func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	if g.fast {
 		// The common case of the loop below for a generator on the system clock, without
-		// a fence, reserving with an atomic add and storing the layout's value (g.fast):
+		// a fence or with one that publishes a deadline (a node lease), reserving with an
+		// atomic add and storing the layout's value (g.fast):
 		// the clock is on the last reserved tick or within the lookahead behind it, and
 		// its sequence has room. It is the loop's add case with nanos, tickOf and compose
 		// spelled out, their branches for an injected clock, a time before the epoch and a
@@ -491,7 +492,15 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 			// One comparison for "still on tick last, within its sequence": the state
 			// never decreases, and a value below base would wrap to a huge difference.
 			if seq := next - base; seq <= g.seqMask && last <= g.soft.Load() {
-				return uint64(last)<<(g.tShift&63) | g.nodePart | seq<<(g.sShift&63), nil
+				id := uint64(last)<<(g.tShift&63) | g.nodePart | seq<<(g.sShift&63)
+				if g.dl == nil {
+					return id, nil
+				}
+				// The deadline (added's check): the converted deadline is current and
+				// tick last ends before it.
+				if c := g.dlc.Load(); c.st == g.dl.cur.Load() && last < c.tick {
+					return id, nil
+				}
 			}
 			id, ok, err := g.added(ctx, next, last)
 			if ok || err != nil {
