@@ -473,14 +473,14 @@ func (g *Snowflake) NextContext(ctx context.Context) (uint64, error) {
 	if g.fast {
 		// The common case of the loop below for a generator on the system clock, without
 		// a fence or with one that publishes a deadline (a node lease), reserving with an
-		// atomic add and storing the layout's value (g.fast):
-		// the clock is on the last reserved tick or within the lookahead behind it, and
-		// its sequence has room. It is the loop's add case with nanos, tickOf and compose
-		// spelled out, their branches for an injected clock, a time before the epoch and a
-		// sharded or reversed layout left out: the calls and branches around the clock read
-		// and the add made the core 1.26x the two alone (issue 28). Shift counts are
-		// masked to 63 (they are all below 64) so that the compiler does not guard them.
-		// Anything else, a new tick included, goes to the loop, which reads the clock again.
+		// atomic add and storing the layout's value (g.fast): the clock is on the last
+		// reserved tick or within the lookahead behind it, and its sequence has room. It
+		// is the loop's add case with nanos, tickOf and compose spelled out, their branches
+		// for an injected clock, a time before the epoch and a sharded or reversed layout
+		// left out: the calls and branches around the clock read and the add made the core
+		// 1.26x the two alone (issue 28). Shift counts are masked to 63 (they are all below
+		// 64) so that the compiler does not guard them. Anything else, a new tick
+		// included, goes to the loop, which reads the clock again.
 		ns := g.startNs + int64(time.Since(g.start)) // >= 0: the monotonic clock does not go back
 		now := int64(g.div.mulShift(uint64(ns)))
 		old := g.state.Load()
