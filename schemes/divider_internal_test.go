@@ -27,11 +27,17 @@ func TestDivider(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, d := range dividerUnits() {
 		v := newDivider(d)
-		ns := []uint64{0, 1, d - 1, d, d + 1, 2*d - 1, 2 * d, 1<<62 - 1, 1 << 62, 1<<62 + 1, math.MaxUint64}
-		for k := uint64(1); k < 1000; k++ {
-			if q := (1<<62 - 1) / d; q >= k {
-				ns = append(ns, (q-k)*d, (q-k)*d-1, (q-k)*d+d-1)
+		ns := []uint64{0, 1, d - 1, d, d + 1, 2*d - 1, 2 * d, 1<<62 - 1, 1 << 62, 1<<62 + 1,
+			1<<63 - 1, 1 << 63, 1<<63 + 1, math.MaxUint64}
+		// The multiply is used up to 2^63: the multiples of d just below it (and just
+		// below 2^62, the bound of an earlier version) are where a rounding error shows.
+		for _, top := range []uint64{1<<62 - 1, 1<<63 - 1} {
+			for k := uint64(1); k < 1000; k++ {
+				if q := top / d; q >= k {
+					ns = append(ns, (q-k)*d, (q-k)*d-1, (q-k)*d+d-1)
+				}
 			}
+			ns = append(ns, top/d*d, top/d*d-1, top)
 		}
 		for range 2000 {
 			ns = append(ns, r.Uint64()>>r.IntN(64))
