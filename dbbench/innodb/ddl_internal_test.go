@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,7 +71,7 @@ func TestTableDDL(t *testing.T) {
 		if e.uuidType {
 			labels = append(labels, "uuidv4-native")
 		}
-		for _, label := range labels {
+		for i, label := range labels {
 			r, err := engine.ResolveRow(ctx, label)
 			if err == nil {
 				r, err = Columns(r)
@@ -78,12 +79,12 @@ func TestTableDDL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
-			if _, err := e.Load(ctx, r, 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+			if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(i+1), r, sec), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
 			statements(label + suffix)
 		}
-		if _, err := e.Baseline(ctx, 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+		if _, err := e.Baseline(ctx, engine.LoadTable("t"+strconv.Itoa(len(labels)+1), engine.Row{Col: engine.ColBigint}, sec), 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
 			t.Fatal(err)
 		}
 		statements("baseline" + suffix)

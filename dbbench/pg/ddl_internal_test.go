@@ -65,6 +65,7 @@ func TestTableDDL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tables := 0
 		labels := []string{engine.RowBigserial, "snowflake", "snowflake:layout=discord,epoch=1950-01-01T00:00:00Z",
 			"uuidv4", "uuidv7-text", engine.RowULIDTextICU, engine.RowTypeIDText,
 			engine.RowInstagramPLpgSQL, engine.RowUUIDv7PLpgSQL, engine.RowSegment}
@@ -77,7 +78,8 @@ func TestTableDDL(t *testing.T) {
 				t.Fatalf("%s: %v", label, err)
 			}
 			tr.take()
-			if _, err := e.Load(ctx, r, 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+			tables++
+			if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(tables), r, false), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
 			for _, s := range tr.take() {
@@ -85,7 +87,8 @@ func TestTableDDL(t *testing.T) {
 			}
 		}
 		tr.take()
-		if _, err := e.Baseline(ctx, 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+		tables++
+		if _, err := e.Baseline(ctx, engine.LoadTable("t"+strconv.Itoa(tables), engine.Row{Col: engine.ColBigint}, false), 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range tr.take() {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func TestTableDDL(t *testing.T) {
 	}
 	defer e.Close()
 	var got []string
-	for _, label := range []string{engine.RowBigserial, "snowflake", "snowflake:layout=discord,epoch=1950-01-01T00:00:00Z",
+	for i, label := range []string{engine.RowBigserial, "snowflake", "snowflake:layout=discord,epoch=1950-01-01T00:00:00Z",
 		"uuidv4", "uuidv7-text", engine.RowTypeIDText} {
 		r, err := engine.ResolveRow(ctx, label)
 		if err == nil {
@@ -62,7 +63,7 @@ func TestTableDDL(t *testing.T) {
 			}
 			qerr = rows.Err()
 		}
-		if _, err := e.Load(ctx, r, 20, true, engine.NewRecorder(20, 2, e.BatchSize(), progress)); err != nil {
+		if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(i+1), r, false), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), progress)); err != nil {
 			t.Fatalf("%s: %v", label, err)
 		}
 		if qerr != nil {
