@@ -31,8 +31,13 @@
 // Run (run.go) resolves the rows (engine.ResolveRow), applies the engine's column rules,
 // opens the engine from the table engines() builds (engines.go) and carries out the workload
 // workloads() names (workloads.go) through the one runner (runner.go): the table workload
-// (table.go) or the app workload (app.go, its tables described as data by
-// engine.AppSchema.Tables). The report writers (format.go, markdown.go, app_format.go, …)
+// (table.go, its table described as data by engine.LoadTable) or the app workload (app.go,
+// its tables described as data by engine.AppSchema.Tables). Both workloads' tables are
+// engine.TableDef values, which every engine turns into DDL with one function
+// (AppDialect.CreateTables); a table's needs beyond its columns and indexes are flags of
+// TableDef that the DDL honours (IdentityAlways, SeparateKey, NoToastVacuum), and each
+// engine's testdata/table_ddl.golden holds the table workload's statements (TestTableDDL).
+// The report writers (format.go, markdown.go, app_format.go, …)
 // ask a report's engine for its texts through dialectOf (report_dialect.go). Package engine
 // holds what every engine needs; packages pg, innodb and sqlite are the engines; pglocal and
 // mariadblocal start private servers; pgtest and mysqltest give tests a server.
@@ -44,15 +49,18 @@
 //   - doc.go: the package comment;
 //   - <name>.go: its names in Config.DB and Settings.Engine (as pg.Local and pg.Server), the
 //     engine type meeting engine.Engine (Settings, Kept, Close, Finding, ConnLost, and the
-//     table workload's engine.TableLoader: TableRows, TableNotes, ColumnTypeOf, Load,
-//     Baseline and HasBaseline, BatchSize), an Open function returning (engine.Engine,
-//     cleanup, error), Columns (its column rules, asked before it is opened) and Report
-//     (its engine.ReportText);
-//   - app_<name>.go: engine.AppDialect (DDL of engine.TableDef, AppConns, LogMark, Settle,
-//     BeforeLoad, Structures, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan, Qualify)
-//     and an engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds engine.SQLWriter
-//     and writes only Bulk and Bare;
-//   - its tests, and a test server package beside pgtest and mysqltest if it has a server.
+//     table workload's engine.TableLoader: TableRows, TableNotes, ColumnTypeOf, Load and
+//     Baseline, which create the engine.TableDef they are given with CreateTables and load,
+//     measure and drop it, HasBaseline, BatchSize), an Open function returning
+//     (engine.Engine, cleanup, error), Columns (its column rules, asked before it is
+//     opened) and Report (its engine.ReportText);
+//   - app_<name>.go: engine.AppDialect (CreateTables and DropTables of engine.TableDef,
+//     honouring or ignoring each of its flags, AppConns, LogMark, Settle, BeforeLoad,
+//     Structures, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan, Qualify) and an
+//     engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds engine.SQLWriter and
+//     writes only Bulk and Bare;
+//   - its tests: a TestTableDDL with testdata/table_ddl.golden as pg, innodb and sqlite
+//     have, and a test server package beside pgtest and mysqltest if it has a server.
 //
 // and touches, outside its package:
 //
@@ -73,7 +81,8 @@
 //
 //   - <workload>.go in dbbench: its run function, which plans its loads (loadPlan), describes
 //     one load (a workload value: unit, load, rate, findings) for runLoads, and summarizes the
-//     runs into the report; its tables as data (engine.TableDef), created, settled, sized and
+//     runs into the report; its tables as data (engine.TableDef with engine.ColumnDef and
+//     engine.IndexDef, and the flags every engine honours), created, settled, sized and
 //     dropped by every engine's AppDialect;
 //   - <workload>_format.go: its report writers, and its tests;
 //
@@ -85,13 +94,16 @@
 //   - engine/report.go: its result type in Report, and format.go and markdown.go, which pick
 //     the writers by Report.Workload.
 //
-// It touches no engine as long as it writes through the existing writers (engine.AppWriter:
-// the app workload's parent-and-children operation, one transaction or the bulk path) and
-// loads tables through Engine.Load (the table workload's shape). A workload that writes rows
-// of another shape needs a writer method in every engine today: the writers take an
-// AppSchema and AppOps, not the rows of any TableDef, and the table workload's table is each
-// engine's own DDL inside Load rather than a TableDef. Writers over TableDef rows, and Load
-// as a description over them (its table a TableDef, its figures the named counters and
-// structures), would leave both workloads, and any new one, data over one set of engine
-// methods.
+// It touches no engine as long as its tables are TableDefs with the existing flags (a storage
+// need no flag covers is a new flag, which every engine's CreateTables honours or ignores)
+// and it writes through the existing writers (engine.AppWriter: the app workload's
+// parent-and-children operation, one transaction or the bulk path) or loads through
+// Engine.Load (one key column and payload: engine.LoadTable's shape). A workload that writes
+// rows of another shape still needs a writer method in every engine: the writers take an
+// AppSchema and AppOps, and Load fills the one shape of LoadTable, not the rows of any
+// TableDef. A writer over TableDef rows (per engine: bulk, multi-row and one-row INSERT of
+// the columns of a TableDef, values as its KeyArg and TimeArg give them, returning the keys
+// the database made), the app's operation composed from it, and Load as a description over
+// it (its figures the named counters and structures), would leave both workloads, and any
+// new one, data over one set of engine methods.
 package dbbench

@@ -2,27 +2,32 @@ package dbbench
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/idkit/idkit/dbbench/engine"
 )
 
-// runTable carries out the table workload on eng: each row's table (id PRIMARY KEY, payload)
-// created, loaded with cfg.Rows keys, measured and dropped by the engine (Engine.Load), in
+// runTable carries out the table workload on eng: each row's table (id PRIMARY KEY, payload;
+// engine.LoadTable describes it) created, loaded with cfg.Rows keys, measured and dropped by
+// the engine (Engine.Load), in
 // rounds with a warm-up and the engine's bare baseline; then the medians, the baseline and
 // the notes go into rep. A duplicate key ends a row's loads as a finding (Engine.Finding).
 func runTable(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, skipped []string, rep *Report) error {
 	withBaseline := cfg.Baseline && eng.HasBaseline() && baselineRow(rows) >= 0
 	jobs := loadPlan(len(rows), cfg.Repeat, cfg.Rows, cfg.WarmupRows, withBaseline)
+	tables := 0 // each load's table is the next t<N>
 	runs, err := runLoads(ctx, cfg, eng, rows, jobs, workload[engine.Metrics]{
 		unit:     "rows/s",
 		findings: true,
 		rate:     func(m engine.Metrics) float64 { return float64(m.Rows) / m.Seconds },
 		load: func(ctx context.Context, j job, progress func(int64)) (engine.Metrics, error) {
 			rec := engine.NewRecorder(j.n, cfg.Points, eng.BatchSize(), progress)
+			tables++
+			name := "t" + strconv.Itoa(tables)
 			if j.ri < 0 {
-				return eng.Baseline(ctx, j.n, rec)
+				return eng.Baseline(ctx, engine.LoadTable(name, engine.Row{Col: engine.ColBigint}, cfg.SecondaryIndex), j.n, rec)
 			}
-			return eng.Load(ctx, rows[j.ri], j.n, j.measured, rec)
+			return eng.Load(ctx, engine.LoadTable(name, rows[j.ri], cfg.SecondaryIndex), j.n, j.measured, rec)
 		},
 	})
 	if err != nil {

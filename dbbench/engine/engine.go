@@ -62,12 +62,12 @@ type TableLoader interface {
 	TableNotes(rep *Report, rows []Row, skipped []string) []string
 	// ColumnTypeOf names the SQL type of a row's key column in the table workload.
 	ColumnTypeOf(r Row) string
-	// Load creates a table for r, loads n rows into it, measures it when
-	// measure is true, and drops it.
-	Load(ctx context.Context, r Row, n int, measure bool, rec *Recorder) (Metrics, error)
-	// Baseline is Load for the bare bulk load of ascending int64 keys; engines
-	// without one return ErrNoBaseline, and HasBaseline false.
-	Baseline(ctx context.Context, n int, rec *Recorder) (Metrics, error)
+	// Load creates table t (LoadTable: its key is the row's) with CreateTables, loads n
+	// rows into it, measures it when measure is true, and drops it.
+	Load(ctx context.Context, t TableDef, n int, measure bool, rec *Recorder) (Metrics, error)
+	// Baseline is Load for the bare bulk load of ascending int64 keys into t (a bigint
+	// key); engines without one return ErrNoBaseline, and HasBaseline false.
+	Baseline(ctx context.Context, t TableDef, n int, rec *Recorder) (Metrics, error)
 	HasBaseline() bool
 	// BatchSize is the number of rows per COPY, INSERT or transaction.
 	BatchSize() int

@@ -1,8 +1,10 @@
 package engine
 
 // A workload describes its tables as data (TableDef); each engine turns a description into
-// its DDL (createTables), drops it (dropTables), analyzes it (settle) and names and sizes the
-// structures it built (structures). A new table shape touches no engine.
+// its DDL (CreateTables), drops it (DropTables), analyzes it (Settle) and names and sizes the
+// structures it built (Structures). A new table shape touches no engine: what a workload
+// needs of a table's storage beyond its columns and indexes is a flag of TableDef that every
+// engine's DDL honours or, where it has no such choice, ignores.
 
 // ColKind is the kind of a workload table's column.
 type ColKind int
@@ -13,8 +15,8 @@ const (
 	KindInt                 // a 64-bit integer
 )
 
-// columnDef is one column of a workload table besides its id.
-type columnDef struct {
+// ColumnDef is one column of a workload table besides its id.
+type ColumnDef struct {
 	Name string
 	Kind ColKind
 	// References names the table whose id this KindKey column refers to (a foreign key
@@ -22,8 +24,8 @@ type columnDef struct {
 	References, FK string
 }
 
-// indexDef is a secondary index of a workload table on one column.
-type indexDef struct {
+// IndexDef is a secondary index of a workload table on one column.
+type IndexDef struct {
 	Name, Column string
 	Role         string // what the report calls it: "child foreign-key index", …
 }
@@ -36,22 +38,48 @@ type TableDef struct {
 	// "parent primary key").
 	Who     string
 	Key     Row
-	Columns []columnDef
-	Indexes []indexDef
+	Columns []ColumnDef
+	Indexes []IndexDef
+
+	// IdentityAlways: a key the database makes (ColIdentity) is never given by a writer
+	// (PostgreSQL's GENERATED ALWAYS AS IDENTITY, not BY DEFAULT); engines without the
+	// distinction ignore it.
+	IdentityAlways bool
+	// SeparateKey: the primary key is a B-tree of its own even for a key the database makes,
+	// so that it can be measured (SQLite: a BIGINT key beside the rowid, whose values the
+	// writer gives, not INTEGER PRIMARY KEY, which is the rowid). Engines whose primary key
+	// is always a structure of its own ignore it.
+	SeparateKey bool
+	// NoToastVacuum: autovacuum is off for the table's TOAST table too, not only for the
+	// table (PostgreSQL); engines without one ignore it.
+	NoToastVacuum bool
+}
+
+// LoadTable is the table workload's table as data: name (id PRIMARY KEY of r's key type,
+// payload bigint), measured as written (the identity generated always, the key a B-tree of
+// its own, no autovacuum of its TOAST table), with a secondary index payload_idx on payload
+// when secondary.
+func LoadTable(name string, r Row, secondary bool) TableDef {
+	t := TableDef{Name: name, Key: r, Columns: []ColumnDef{{Name: "payload", Kind: KindInt}},
+		IdentityAlways: true, SeparateKey: true, NoToastVacuum: true}
+	if secondary {
+		t.Indexes = []IndexDef{{Name: "payload_idx", Column: "payload", Role: "secondary index"}}
+	}
+	return t
 }
 
 // Tables is the app workload's schema as data: a parent (id, created_at, customer, payload)
 // with an index on created_at when s.createdAt, and a child (id, parent_id REFERENCES
 // parent(id), payload) with an index on parent_id.
 func (s AppSchema) Tables() []TableDef {
-	parent := TableDef{Name: s.Parent(), Who: "parent", Key: s.Row, Columns: []columnDef{
+	parent := TableDef{Name: s.Parent(), Who: "parent", Key: s.Row, Columns: []ColumnDef{
 		{Name: "created_at", Kind: KindTime}, {Name: "customer", Kind: KindInt}, {Name: "payload", Kind: KindInt}}}
 	if s.CreatedAt {
-		parent.Indexes = []indexDef{{Name: s.createdIndex(), Column: "created_at", Role: "parent created_at index"}}
+		parent.Indexes = []IndexDef{{Name: s.createdIndex(), Column: "created_at", Role: "parent created_at index"}}
 	}
-	child := TableDef{Name: s.Child(), Who: "child", Key: s.Row, Columns: []columnDef{
+	child := TableDef{Name: s.Child(), Who: "child", Key: s.Row, Columns: []ColumnDef{
 		{Name: "parent_id", Kind: KindKey, References: s.Parent(), FK: s.FK()}, {Name: "payload", Kind: KindInt}},
-		Indexes: []indexDef{{Name: s.fkIndex(), Column: "parent_id", Role: "child foreign-key index"}}}
+		Indexes: []IndexDef{{Name: s.fkIndex(), Column: "parent_id", Role: "child foreign-key index"}}}
 	return []TableDef{parent, child}
 }
 

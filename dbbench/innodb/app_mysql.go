@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/idkit/idkit/dbbench/engine"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,8 +20,25 @@ func (e *mysqlEngine) KeyType(r engine.Row) string { return e.ColumnTypeOf(r) }
 
 func (e *mysqlEngine) Qualify(name string) string { return "`" + e.dbName + "`.`" + name + "`" }
 
+// plainName matches a name MariaDB/MySQL take without quotes: every name the workloads make
+// ends in a digit or a suffix (t1, uuidv4_parent, payload_idx), so none is a keyword.
+var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// ddlName is name in DDL, quoted only when it is not a plain name.
+func ddlName(name string) string {
+	if plainName.MatchString(name) {
+		return name
+	}
+	return "`" + name + "`"
+}
+
+// ddlTable is table name in DDL, qualified by the benchmark database.
+func (e *mysqlEngine) ddlTable(name string) string { return ddlName(e.dbName) + "." + ddlName(name) }
+
 // CreateTables creates ts as InnoDB tables with persistent statistics, recalculated only by
-// settle's ANALYZE TABLE, so that innodb_index_stats holds the figures of the finished load.
+// Settle's (or Load's) ANALYZE TABLE, so that innodb_index_stats holds the figures of the
+// finished load. The flags of engine.TableDef ask nothing of InnoDB: AUTO_INCREMENT takes
+// no other form, and the clustered primary key is always a B-tree of its own.
 func (e *mysqlEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
 	const opts = " ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"
 	for _, t := range ts {
@@ -35,14 +53,14 @@ func (e *mysqlEngine) CreateTables(ctx context.Context, ts []engine.TableDef) er
 			typ := map[engine.ColKind]string{engine.KindKey: key, engine.KindTime: "DATETIME(6) NOT NULL", engine.KindInt: "BIGINT NOT NULL"}[c.Kind]
 			cols = append(cols, c.Name+" "+typ)
 			if c.References != "" {
-				fks = append(fks, fmt.Sprintf("CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (id)", c.FK, c.Name, e.Qualify(c.References)))
+				fks = append(fks, fmt.Sprintf("CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (id)", ddlName(c.FK), c.Name, e.ddlTable(c.References)))
 			}
 		}
 		cols = append(cols, "PRIMARY KEY (id)")
 		for _, ix := range t.Indexes {
-			cols = append(cols, fmt.Sprintf("KEY `%s` (%s)", ix.Name, ix.Column))
+			cols = append(cols, fmt.Sprintf("KEY %s (%s)", ddlName(ix.Name), ix.Column))
 		}
-		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.Qualify(t.Name), strings.Join(append(cols, fks...), ", "), opts)
+		ddl := fmt.Sprintf("CREATE TABLE %s (%s)%s", e.ddlTable(t.Name), strings.Join(append(cols, fks...), ", "), opts)
 		if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
 			return fail(ctx, "create table "+t.Name, err)
 		}

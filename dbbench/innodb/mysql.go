@@ -39,7 +39,6 @@ type mysqlEngine struct {
 	admin   *sql.Conn   // measurements and DDL
 	loaders []*sql.Conn // one per client, opened on first use
 	dbName  string
-	tables  int
 	batch   int
 
 	mariadb    bool
@@ -421,27 +420,13 @@ func (e *mysqlEngine) loaderConns(ctx context.Context) ([]*sql.Conn, error) {
 	return e.loaders, nil
 }
 
-// createTable creates the next benchmark table and returns its qualified
-// name.
-func (e *mysqlEngine) createTable(ctx context.Context, r engine.Row) (string, string, error) {
-	e.tables++
-	name := "t" + strconv.Itoa(e.tables)
-	def := "id " + e.ColumnTypeOf(r) + " NOT NULL"
-	if r.Col == engine.ColIdentity {
-		def = "id BIGINT NOT NULL AUTO_INCREMENT"
+// createTable creates table t (engine.LoadTable) with CreateTables and returns its qualified
+// name and its name.
+func (e *mysqlEngine) createTable(ctx context.Context, t engine.TableDef) (string, string, error) {
+	if err := e.CreateTables(ctx, []engine.TableDef{t}); err != nil {
+		return "", "", err
 	}
-	sec := ""
-	if e.cfg.SecondaryIndex {
-		sec = ", KEY payload_idx (payload)"
-	}
-	// Persistent statistics, recalculated only by our ANALYZE TABLE, so that
-	// innodb_index_stats holds the figures of the finished load.
-	ddl := fmt.Sprintf("CREATE TABLE %s.%s (%s, payload BIGINT NOT NULL, PRIMARY KEY (id)%s) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0",
-		e.dbName, name, def, sec)
-	if _, err := e.admin.ExecContext(ctx, ddl); err != nil {
-		return "", "", fail(ctx, "create table", err)
-	}
-	return e.dbName + "." + name, name, nil
+	return e.dbName + "." + t.Name, t.Name, nil
 }
 
 func (e *mysqlEngine) dropTable(tbl string) error {
@@ -507,20 +492,21 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	return s, nil
 }
 
-func (e *mysqlEngine) Load(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+func (e *mysqlEngine) Load(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+	r := t.Key
 	src, err := engine.NewSource(r, e.cfg.Nodes)
 	if err != nil {
 		return engine.Metrics{}, err
 	}
 	defer src.Close()
 	defer func() { m.Durability = src.Durability() }() // before close
-	return e.loadWith(ctx, r, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
+	return e.loadWith(ctx, t, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return e.insert(ctx, tbl, r, src, n, conns, rec)
 	})
 }
 
-func (e *mysqlEngine) Baseline(ctx context.Context, n int, rec *engine.Recorder) (engine.Metrics, error) {
-	return e.loadWith(ctx, engine.Row{Col: engine.ColBigint}, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
+func (e *mysqlEngine) Baseline(ctx context.Context, t engine.TableDef, n int, rec *engine.Recorder) (engine.Metrics, error) {
+	return e.loadWith(ctx, t, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
 		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, e.batch, rec)
 	})
 }
@@ -631,13 +617,14 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 
 // loadWith wraps one load: table, counters before and after, measurements,
 // drop.
-func (e *mysqlEngine) loadWith(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder,
+func (e *mysqlEngine) loadWith(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder,
 	fill func(context.Context, string, []*sql.Conn) error) (m engine.Metrics, err error) {
+	r := t.Key
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return m, err
 	}
-	tbl, name, err := e.createTable(ctx, r)
+	tbl, name, err := e.createTable(ctx, t)
 	if err != nil {
 		return m, err
 	}
@@ -677,7 +664,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r engine.Row, n int, measure
 	if m.Rows != int64(n) {
 		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
 	}
-	if err := e.sizes(ctx, tbl, name, r, measure, &m); err != nil {
+	if err := e.sizes(ctx, tbl, name, r, len(t.Indexes) > 0, measure, &m); err != nil {
 		return m, err
 	}
 	if !measure || e.cfg.Lookups == 0 {
@@ -694,7 +681,7 @@ func (e *mysqlEngine) loadWith(ctx context.Context, r engine.Row, n int, measure
 // leaf pages per index. Without access to it, information_schema.TABLES
 // gives the clustered (DATA_LENGTH) and secondary (INDEX_LENGTH) sizes
 // from the same statistics, without leaf pages.
-func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r engine.Row, measure bool, m *engine.Metrics) error {
+func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r engine.Row, secondary, measure bool, m *engine.Metrics) error {
 	// MariaDB's ANALYZE TABLE also gathers engine-independent statistics
 	// with a full scan unless told not to.
 	if e.mariadb {
@@ -770,7 +757,7 @@ func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r engine.Row,
 	} else {
 		m.LeafPages = &leaves
 	}
-	if e.cfg.SecondaryIndex {
+	if secondary {
 		m.Count(engine.CounterSecondaryLeafPages, secLeaves)
 	}
 	return nil

@@ -69,7 +69,6 @@ type pgEngine struct {
 	admin   *pgx.Conn   // measurements and DDL
 	loaders []*pgx.Conn // one per client, opened on first use
 	schema  string
-	tables  int
 	batch   int
 
 	statsFn       string // qualified pgstatindex, "" when unavailable
@@ -331,30 +330,24 @@ func (e *pgEngine) loaderConns(ctx context.Context) ([]*pgx.Conn, error) {
 	return e.loaders, nil
 }
 
-// createTable creates the next benchmark table and returns its name.
-func (e *pgEngine) createTable(ctx context.Context, c engine.Column) (pgx.Identifier, error) {
-	e.tables++
-	name := pgx.Identifier{e.schema, "t" + strconv.Itoa(e.tables)}
-	def := "id " + map[engine.Column]string{
-		engine.ColIdentity:   "bigint GENERATED ALWAYS AS IDENTITY",
-		engine.ColBigint:     "bigint NOT NULL",
-		engine.ColUint64:     "numeric(20,0) NOT NULL",
-		engine.ColUUID:       "uuid NOT NULL",
-		engine.ColText:       `text COLLATE "C" NOT NULL`,
-		engine.ColTextICU:    `text COLLATE "und-x-icu" NOT NULL`,
-		engine.ColPublicText: `text COLLATE "C" NOT NULL`,
-		// serverside.go
-		engine.ColServerBigint: "bigint NOT NULL DEFAULT " + e.serverDefault,
-		engine.ColServerUUID:   "uuid NOT NULL DEFAULT " + e.serverDefault,
-	}[c]
-	ddl := fmt.Sprintf(`CREATE TABLE %s (%s, payload bigint NOT NULL,
-		CONSTRAINT %s PRIMARY KEY (id) WITH (fillfactor = %d))
-		WITH (autovacuum_enabled = false, toast.autovacuum_enabled = false)`,
-		name.Sanitize(), def, pgx.Identifier{"t" + strconv.Itoa(e.tables) + "_pkey"}.Sanitize(), e.cfg.Fillfactor)
-	if _, err := e.admin.Exec(ctx, ddl); err != nil {
-		return nil, fail(ctx, "create table", err)
+// keyDDL is the definition of a key column of type c, NOT NULL: a server-made key takes its
+// DEFAULT (serverside.go); identity is the caller's (CreateTables).
+func (e *pgEngine) keyDDL(c engine.Column) string {
+	switch c {
+	case engine.ColServerBigint:
+		return "bigint NOT NULL DEFAULT " + e.serverDefault
+	case engine.ColServerUUID:
+		return "uuid NOT NULL DEFAULT " + e.serverDefault
 	}
-	return name, nil
+	return e.columnType(c) + " NOT NULL"
+}
+
+// createTable creates table t (engine.LoadTable) with CreateTables and returns its name.
+func (e *pgEngine) createTable(ctx context.Context, t engine.TableDef) (pgx.Identifier, error) {
+	if err := e.CreateTables(ctx, []engine.TableDef{t}); err != nil {
+		return nil, err
+	}
+	return pgx.Identifier{e.schema, t.Name}, nil
 }
 
 func (e *pgEngine) dropTable(name pgx.Identifier) error {
@@ -402,23 +395,25 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	return s, nil
 }
 
-func (e *pgEngine) Load(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+func (e *pgEngine) Load(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+	r := t.Key
 	if r, err = e.prepareServerSide(ctx, r); err != nil {
 		return m, err
 	}
+	t.Key = r
 	src, err := engine.NewSource(r, e.cfg.Nodes)
 	if err != nil {
 		return m, err
 	}
 	defer src.Close()
 	defer func() { m.Durability = src.Durability() }() // before close
-	return e.loadWith(ctx, r.Col, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+	return e.loadWith(ctx, t, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
 		return e.insert(ctx, tbl, r.Col, src, n, conns, rec)
 	})
 }
 
-func (e *pgEngine) Baseline(ctx context.Context, n int, rec *engine.Recorder) (engine.Metrics, error) {
-	return e.loadWith(ctx, engine.ColBigint, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+func (e *pgEngine) Baseline(ctx context.Context, t engine.TableDef, n int, rec *engine.Recorder) (engine.Metrics, error) {
+	return e.loadWith(ctx, t, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
 		_, err := bareCopy(ctx, conns[0], tbl, n, rec)
 		return err
 	})
@@ -441,13 +436,14 @@ func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, re
 
 // loadWith wraps one load: table, checkpoint, counters before and after,
 // measurements, drop.
-func (e *pgEngine) loadWith(ctx context.Context, c engine.Column, n int, measure bool, rec *engine.Recorder,
+func (e *pgEngine) loadWith(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder,
 	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m engine.Metrics, err error) {
+	c := t.Key.Col
 	conns, err := e.loaderConns(ctx)
 	if err != nil {
 		return m, err
 	}
-	tbl, err := e.createTable(ctx, c)
+	tbl, err := e.createTable(ctx, t)
 	if err != nil {
 		return m, err
 	}

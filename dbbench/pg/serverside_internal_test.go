@@ -153,7 +153,7 @@ func TestInstagramWrapIsAFinding(t *testing.T) {
 	if _, err := e.admin.Exec(ctx, "ALTER SEQUENCE "+e.schema+".instagram_seq_5 INCREMENT BY 1024"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.Load(ctx, r, 3000, true, engine.NewRecorder(3000, 5, e.BatchSize(), nil))
+	_, err := e.Load(ctx, engine.LoadTable("t1", r, false), 3000, true, engine.NewRecorder(3000, 5, e.BatchSize(), nil))
 	f, ok := uniqueViolation(err, r)
 	if !ok {
 		t.Fatalf("load error %v is not a unique violation", err)

@@ -26,35 +26,52 @@ func (e *sqliteEngine) KeyType(r engine.Row) string {
 
 func (e *sqliteEngine) Qualify(name string) string { return `"` + name + `"` }
 
+// sqlType is the SQL type of a row's key columns. An ID with bit 63 set does not fit
+// SQLite's signed INTEGER, and its decimal text would become a lossy REAL in a BIGINT column:
+// it goes in as 8 big-endian bytes, whose BLOB order is the IDs' order.
 func (e *sqliteEngine) sqlType(r engine.Row) string {
 	switch r.Col {
-	case engine.ColBigint:
+	case engine.ColIdentity, engine.ColBigint:
 		return "BIGINT"
-	case engine.ColUUID:
+	case engine.ColUint64, engine.ColUUID:
 		return "BLOB"
 	}
 	return "TEXT"
 }
 
-// CreateTables creates ts: a key the database makes is INTEGER PRIMARY KEY, the rowid itself;
-// any other is a rowid table with a separate primary-key index.
+// plainName matches a name SQLite takes without quotes: every name the workloads make ends
+// in a digit or a suffix (t1, uuidv4_parent), so none is a keyword.
+var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// ddlName is name in DDL, quoted only when it is not a plain name.
+func (e *sqliteEngine) ddlName(name string) string {
+	if plainName.MatchString(name) {
+		return name
+	}
+	return e.Qualify(name)
+}
+
+// CreateTables creates ts: a key the database makes is INTEGER PRIMARY KEY, the rowid itself,
+// unless the table asks for its key as a B-tree of its own (engine.TableDef.SeparateKey: a
+// BIGINT key, not INTEGER, which would make it the rowid and leave no separate index to
+// measure); any other is a rowid table with a separate primary-key index.
 func (e *sqliteEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
 	for _, t := range ts {
 		id, key := "id "+e.sqlType(t.Key)+" NOT NULL PRIMARY KEY", e.sqlType(t.Key)
-		if t.Key.Col == engine.ColIdentity {
+		if t.Key.Col == engine.ColIdentity && !t.SeparateKey {
 			id, key = "id INTEGER PRIMARY KEY", "INTEGER"
 		}
 		cols := []string{id}
 		for _, c := range t.Columns {
 			col := c.Name + " " + map[engine.ColKind]string{engine.KindKey: key, engine.KindTime: "INTEGER", engine.KindInt: "INTEGER"}[c.Kind] + " NOT NULL"
 			if c.References != "" {
-				col += " REFERENCES " + e.Qualify(c.References) + " (id)"
+				col += " REFERENCES " + e.ddlName(c.References) + " (id)"
 			}
 			cols = append(cols, col)
 		}
-		ddl := []string{fmt.Sprintf("CREATE TABLE %s (%s)", e.Qualify(t.Name), strings.Join(cols, ", "))}
+		ddl := []string{fmt.Sprintf("CREATE TABLE %s (%s)", e.ddlName(t.Name), strings.Join(cols, ", "))}
 		for _, ix := range t.Indexes {
-			ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", e.Qualify(ix.Name), e.Qualify(t.Name), ix.Column))
+			ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", e.ddlName(ix.Name), e.ddlName(t.Name), ix.Column))
 		}
 		for _, d := range ddl {
 			if _, err := e.db.ExecContext(ctx, d); err != nil {

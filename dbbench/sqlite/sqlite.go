@@ -58,7 +58,6 @@ type sqliteEngine struct {
 	path    string
 	db      *sql.DB
 	batch   int
-	tables  int
 	version string
 
 	walMu      sync.Mutex
@@ -136,7 +135,7 @@ func (e *sqliteEngine) columnType(c engine.Column) string {
 	}
 }
 
-func (e *sqliteEngine) Baseline(context.Context, int, *engine.Recorder) (engine.Metrics, error) {
+func (e *sqliteEngine) Baseline(context.Context, engine.TableDef, int, *engine.Recorder) (engine.Metrics, error) {
 	return engine.Metrics{}, engine.ErrNoBaseline
 }
 
@@ -163,27 +162,21 @@ func (e *sqliteEngine) walBytes(ctx context.Context, db interface {
 	return n, nil
 }
 
-func (e *sqliteEngine) Load(ctx context.Context, r engine.Row, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+func (e *sqliteEngine) Load(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
+	r := t.Key
+	if r.Col == engine.ColTextICU {
+		return m, engine.ErrICUSQLite
+	}
 	src, err := engine.NewSource(r, e.cfg.Nodes)
 	if err != nil {
 		return m, err
 	}
 	defer src.Close()
 	defer func() { m.Durability = src.Durability() }() // before close
-	e.tables++
-	tbl := "t" + strconv.Itoa(e.tables)
+	tbl := t.Name
 	idx := "sqlite_autoindex_" + tbl + "_1"
-	if r.Col == engine.ColTextICU {
-		return m, engine.ErrICUSQLite
-	}
-	// An ID with bit 63 set does not fit SQLite's signed INTEGER, and its
-	// decimal text would become a lossy REAL in a BIGINT column: it goes in
-	// as 8 big-endian bytes, whose BLOB order is the IDs' order.
-	typ := map[engine.Column]string{engine.ColIdentity: "BIGINT", engine.ColBigint: "BIGINT", engine.ColUint64: "BLOB", engine.ColUUID: "BLOB", engine.ColText: "TEXT", engine.ColPublicText: "TEXT"}[r.Col]
-	// BIGINT, not INTEGER: "INTEGER PRIMARY KEY" would make id the rowid and
-	// leave no separate index to measure.
-	if _, err := e.db.ExecContext(ctx, "CREATE TABLE "+tbl+" (id "+typ+" NOT NULL PRIMARY KEY, payload INTEGER NOT NULL)"); err != nil {
-		return m, engine.Fail(ctx, "sqlite: create table", err)
+	if err := e.CreateTables(ctx, []engine.TableDef{t}); err != nil {
+		return m, err
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

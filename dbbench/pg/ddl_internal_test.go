@@ -1,0 +1,122 @@
+package pg
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/pgtest"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/table_ddl.golden from this run")
+
+// ddlTracer records the CREATE statements an engine sends on any of its connections.
+type ddlTracer struct {
+	mu    sync.Mutex
+	stmts []string
+}
+
+func (t *ddlTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(strings.TrimSpace(d.SQL), "CREATE TABLE") || strings.HasPrefix(strings.TrimSpace(d.SQL), "CREATE INDEX") {
+		t.mu.Lock()
+		t.stmts = append(t.stmts, d.SQL)
+		t.mu.Unlock()
+	}
+	return ctx
+}
+
+func (t *ddlTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (t *ddlTracer) take() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.stmts
+	t.stmts = nil
+	return out
+}
+
+// TestTableDDL holds the table workload's DDL on PostgreSQL to testdata/table_ddl.golden: the
+// statements Load (and Baseline) send for every column type, as the server received them,
+// with the random schema name replaced by idbench_S and each run of white space by one
+// space (the server reads the same tokens). The table workload's reports compare
+// loads of these exact tables, so a refactor of how the DDL is made must not change them
+// (go test -run TestTableDDL -update rewrites the file, for a deliberate change).
+func TestTableDDL(t *testing.T) {
+	ctx := context.Background()
+	connCfg, err := pgx.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &ddlTracer{}
+	connCfg.Tracer = tr
+	var got []string
+	for _, ff := range []int{90, 70} {
+		o := engine.Options{Rows: 20, Mode: engine.ModeCopy, Clients: 1, Nodes: 1, Profile: engine.ProfileSteady,
+			Fillfactor: ff, Points: 2}
+		e, err := openPGConfig(ctx, o, Server, connCfg.Copy(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables := 0
+		labels := []string{engine.RowBigserial, "snowflake", "snowflake:layout=discord,epoch=1950-01-01T00:00:00Z",
+			"uuidv4", "uuidv7-text", engine.RowULIDTextICU, engine.RowTypeIDText,
+			engine.RowInstagramPLpgSQL, engine.RowUUIDv7PLpgSQL, engine.RowSegment}
+		for _, label := range labels {
+			r, err := engine.ResolveRow(ctx, label)
+			if err == nil {
+				r, err = Columns(r)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", label, err)
+			}
+			tr.take()
+			tables++
+			if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(tables), r, false), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+				t.Fatalf("%s: %v", label, err)
+			}
+			for _, s := range tr.take() {
+				got = append(got, label+" fillfactor="+strconv.Itoa(ff)+"\n"+oneSpace(strings.ReplaceAll(s, e.schema, "idbench_S")))
+			}
+		}
+		tr.take()
+		tables++
+		if _, err := e.Baseline(ctx, engine.LoadTable("t"+strconv.Itoa(tables), engine.Row{Col: engine.ColBigint}, false), 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tr.take() {
+			got = append(got, "baseline fillfactor="+strconv.Itoa(ff)+"\n"+oneSpace(strings.ReplaceAll(s, e.schema, "idbench_S")))
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkGolden(t, strings.Join(got, "\n\n")+"\n")
+}
+
+// oneSpace replaces each run of white space in s by one space.
+func oneSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func checkGolden(t *testing.T, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "table_ddl.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("table-workload DDL changed; got:\n%s\nwant:\n%s", got, want)
+	}
+}
