@@ -716,6 +716,9 @@ func (s *Server) routes() http.Handler {
 	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
 		// request does below here grows the handler goroutine's stack, and growing it costs.
+		if r.ProtoMajor >= 2 {
+			growStack(r.ProtoMajor) // a goroutine per request: see stack.go (HTTP/1.1 reuses its connection's)
+		}
 		w, r, f, ok := a.admit(w, r)
 		if f == nil {
 			return
@@ -754,17 +757,25 @@ type inFlight struct {
 	h  held
 }
 
-// finish hands the rest of the answer to the connection (HTTP/2: a stream the client gives no
-// window waits here, counted, until watchStalls closes its connection) and gives back what the
-// request held.
+// finish gives back what the request holds once its answer has been handed to the connection.
+// HTTP/1.1 handles one request at a time, and stallConn bounds its last write: that is now.
+// On HTTP/2, net/http writes the rest of an answer after the handler returns, and a stream the
+// client gives no window waits there: the request keeps what it holds, its answer counted as
+// pending (watchStalls closes a connection it stays on), until the stream closes, which ends
+// the stream's context (its last frame was written, or the stream or connection is gone).
+// Waiting for that instead of flushing here lets net/http send a unary answer's headers, data
+// and end of stream in one write (docs/bench/http-profile.txt).
 func (f *inFlight) finish(r *http.Request) {
-	if f.tw.on {
-		if r.ProtoMajor >= 2 {
-			f.tw.Flush()
-		} else {
-			f.tw.end() // HTTP/1.1: one request at a time, and stallConn bounds its last write
-		}
+	if f.tw.on && r.ProtoMajor >= 2 {
+		context.AfterFunc(r.Context(), f.written)
+		return
 	}
+	f.written()
+}
+
+// written gives back what the request held.
+func (f *inFlight) written() {
+	f.tw.end()
 	if f.h.b != nil {
 		f.h.release()
 	}
@@ -800,7 +811,7 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 		return w, r, nil, false
 	}
 	if st != nil {
-		f.tw = trackWriter{ResponseWriter: w, st: st}
+		f.tw = trackWriter{ResponseWriter: w, st: st, unary: r.ProtoMajor >= 2 && strings.HasPrefix(r.URL.Path, idServicePrefix)}
 		w = &f.tw
 	}
 	if r.URL.RawQuery != "" {
