@@ -724,10 +724,26 @@ func (s *Server) routes() http.Handler {
 			return
 		}
 		defer f.finish(r) // the answer has been written (or the stream is gone)
-		if ok {
-			mux.ServeHTTP(w, r)
+		if !ok {
+			return
 		}
+		if name, ok := s.plainNextPath(r); ok {
+			s.nextOf(w, r, name) // the mux would route it there, with more work
+			return
+		}
+		mux.ServeHTTP(w, r)
 	}))
+}
+
+// plainNextPath returns the generator's name when r is GET (or HEAD) /v1/next/NAME for a
+// generator the server has, with a path the mux would not clean, redirect or unescape.
+func (s *Server) plainNextPath(r *http.Request) (string, bool) {
+	name, ok := strings.CutPrefix(r.URL.Path, "/v1/next/")
+	if !ok || r.Method != http.MethodGet && r.Method != http.MethodHead || r.URL.RawPath != "" {
+		return "", false
+	}
+	_, ok = s.gens[name] // names hold no '/' and are not "." or ".."
+	return name, ok
 }
 
 // openPaths are served without a token on a server with tokens: the probes (/healthz, /readyz,
