@@ -117,7 +117,7 @@ for round in $(seq "$rounds"); do
 done
 {
   echo "# sh docs/bench/grpc-port.sh $rounds  (commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(go version | cut -d' ' -f3), $(nproc) CPUs, load average before: $before)"
-  [ -z "${BASE:-}" ] || echo "# (base) rows: BASE=$BASE at commit $(git -C "$BASE" rev-parse --short HEAD 2>/dev/null || echo unknown), interleaved with this commit's, each round"
+  [ -z "${BASE:-}" ] || echo "# (base) rows: BASE=$BASE at $(git -C "$BASE" log -1 --format="%h %s" 2>/dev/null || echo "an unknown commit"), interleaved with this commit's, each round"
   echo "# idbench load runs: --spawn --json --duration 4s --warmup 500ms, 4 clients on 1 connection, single IDs,"
   echo "# idkitd in the load generator's process (CPU per request counts both sides)."
   echo "# wrk runs: wrk -t1 -c4 -d4s against an idkitd process (--listen 127.0.0.1:0 --grpc-listen off) and an"
