@@ -138,6 +138,35 @@ profile() {
   echo "## $name: $reqs requests in ${secs}s, $(( ($4 - $1) / 1000 / reqs )) µs CPU and $(( ($5 - $2) / reqs )) mallocs per request (whole process)"
   echo "load: $(grep -hE '^Requests/sec|req/s' "$dir/$name.load" | head -3 | tr -s ' ' | tr '\n' ';')"
   echo
+  echo "### Where the time goes: CPU per request in the profile (cumulative; the rows overlap)"
+  go tool pprof -top -cum -nodecount=100000 "$dir/$name.cpu" 2>/dev/null | awk -v reqs="$reqs" '
+    function sec(v) { if (v ~ /ms$/) return substr(v, 1, length(v)-2) / 1e3; if (v ~ /us$/) return substr(v, 1, length(v)-2) / 1e6; return substr(v, 1, length(v)-1) + 0 }
+    /Total samples/ { for (i = 1; i <= NF; i++) if ($i == "=") total = sec($(i+1)) }
+    { fn = $6; for (i = 7; i <= NF; i++) fn = fn " " $i }
+    fn == "internal/runtime/syscall/linux.Syscall6" { row["system calls (read, write, futex)"] = sec($1) }
+    fn == "runtime.newstack" { row["stack growth (runtime.newstack)"] = sec($4) }
+    fn == "runtime.gcBgMarkWorker" { row["GC marking (runtime.gcBgMarkWorker)"] = sec($4) }
+    fn == "runtime.schedule" { row["scheduler (runtime.schedule)"] = sec($4) }
+    fn == "runtime.mallocgc" { row["allocation (runtime.mallocgc)"] = sec($4) }
+    fn ~ /^github.com\/idkit\/idkit\/schemes\/remote\/server.\(\*Server\).routes.func[0-9]+$/ && sec($4) > row["idkit handler, everything below it (routes)"] { row["idkit handler, everything below it (routes)"] = sec($4) }
+    fn == "connectrpc.com/connect.(*Handler).ServeHTTP" { row["  of which connect-go handler"] = sec($4) }
+    fn == "github.com/idkit/idkit/schemes/remote/server.growStack" { row["  of which growStack"] = sec($4) }
+    fn == "net/http.(*http2serverConn).serve" { row["net/http HTTP/2 serve loop"] = sec($4) }
+    fn == "net/http.(*http2serverConn).readFrames" { row["net/http HTTP/2 frame reader"] = sec($4) }
+    fn == "net/http.(*http2serverConn).writeFrameAsync" { row["net/http HTTP/2 frame writes (goroutine per write)"] = sec($4) }
+    fn == "net/http.(*conn).serve" { row["net/http HTTP/1.1 connection loop"] = sec($4) }
+    fn == "net/http.(*response).finishRequest" { row["  of which finishing the answer (write)"] = sec($4) }
+    fn == "net/http.(*conn).readRequest" { row["  of which reading the request"] = sec($4) }
+    fn == "google.golang.org/grpc.(*Server).processUnaryRPC" { row["grpc-go unary RPC"] = sec($4) }
+    fn == "google.golang.org/grpc/internal/transport.(*loopyWriter).run" { row["grpc-go writer (loopy)"] = sec($4) }
+    fn == "google.golang.org/grpc/internal/transport.(*http2Server).HandleStreams" { row["grpc-go reader"] = sec($4) }
+    END {
+      if ("net/http HTTP/2 serve loop" in row) delete row["net/http HTTP/1.1 connection loop"] # h2c runs below it
+      printf "profile total %.1f µs/request\n", total / reqs * 1e6
+      n = split("idkit handler, everything below it (routes)|  of which connect-go handler|  of which growStack|net/http HTTP/1.1 connection loop|  of which reading the request|  of which finishing the answer (write)|net/http HTTP/2 serve loop|net/http HTTP/2 frame reader|net/http HTTP/2 frame writes (goroutine per write)|grpc-go unary RPC|grpc-go reader|grpc-go writer (loopy)|system calls (read, write, futex)|scheduler (runtime.schedule)|allocation (runtime.mallocgc)|GC marking (runtime.gcBgMarkWorker)|stack growth (runtime.newstack)", order, "|")
+      for (i = 1; i <= n; i++) if (order[i] in row) printf "%-52s %6.2f µs/request %5.1f%%\n", order[i], row[order[i]] / reqs * 1e6, 100 * row[order[i]] / total
+    }'
+  echo
   echo "### CPU, top by cumulative time (go tool pprof -top -cum -nodecount=45)"
   go tool pprof -top -cum -nodecount=45 "$dir/$name.cpu" 2>/dev/null | sed -n '/^ *flat/,$p'
   echo
