@@ -179,7 +179,7 @@ profile() {
 }
 dur=$((secs + 2))s
 {
-  echo "# sh docs/bench/http-profile.sh $secs  (commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- schemes/remote/server || echo ' +uncommitted server changes'), $(date -u +%Y-%m-%dT%H:%MZ), $(go version | cut -d' ' -f3), $(nproc) CPUs, load average before: $before)"
+  echo "# sh docs/bench/http-profile.sh $secs  (commit $(git log -1 --format="%h, %s" | cut -c1-90)$(git diff --quiet HEAD -- schemes/remote/server || echo ' +uncommitted server changes'), $(date -u +%Y-%m-%dT%H:%MZ), $(go version | cut -d' ' -f3), $(nproc) CPUs, load average before: $before)"
   echo "# Each load runs against a fresh server process; the profile covers ${secs}s of it, starting 1s in."
   echo
   start -empty
