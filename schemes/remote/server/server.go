@@ -716,9 +716,6 @@ func (s *Server) routes() http.Handler {
 	return s.withCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// This frame stays small, and the checks run in a call of their own: everything a
 		// request does below here grows the handler goroutine's stack, and growing it costs.
-		if r.ProtoMajor >= 2 {
-			growStack(r.ProtoMajor) // a goroutine per request: see stack.go (HTTP/1.1 reuses its connection's)
-		}
 		w, r, f, ok := a.admit(w, r)
 		if f == nil {
 			return
@@ -726,6 +723,12 @@ func (s *Server) routes() http.Handler {
 		defer f.finish(r) // the answer has been written (or the stream is gone)
 		if !ok {
 			return
+		}
+		if r.ProtoMajor >= 2 {
+			// A goroutine per request: see stack.go (HTTP/1.1 reuses its connection's). Only
+			// once admitted: the streams a flood makes net/http start, and the bounds refuse,
+			// keep their small stacks.
+			growStack(r.ProtoMajor)
 		}
 		if name, ok := s.plainNextPath(r); ok {
 			s.nextOf(w, r, name) // the mux would route it there, with more work
