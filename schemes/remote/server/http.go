@@ -23,15 +23,24 @@ import (
 // IDs right now gets 503. HEAD checks the same and answers the same status without issuing
 // IDs (and without a body).
 func (s *Server) httpNext(w http.ResponseWriter, r *http.Request) {
+	s.nextOf(w, r, r.PathValue("generator"))
+}
+
+// nextOf is httpNext for the generator named name; routes calls it without the mux for the
+// usual GET /v1/next/NAME.
+func (s *Server) nextOf(w http.ResponseWriter, r *http.Request, name string) {
 	start := s.m.now()
-	code := s.plainNext(w, r)
+	code := s.plainNext(w, r, name)
 	s.m.observe("http_next", code, start)
 }
 
-func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code {
-	q, err := url.ParseQuery(r.URL.RawQuery) // routes refused one that does not parse
-	if err != nil {
-		return httpError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("bad query string: %s", cut(err.Error()))))
+func (s *Server) plainNext(w http.ResponseWriter, r *http.Request, name string) connect.Code {
+	var q url.Values
+	if r.URL.RawQuery != "" {
+		var err error
+		if q, err = url.ParseQuery(r.URL.RawQuery); err != nil { // routes refused one that does not parse
+			return httpError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("bad query string: %s", cut(err.Error()))))
+		}
 	}
 	n := int64(1)
 	for k, vs := range q {
@@ -50,7 +59,7 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 	if err := s.checkCount(n); err != nil {
 		return httpError(w, err)
 	}
-	g, err := s.lookup(r.PathValue("generator"))
+	g, err := s.lookup(name)
 	if err != nil {
 		return httpError(w, err)
 	}
@@ -88,11 +97,22 @@ func (s *Server) plainNext(w http.ResponseWriter, r *http.Request) connect.Code 
 	if err != nil {
 		return httpError(w, err)
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body))) // Cache-Control: routes says no-store
+	h := w.Header()
+	h["Content-Type"] = textPlain // Cache-Control: routes says no-store
+	if len(body) > smallAnswer {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	} // else net/http sets it, without allocating, from the answer it holds whole
 	w.Write(body)
 	return 0
 }
+
+// smallAnswer is the size up to which net/http holds a whole answer before sending its headers,
+// and so writes its Content-Length itself (HTTP/1.1's buffer; HTTP/2's is larger).
+const smallAnswer = 2048
+
+// textPlain is the Content-Type of the plain endpoints' text, shared by every answer (net/http
+// copies header values and never changes them).
+var textPlain = []string{"text/plain; charset=utf-8"}
 
 // httpDecode serves GET /v1/decode/{generator}/{id}: the Decode RPC for shells, its answer as
 // the Connect protocol's JSON (protojson, the same fields; see jsonReply), its errors as one line of text with

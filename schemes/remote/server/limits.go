@@ -433,9 +433,10 @@ func httpState(ctx context.Context) *connState {
 // is not flushed early, which would split a gRPC trailers-only answer).
 type trackWriter struct {
 	http.ResponseWriter
-	st *connState
-	a  answer
-	on bool
+	st    *connState
+	a     answer
+	on    bool
+	unary bool // an IDService RPC on HTTP/2: its answer goes out whole after the handler
 }
 
 func (w *trackWriter) begin() {
@@ -459,8 +460,14 @@ func (w *trackWriter) Write(p []byte) (int, error) {
 }
 
 // Flush writes what is buffered and waits until the connection has taken it; the answer is then
-// no longer pending (a stream waiting for its next message is not stalled).
+// no longer pending (a stream waiting for its next message is not stalled). In a unary RPC on
+// HTTP/2 it does nothing: Connect flushes after each gRPC and gRPC-Web message, which would
+// send the answer's headers, message and end in separate writes, and the answer is held and
+// counted until its stream closes anyway (inFlight.finish).
 func (w *trackWriter) Flush() {
+	if w.unary {
+		return
+	}
 	w.begin()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()

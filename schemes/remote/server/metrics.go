@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
+	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -35,6 +37,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	generate *prometheus.HistogramVec
 	reg      *prometheus.Registry
+	ok       map[string]*okSeries // RPC name → its duration series for code "ok"; read only
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -60,6 +63,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		Help:    "Time inside the generator per request, waits for the next tick included.",
 		Buckets: latencyBuckets,
 	}, []string{"generator"})
+	m.ok = map[string]*okSeries{}
+	for _, rpc := range observedRPCs() {
+		m.ok[rpc] = new(okSeries)
+	}
 	reg.MustRegister(m.issued, m.errors, m.drift, m.duration, m.generate,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -136,11 +143,36 @@ func (m *metrics) now() time.Time { return time.Now() }
 
 // observe records one request; code 0 means success.
 func (m *metrics) observe(rpc string, code connect.Code, start time.Time) {
-	c := "ok"
+	d := time.Since(start).Seconds()
 	if code != 0 {
-		c = code.String()
+		m.duration.WithLabelValues(rpc, code.String()).Observe(d)
+		return
 	}
-	m.duration.WithLabelValues(rpc, c).Observe(time.Since(start).Seconds())
+	// A successful request's series, found once per RPC: WithLabelValues checks and hashes
+	// both labels and takes a lock on every call. The series is made at the first success,
+	// as WithLabelValues would, so /metrics shows no RPC that was never called.
+	if c, ok := m.ok[rpc]; ok {
+		c.once.Do(func() { c.o = m.duration.WithLabelValues(rpc, "ok") })
+		c.o.Observe(d)
+		return
+	}
+	m.duration.WithLabelValues(rpc, "ok").Observe(d)
+}
+
+// okSeries is an RPC's duration series for code "ok", made once.
+type okSeries struct {
+	once sync.Once
+	o    prometheus.Observer
+}
+
+// observedRPCs are the names observe times: IDService's RPCs and the plain endpoints.
+func observedRPCs() []string {
+	sd := v1.File_idkit_proto.Services().ByName("IDService")
+	out := []string{"http_next", "http_decode", "http_bounds"}
+	for i := range sd.Methods().Len() {
+		out = append(out, string(sd.Methods().Get(i).Name()))
+	}
+	return out
 }
 
 // interceptor times every unary RPC, and hides the credentials its error message may quote (a

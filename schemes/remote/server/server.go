@@ -721,10 +721,32 @@ func (s *Server) routes() http.Handler {
 			return
 		}
 		defer f.finish(r) // the answer has been written (or the stream is gone)
-		if ok {
-			mux.ServeHTTP(w, r)
+		if !ok {
+			return
 		}
+		if r.ProtoMajor >= 2 {
+			// A goroutine per request: see stack.go (HTTP/1.1 reuses its connection's). Only
+			// once admitted: the streams a flood makes net/http start, and the bounds refuse,
+			// keep their small stacks.
+			growStack(r.ProtoMajor)
+		}
+		if name, ok := s.plainNextPath(r); ok {
+			s.nextOf(w, r, name) // the mux would route it there, with more work
+			return
+		}
+		mux.ServeHTTP(w, r)
 	}))
+}
+
+// plainNextPath returns the generator's name when r is GET (or HEAD) /v1/next/NAME for a
+// generator the server has, with a path the mux would not clean, redirect or unescape.
+func (s *Server) plainNextPath(r *http.Request) (string, bool) {
+	name, ok := strings.CutPrefix(r.URL.Path, "/v1/next/")
+	if !ok || r.Method != http.MethodGet && r.Method != http.MethodHead || r.URL.RawPath != "" {
+		return "", false
+	}
+	_, ok = s.gens[name] // names hold no '/' and are not "." or ".."
+	return name, ok
 }
 
 // openPaths are served without a token on a server with tokens: the probes (/healthz, /readyz,
@@ -754,17 +776,25 @@ type inFlight struct {
 	h  held
 }
 
-// finish hands the rest of the answer to the connection (HTTP/2: a stream the client gives no
-// window waits here, counted, until watchStalls closes its connection) and gives back what the
-// request held.
+// finish gives back what the request holds once its answer has been handed to the connection.
+// HTTP/1.1 handles one request at a time, and stallConn bounds its last write: that is now.
+// On HTTP/2, net/http writes the rest of an answer after the handler returns, and a stream the
+// client gives no window waits there: the request keeps what it holds, its answer counted as
+// pending (watchStalls closes a connection it stays on), until the stream closes, which ends
+// the stream's context (its last frame was written, or the stream or connection is gone).
+// Waiting for that instead of flushing here lets net/http send a unary answer's headers, data
+// and end of stream in one write (docs/bench/http-profile.txt).
 func (f *inFlight) finish(r *http.Request) {
-	if f.tw.on {
-		if r.ProtoMajor >= 2 {
-			f.tw.Flush()
-		} else {
-			f.tw.end() // HTTP/1.1: one request at a time, and stallConn bounds its last write
-		}
+	if f.tw.on && r.ProtoMajor >= 2 {
+		context.AfterFunc(r.Context(), f.written)
+		return
 	}
+	f.written()
+}
+
+// written gives back what the request held.
+func (f *inFlight) written() {
+	f.tw.end()
 	if f.h.b != nil {
 		f.h.release()
 	}
@@ -800,7 +830,7 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 		return w, r, nil, false
 	}
 	if st != nil {
-		f.tw = trackWriter{ResponseWriter: w, st: st}
+		f.tw = trackWriter{ResponseWriter: w, st: st, unary: r.ProtoMajor >= 2 && strings.HasPrefix(r.URL.Path, idServicePrefix)}
 		w = &f.tw
 	}
 	if r.URL.RawQuery != "" {
