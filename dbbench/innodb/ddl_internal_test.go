@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/mariadblocal"
 	"github.com/idkit/idkit/dbbench/mysqltest"
 
 	"github.com/go-sql-driver/mysql"
@@ -25,7 +26,20 @@ var update = flag.Bool("update", false, "rewrite testdata/table_ddl.golden from 
 // change them (go test -run TestTableDDL -update rewrites the file, for a deliberate change).
 func TestTableDDL(t *testing.T) {
 	ctx := context.Background()
-	c, err := mysql.ParseDSN(mysqltest.DSN(t)) // a private server of this test's own
+	// The test switches the server's general log on and empties mysql.general_log: never on a
+	// server it did not start. With IDKIT_TEST_MYSQL set it starts one of its own anyway.
+	dsn := ""
+	if os.Getenv(mysqltest.EnvDSN) == "" {
+		dsn = mysqltest.DSN(t) // a private server of this test binary's own
+	} else {
+		s, err := mariadblocal.Start(ctx, mariadblocal.Options{Settings: mysqltest.Settings()})
+		if err != nil {
+			t.Skipf("TestTableDDL needs a private MariaDB server (it switches the general log on), not the one in %s: %v", mysqltest.EnvDSN, err)
+		}
+		t.Cleanup(func() { s.Close() })
+		dsn = s.DSN()
+	}
+	c, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
