@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/internal/golden"
 	"github.com/idkit/idkit/dbbench/pgtest"
 
 	"github.com/jackc/pgx/v5"
@@ -98,25 +98,8 @@ func TestTableDDL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkGolden(t, strings.Join(got, "\n\n")+"\n")
+	golden.Check(t, filepath.Join("testdata", "table_ddl.golden"), "table-workload DDL", strings.Join(got, "\n\n")+"\n", *update)
 }
 
 // oneSpace replaces each run of white space in s by one space.
 func oneSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func checkGolden(t *testing.T, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "table_ddl.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("table-workload DDL changed; got:\n%s\nwant:\n%s", got, want)
-	}
-}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idkit/idkit/dbbench/engine"
+	"github.com/idkit/idkit/dbbench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/table_ddl.golden from this run")
@@ -74,22 +74,5 @@ func TestTableDDL(t *testing.T) {
 		}
 		got = append(got, label+"\n"+strings.Join(stmts, "\n"))
 	}
-	checkGolden(t, strings.Join(got, "\n\n")+"\n")
-}
-
-func checkGolden(t *testing.T, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "table_ddl.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("table-workload DDL changed; got:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "table_ddl.golden"), "table-workload DDL", strings.Join(got, "\n\n")+"\n", *update)
 }
