@@ -219,7 +219,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	if err := d.BeforeLoad(ctx); err != nil {
 		return run, err
 	}
-	walSince, err := d.LogMark(ctx)
+	since, err := d.Marks(ctx)
 	if err != nil {
 		return run, err
 	}
@@ -320,9 +320,11 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	}
 	run.seconds = run.end.Sub(run.start).Seconds()
 	run.ops, run.sample, run.times, run.maxLag = n, sample, times, time.Duration(maxLag.Load())
-	if run.wal, err = walSince(ctx); err != nil {
+	counters, err := since(ctx)
+	if err != nil {
 		return run, err
 	}
+	run.wal = counters[engine.CounterLogBytes]
 	if err := d.Settle(ctx, sc.Tables()); err != nil {
 		return run, err
 	}

@@ -153,7 +153,7 @@ func logf(cfg Config, format string, args ...any) {
 }
 
 // summarize reduces a scheme's measured runs to medians.
-func summarize(r engine.Row, colType string, ms []engine.Metrics) Result {
+func summarize(r engine.Row, colType string, ms []metrics) Result {
 	res := Result{Scheme: r.Label, Spec: r.Canon, ColumnType: colType}
 	if len(ms) == 0 {
 		return res
@@ -340,7 +340,7 @@ func IsTerminal(w io.Writer) bool { return isTerminal(w) }
 // summarizeStructures gives res the structures of the first run, each sized by the median
 // over the runs of the structure with the same role (each load numbers its own table, so the
 // names differ between runs, the roles do not).
-func summarizeStructures(res *Result, ms []engine.Metrics) {
+func summarizeStructures(res *Result, ms []metrics) {
 	for _, s := range ms[0].Structures {
 		var vs []float64
 		for _, m := range ms {
@@ -378,7 +378,7 @@ var counterFigures = []struct {
 }
 
 // summarizeCounters adds the medians of the engine's named counters to res.
-func summarizeCounters(res *Result, ms []engine.Metrics) {
+func summarizeCounters(res *Result, ms []metrics) {
 	for _, f := range counterFigures {
 		var vs []float64
 		for _, m := range ms {

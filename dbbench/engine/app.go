@@ -44,8 +44,8 @@ type KeyRow struct {
 
 // AppDialect is what the app workload asks of an engine: its DDL, its writing paths (one
 // transaction per operation, the bulk path, and the bare baseline loop), the size of a named
-// structure, its WAL/redo counter, its query plans. The workload itself (tables, operations,
-// queries, checks) lives in this file, once for every engine.
+// structure, its query plans; its counters are the Measurer's (Marks). The workload itself
+// (tables, operations, queries, checks) lives in dbbench's app.go, once for every engine.
 type AppDialect interface {
 	// ReservesKeys reports whether the bulk path knows the keys the database makes, which
 	// the children need.
@@ -58,15 +58,15 @@ type AppDialect interface {
 	DropTables(ctx context.Context, ts []TableDef) error
 	// AppConns returns one writer per client.
 	AppConns(ctx context.Context) ([]AppWriter, error)
-	// LogMark returns a function that reports the WAL/redo bytes written since the call.
-	LogMark(ctx context.Context) (func(context.Context) (int64, error), error)
 	// Settle makes the load's figures readable: checkpoint state, statistics for the
 	// planner and the size counters.
 	Settle(ctx context.Context, ts []TableDef) error
 	// BeforeLoad prepares a measured load (a checkpoint on PostgreSQL).
 	BeforeLoad(ctx context.Context) error
 	// Structures returns the size of every table and index of ts, by name, in the order of
-	// ts: each table, its primary key where it is a structure of its own, its indexes.
+	// ts: each table, its primary key where it is a structure of its own, its indexes; the
+	// roles of a table and its primary key are TableDef.Role of RoleTable, RolePrimary or
+	// RoleClustered, those of its indexes IndexDef.Role.
 	Structures(ctx context.Context, ts []TableDef) ([]Structure, error)
 	// KeyArg is a key as the driver takes it in a query.
 	KeyArg(r Row, v *Value) any

@@ -28,12 +28,14 @@ var ErrInterrupted = errors.New("dbbench: interrupted")
 
 // Engine is one database the benchmark loads: the one contract every engine (packages pg,
 // innodb and sqlite) meets, for every workload. The table workload uses the methods of the
-// embedded TableLoader, the app workload those of the embedded AppDialect; the methods here
-// serve both. Nothing asks an engine for its concrete type. An engine is used by one
-// goroutine at a time, except for the writers it hands out (AppConns), one per client.
+// embedded TableLoader, the app workload those of the embedded AppDialect, and both measure
+// their loads with the embedded Measurer; the methods here serve all. Nothing asks an engine
+// for its concrete type. An engine is used by one goroutine at a time, except for the
+// writers it hands out (AppConns), one per client.
 type Engine interface {
 	TableLoader
 	AppDialect
+	Measurer
 	// Settings fills the engine's part of the report's settings.
 	Settings(s *Settings)
 	// Kept marks the engine's schema, database or file to be left by Close (Config.Keep),
@@ -51,9 +53,11 @@ type Engine interface {
 	ConnLost(err error) bool
 }
 
-// TableLoader is what the table workload asks of an engine: one table (id PRIMARY KEY,
-// payload) per load, created, loaded, measured and dropped by the engine, and the notes and
-// column types of its report.
+// TableLoader is what the table workload asks of an engine beyond its DDL and its
+// measurements: which rows it runs, the notes and column types of its report, and the rows
+// of a table (id PRIMARY KEY, payload: LoadTable) written by its own insert path. The load
+// itself (create, mark, fill, measure, query, drop) is dbbench's description, the same on
+// every engine.
 type TableLoader interface {
 	// TableRows returns the rows of the table workload this server can run, and for each
 	// one it cannot, why (asked are the rows as the user spelled them).
@@ -62,53 +66,28 @@ type TableLoader interface {
 	TableNotes(rep *Report, rows []Row, skipped []string) []string
 	// ColumnTypeOf names the SQL type of a row's key column in the table workload.
 	ColumnTypeOf(r Row) string
-	// Load creates table t (LoadTable: its key is the row's) with CreateTables, loads n
-	// rows into it, measures it when measure is true, and drops it.
-	Load(ctx context.Context, t TableDef, n int, measure bool, rec *Recorder) (Metrics, error)
-	// Baseline is Load for the bare bulk load of ascending int64 keys into t (a bigint
-	// key); engines without one return ErrNoBaseline, and HasBaseline false.
-	Baseline(ctx context.Context, t TableDef, n int, rec *Recorder) (Metrics, error)
+	// SourceRow returns r as a Source of keys for this engine takes it: PostgreSQL puts the
+	// store of a segment row (Row.StoreStep) in the benchmark schema; the others return r.
+	SourceRow(r Row) (Row, error)
+	// FillTable inserts n rows into table t of LoadTable's shape, which CreateTables made:
+	// keys from src (none for a key the database makes) and payloads 1..n, by the
+	// configured path (Options.Mode) over the engine's loading connections
+	// (Options.Clients), counting them into rec as the server takes them. A nil src asks for
+	// the bare baseline instead: ascending bigint keys straight through the driver, on one
+	// connection (ErrNoBaseline on an engine without one, HasBaseline false). Its errors are
+	// the driver's: the caller wraps them (FailLost) and asks Finding about them.
+	FillTable(ctx context.Context, t TableDef, src *Source, n int, rec *Recorder) error
 	HasBaseline() bool
 	// BatchSize is the number of rows per COPY, INSERT or transaction.
 	BatchSize() int
 }
 
-// ErrNoBaseline is returned by Engine.Baseline on an engine without one.
+// ErrNoBaseline is returned by TableLoader.FillTable for the baseline on an engine without
+// one.
 var ErrNoBaseline = errors.New("dbbench: no baseline on this engine")
 
-// Metrics are the figures of one load.
-type Metrics struct {
-	Rows        int64
-	Seconds     float64
-	IndexBytes  int64
-	TableBytes  int64
-	WALBytes    int64
-	FPI         *int64
-	Checkpoints *int64
-	Density     *float64
-	Frag        *float64
-	LeafPages   *int64
-	Lookup      Latency
-	RangeScan   Latency
-	Curve       []Chunk
-	// Durability is the class of each store the generators rest on (a segment row's store,
-	// a leased node's), read after the load; nil for other rows.
-	Durability []string
-
-	// Counters are the engine's own figures of the load, by name (dbbench's counterFigures says which): an
-	// engine reports those it measures and leaves the others out.
-	Counters map[string]int64
-	// Structures are the database objects the load made, each with its size (Bytes; the
-	// per-row figure is left to summarize).
-	Structures []Structure
-}
-
-// Structure records a database object of the load: its name, what it is for, and its size.
-func (m *Metrics) Structure(name, role string, bytes int64) {
-	m.Structures = append(m.Structures, Structure{Name: name, Role: role, Bytes: bytes})
-}
-
-// Names of the counters an engine may report in metrics.counters.
+// Names of the counters an engine may report (Measurer.Marks) and the table workload derives
+// from its structures and leaves.
 const (
 	CounterSecondaryIndexBytes = "secondary index bytes"
 	CounterSecondaryLeafPages  = "secondary index leaf pages"
@@ -116,14 +95,6 @@ const (
 	CounterPageMerges          = "page merges"
 	CounterPoolReads           = "buffer pool reads"
 )
-
-// Count records counter name of the load.
-func (m *Metrics) Count(name string, v int64) {
-	if m.Counters == nil {
-		m.Counters = map[string]int64{}
-	}
-	m.Counters[name] = v
-}
 
 // Fail turns a database error into the error Run returns: interrupted when
 // ctx has ended, ErrConnLost when the connection broke (ConnLost), else the error

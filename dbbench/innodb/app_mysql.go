@@ -91,22 +91,16 @@ func (e *mysqlEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error) 
 	return out, nil
 }
 
+// BeforeLoad opens the loading connections, so that a load does not time their connecting,
+// and flushes the dirty pages of the steady profile (flushDirty).
 func (e *mysqlEngine) BeforeLoad(ctx context.Context) error {
+	if _, err := e.loaderConns(ctx); err != nil {
+		return err
+	}
 	if e.canFlush {
 		return e.flushDirty(ctx)
 	}
 	return nil
-}
-
-func (e *mysqlEngine) LogMark(ctx context.Context) (func(context.Context) (int64, error), error) {
-	before, err := e.lsn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (int64, error) {
-		after, err := e.lsn(ctx)
-		return after - before, err
-	}, nil
 }
 
 func (e *mysqlEngine) Settle(ctx context.Context, ts []engine.TableDef) error {
@@ -129,9 +123,10 @@ func (e *mysqlEngine) Settle(ctx context.Context, ts []engine.TableDef) error {
 	return fail(ctx, "analyze table", rows.Err())
 }
 
-// Structures reads each index's allocated pages from mysql.innodb_index_stats (see
-// mysqlEngine.sizes), or, without access to it, the clustered and secondary sizes of each
-// table from information_schema.TABLES.
+// Structures reads each index's allocated pages ("size": both segments, counted after
+// Settle's ANALYZE TABLE, not sampled) from mysql.innodb_index_stats, or, without access to it,
+// the clustered and secondary sizes of each table from information_schema.TABLES (the same
+// statistics, the secondary indexes of a table as one structure).
 func (e *mysqlEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
 	if !e.indexStats {
 		var out []engine.Structure
@@ -141,14 +136,16 @@ func (e *mysqlEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]e
 				e.dbName, t.Name).Scan(&data, &index); err != nil {
 				return nil, fail(ctx, "read table sizes", err)
 			}
-			out = append(out, engine.Structure{Name: t.Name + ".PRIMARY", Role: t.Who + " clustered index (the table)", Bytes: data},
-				engine.Structure{Name: t.Name + ".secondary", Role: t.Who + " secondary indexes", Bytes: index})
+			out = append(out, engine.Structure{Name: t.Name + ".PRIMARY", Role: t.Role(engine.RoleClustered), Bytes: data})
+			if len(t.Indexes) > 0 {
+				out = append(out, engine.Structure{Name: t.Name + ".secondary", Role: t.Role("secondary indexes"), Bytes: index})
+			}
 		}
 		return out, nil
 	}
 	var out []engine.Structure
 	for _, t := range ts {
-		out = append(out, engine.Structure{Name: t.Name + ".PRIMARY", Role: t.Who + " clustered index (the table)"})
+		out = append(out, engine.Structure{Name: t.Name + ".PRIMARY", Role: t.Role(engine.RoleClustered)})
 		for _, ix := range t.Indexes {
 			out = append(out, engine.Structure{Name: t.Name + "." + ix.Name, Role: ix.Role})
 		}

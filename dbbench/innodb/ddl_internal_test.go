@@ -20,11 +20,12 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/table_ddl.golden from this run")
 
 // TestTableDDL holds the table workload's DDL on MariaDB to testdata/table_ddl.golden: the
-// CREATE statements Load (and Baseline) send for every column type, with and without the
-// secondary index, as the server's general log recorded them, with the random database name
-// replaced by idbench_S and each run of white space by one space. The table workload's
-// reports compare loads of these exact tables, so a refactor of how the DDL is made must not
-// change them (go test -run TestTableDDL -update rewrites the file, for a deliberate change).
+// CREATE statements a load (golden.Fill, as dbbench's tableLoad) and the baseline send for
+// every column type, with and without the secondary index, as the server's general log recorded
+// them, with the random database name replaced by idbench_S and each run of white space by one
+// space. The table workload's reports compare loads of these exact tables, so a refactor of how
+// the DDL is made must not change them (go test -run TestTableDDL -update rewrites the file,
+// for a deliberate change).
 func TestTableDDL(t *testing.T) {
 	ctx := context.Background()
 	// The test switches the server's general log on and empties mysql.general_log: never on a
@@ -94,12 +95,12 @@ func TestTableDDL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
-			if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(i+1), r, sec), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+			if err := golden.Fill(ctx, e, engine.LoadTable("t"+strconv.Itoa(i+1), r, sec), 20, false, nil); err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
 			statements(label + suffix)
 		}
-		if _, err := e.Baseline(ctx, engine.LoadTable("t"+strconv.Itoa(len(labels)+1), engine.Row{Col: engine.ColBigint}, sec), 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+		if err := golden.Fill(ctx, e, engine.LoadTable("t"+strconv.Itoa(len(labels)+1), engine.Row{Col: engine.ColBigint}, sec), 20, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		statements("baseline" + suffix)

@@ -10,7 +10,6 @@ import (
 	"github.com/idkit/idkit/dbbench/engine"
 	"io"
 	"log"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -420,24 +419,6 @@ func (e *mysqlEngine) loaderConns(ctx context.Context) ([]*sql.Conn, error) {
 	return e.loaders, nil
 }
 
-// createTable creates table t (engine.LoadTable) with CreateTables and returns its qualified
-// name and its name.
-func (e *mysqlEngine) createTable(ctx context.Context, t engine.TableDef) (string, string, error) {
-	if err := e.CreateTables(ctx, []engine.TableDef{t}); err != nil {
-		return "", "", err
-	}
-	return e.dbName + "." + t.Name, t.Name, nil
-}
-
-func (e *mysqlEngine) dropTable(tbl string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := e.admin.ExecContext(ctx, "DROP TABLE IF EXISTS "+tbl); err != nil {
-		return fail(ctx, "drop table", err)
-	}
-	return nil
-}
-
 // innodbSnap is the server's counters at one moment.
 type innodbSnap struct {
 	lsn     int64
@@ -492,24 +473,22 @@ func (e *mysqlEngine) snap(ctx context.Context) (innodbSnap, error) {
 	return s, nil
 }
 
-func (e *mysqlEngine) Load(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
-	r := t.Key
-	src, err := engine.NewSource(r, e.cfg.Nodes)
+// FillTable writes n rows into t with insert, or the bare baseline with bareLoad when src is
+// nil.
+func (e *mysqlEngine) FillTable(ctx context.Context, t engine.TableDef, src *engine.Source, n int, rec *engine.Recorder) error {
+	conns, err := e.loaderConns(ctx)
 	if err != nil {
-		return engine.Metrics{}, err
+		return err
 	}
-	defer src.Close()
-	defer func() { m.Durability = src.Durability() }() // before close
-	return e.loadWith(ctx, t, n, measure, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
-		return e.insert(ctx, tbl, r, src, n, conns, rec)
-	})
+	tbl := e.dbName + "." + t.Name
+	if src == nil {
+		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, e.batch, rec)
+	}
+	return e.insert(ctx, tbl, t.Key, src, n, conns, rec)
 }
 
-func (e *mysqlEngine) Baseline(ctx context.Context, t engine.TableDef, n int, rec *engine.Recorder) (engine.Metrics, error) {
-	return e.loadWith(ctx, t, n, false, rec, func(ctx context.Context, tbl string, conns []*sql.Conn) error {
-		return bareLoad(ctx, conns[0], tbl, n, e.cfg.Mode, e.batch, rec)
-	})
-}
+// SourceRow: keys come from the row's own generators.
+func (e *mysqlEngine) SourceRow(r engine.Row) (engine.Row, error) { return r, nil }
 
 // readerSeq makes reader names unique within the process: the driver's
 // reader registry is process-global.
@@ -611,154 +590,6 @@ func bareLoad(ctx context.Context, conn *sql.Conn, tbl string, n int, mode strin
 			return err
 		}
 		rec.Add(count)
-	}
-	return nil
-}
-
-// loadWith wraps one load: table, counters before and after, measurements,
-// drop.
-func (e *mysqlEngine) loadWith(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder,
-	fill func(context.Context, string, []*sql.Conn) error) (m engine.Metrics, err error) {
-	r := t.Key
-	conns, err := e.loaderConns(ctx)
-	if err != nil {
-		return m, err
-	}
-	tbl, name, err := e.createTable(ctx, t)
-	if err != nil {
-		return m, err
-	}
-	defer func() {
-		if derr := e.dropTable(tbl); err == nil && derr != nil {
-			err = derr
-		}
-	}()
-	if e.canFlush {
-		if err := e.flushDirty(ctx); err != nil {
-			return m, err
-		}
-	}
-	before, err := e.snap(ctx)
-	if err != nil {
-		return m, err
-	}
-	rec.Start = time.Now()
-	if err := fill(ctx, tbl, conns); err != nil {
-		return m, fail(ctx, "load rows", err)
-	}
-	m.Seconds = time.Since(rec.Start).Seconds()
-	m.Curve = rec.Curve()
-	after, err := e.snap(ctx)
-	if err != nil {
-		return m, err
-	}
-	m.WALBytes = after.lsn - before.lsn
-	m.Count(engine.CounterPoolReads, after.bpReads-before.bpReads)
-	if e.monitors {
-		m.Count(engine.CounterPageSplits, after.splits-before.splits)
-		m.Count(engine.CounterPageMerges, after.merges-before.merges)
-	}
-	if err := e.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&m.Rows); err != nil {
-		return m, fail(ctx, "count rows", err)
-	}
-	if m.Rows != int64(n) {
-		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
-	}
-	if err := e.sizes(ctx, tbl, name, r, len(t.Indexes) > 0, measure, &m); err != nil {
-		return m, err
-	}
-	if !measure || e.cfg.Lookups == 0 {
-		return m, nil
-	}
-	m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, r, n)
-	return m, err
-}
-
-// sizes fills the index sizes, leaf pages and leaf fill after ANALYZE
-// TABLE, from mysql.innodb_index_stats: its "size" (pages allocated to the
-// index, both segments) and "n_leaf_pages" (pages in use in the leaf
-// segment) are counted, not sampled, and it is the one place that names
-// leaf pages per index. Without access to it, information_schema.TABLES
-// gives the clustered (DATA_LENGTH) and secondary (INDEX_LENGTH) sizes
-// from the same statistics, without leaf pages.
-func (e *mysqlEngine) sizes(ctx context.Context, tbl, name string, r engine.Row, secondary, measure bool, m *engine.Metrics) error {
-	// MariaDB's ANALYZE TABLE also gathers engine-independent statistics
-	// with a full scan unless told not to.
-	if e.mariadb {
-		if _, err := e.admin.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'"); err != nil {
-			return fail(ctx, "set use_stat_tables", err)
-		}
-	}
-	rows, err := e.admin.QueryContext(ctx, "ANALYZE TABLE "+tbl)
-	if err != nil {
-		return fail(ctx, "analyze table", err)
-	}
-	for rows.Next() {
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fail(ctx, "analyze table", err)
-	}
-	if !e.indexStats {
-		var data, index int64
-		if err := e.admin.QueryRowContext(ctx, "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-			e.dbName, name).Scan(&data, &index); err != nil {
-			return fail(ctx, "read table sizes", err)
-		}
-		m.IndexBytes, m.TableBytes = data, data+index
-		m.Count(engine.CounterSecondaryIndexBytes, index)
-		m.Structure(name+".PRIMARY", "clustered index (the table)", data)
-		if index > 0 {
-			m.Structure(name+" secondary indexes", "secondary index", index)
-		}
-		return nil
-	}
-	q, err := e.admin.QueryContext(ctx, `SELECT index_name, stat_name, stat_value FROM mysql.innodb_index_stats
-		WHERE database_name = ? AND table_name = ? AND stat_name IN ('size', 'n_leaf_pages')`, e.dbName, name)
-	if err != nil {
-		return fail(ctx, "read mysql.innodb_index_stats", err)
-	}
-	defer q.Close()
-	var leaves, secLeaves, secBytes int64
-	for q.Next() {
-		var index, stat string
-		var v int64
-		if err := q.Scan(&index, &stat, &v); err != nil {
-			return fail(ctx, "read mysql.innodb_index_stats", err)
-		}
-		switch {
-		case index == "PRIMARY" && stat == "size":
-			m.IndexBytes = v * e.pageSize
-			m.Structure(name+".PRIMARY", "clustered index (the table)", m.IndexBytes)
-		case index == "PRIMARY":
-			leaves = v
-		case stat == "size":
-			secBytes = v * e.pageSize
-			m.Structure(name+"."+index, "secondary index", secBytes)
-		default:
-			secLeaves = v
-		}
-	}
-	if err := q.Err(); err != nil {
-		return fail(ctx, "read mysql.innodb_index_stats", err)
-	}
-	m.TableBytes = m.IndexBytes + secBytes
-	m.Count(engine.CounterSecondaryIndexBytes, secBytes)
-	if !measure {
-		return nil
-	}
-	key := int64(e.keyBytes(r))
-	m.Density = e.leafFill(m.Rows, innodbRecHeader+key+innodbTrxRollPtr+8, leaves)
-	if m.Density != nil && *m.Density > 100 {
-		// Seen on MariaDB 10.11 for indexes of a few pages: n_leaf_pages is
-		// 1 although the rows fill several pages. Left empty, not guessed.
-		e.badLeafStats = append(e.badLeafStats, fmt.Sprintf("%s: %d leaf page(s) for %d rows", r.Label, leaves, m.Rows))
-		m.Density = nil
-	} else {
-		m.LeafPages = &leaves
-	}
-	if secondary {
-		m.Count(engine.CounterSecondaryLeafPages, secLeaves)
 	}
 	return nil
 }
@@ -937,83 +768,6 @@ func mysqlKey(c engine.Column, unsigned bool, v *engine.Value) any {
 		return string(appendUUID(nil, v.B16))
 	}
 	return v.Str
-}
-
-// queries measures point lookups and "next N after id" range scans on keys
-// sampled from the loaded table.
-func (e *mysqlEngine) queries(ctx context.Context, tbl string, r engine.Row, n int) (point, rng engine.Latency, err error) {
-	want := e.cfg.Lookups
-	frac := min(1, 4*float64(want)/float64(n))
-	rows, err := e.admin.QueryContext(ctx, fmt.Sprintf("SELECT id FROM %s WHERE RAND() < %g LIMIT %d", tbl, frac, 4*want))
-	if err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
-	}
-	var keys []any
-	for rows.Next() {
-		var k any
-		switch {
-		case r.Col == engine.ColBigint && r.Unsigned:
-			var v uint64
-			err = rows.Scan(&v)
-			k = v
-		case r.Col == engine.ColIdentity || r.Col == engine.ColBigint:
-			var v int64
-			err = rows.Scan(&v)
-			k = v
-		case r.Col == engine.ColUUID:
-			var v []byte
-			err = rows.Scan(&v)
-			k = v
-		default:
-			var v string
-			err = rows.Scan(&v)
-			k = v
-		}
-		if err != nil {
-			rows.Close()
-			return point, rng, fail(ctx, "sample keys", err)
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
-	}
-	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	keys = keys[:min(len(keys), want)]
-
-	lookup, err := e.admin.PrepareContext(ctx, "SELECT payload FROM "+tbl+" WHERE id = ?")
-	if err != nil {
-		return point, rng, fail(ctx, "prepare lookup", err)
-	}
-	defer lookup.Close()
-	scan, err := e.admin.PrepareContext(ctx, "SELECT id, payload FROM "+tbl+" WHERE id > ? ORDER BY id LIMIT "+strconv.Itoa(e.cfg.RangeN))
-	if err != nil {
-		return point, rng, fail(ctx, "prepare range scan", err)
-	}
-	defer scan.Close()
-	var id sql.RawBytes
-	var payload int64
-	return engine.TimeQueries(keys, func(k any) error {
-		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
-			return fail(ctx, "point lookup", err)
-		}
-		return nil
-	}, func(k any) error {
-		rs, err := scan.QueryContext(ctx, k)
-		if err != nil {
-			return fail(ctx, "range scan", err)
-		}
-		for rs.Next() {
-			if err := rs.Scan(&id, &payload); err != nil {
-				rs.Close()
-				return fail(ctx, "range scan", err)
-			}
-		}
-		if err := rs.Err(); err != nil {
-			return fail(ctx, "range scan", err)
-		}
-		return nil
-	})
 }
 
 // Close drops the database with everything in it, restores the counters it

@@ -26,13 +26,18 @@ func (e *pgEngine) KeyType(r engine.Row) string {
 
 func (e *pgEngine) Qualify(name string) string { return pgx.Identifier{e.schema, name}.Sanitize() }
 
-// CreateTables creates ts in the benchmark schema: each primary key with the configured
-// fillfactor, no autovacuum (the loads measure the B-trees as written), and of the flags of
+// CreateTables creates ts in the benchmark schema (after the function that makes a server-made
+// key, prepareServerSide): each primary key with the configured fillfactor, no autovacuum (the loads measure the B-trees as written), and of the flags of
 // engine.TableDef IdentityAlways (GENERATED ALWAYS AS IDENTITY) and NoToastVacuum (no
 // autovacuum of the TOAST table either).
 func (e *pgEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
 	q := pgx.Identifier.Sanitize
 	for _, t := range ts {
+		if t.Key.Col == engine.ColServerBigint || t.Key.Col == engine.ColServerUUID {
+			if _, err := e.prepareServerSide(ctx, t.Key); err != nil {
+				return err
+			}
+		}
 		id := e.keyDDL(t.Key.Col)
 		switch {
 		case t.Key.Col == engine.ColIdentity && t.IdentityAlways:
@@ -99,25 +104,18 @@ func (e *pgEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error) {
 	return out, nil
 }
 
+// BeforeLoad opens the loading connections, so that a load does not time their connecting,
+// and checkpoints when the profile and the user's privileges allow.
 func (e *pgEngine) BeforeLoad(ctx context.Context) error {
+	if _, err := e.loaderConns(ctx); err != nil {
+		return err
+	}
 	if e.canCheckpoint {
 		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err != nil {
 			return fail(ctx, "checkpoint", err)
 		}
 	}
 	return nil
-}
-
-func (e *pgEngine) LogMark(ctx context.Context) (func(context.Context) (int64, error), error) {
-	before, err := e.snap(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (int64, error) {
-		var n int64
-		err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint", before.lsn).Scan(&n)
-		return n, fail(ctx, "compute WAL bytes", err)
-	}, nil
 }
 
 func (e *pgEngine) Settle(ctx context.Context, ts []engine.TableDef) error {
@@ -135,7 +133,7 @@ func (e *pgEngine) Settle(ctx context.Context, ts []engine.TableDef) error {
 func (e *pgEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
 	var out []engine.Structure
 	for _, t := range ts {
-		out = append(out, engine.Structure{Name: t.Name, Role: t.Who + " table"}, engine.Structure{Name: t.Name + "_pkey", Role: t.Who + " primary key"})
+		out = append(out, engine.Structure{Name: t.Name, Role: t.Role(engine.RoleTable)}, engine.Structure{Name: t.Name + "_pkey", Role: t.Role(engine.RolePrimary)})
 		for _, ix := range t.Indexes {
 			out = append(out, engine.Structure{Name: ix.Name, Role: ix.Role})
 		}

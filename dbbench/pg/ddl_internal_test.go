@@ -44,11 +44,11 @@ func (t *ddlTracer) take() []string {
 }
 
 // TestTableDDL holds the table workload's DDL on PostgreSQL to testdata/table_ddl.golden: the
-// statements Load (and Baseline) send for every column type, as the server received them,
-// with the random schema name replaced by idbench_S and each run of white space by one
-// space (the server reads the same tokens). The table workload's reports compare
-// loads of these exact tables, so a refactor of how the DDL is made must not change them
-// (go test -run TestTableDDL -update rewrites the file, for a deliberate change).
+// statements a load (golden.Fill, as dbbench's tableLoad) sends for every column type, as the
+// server received them, with the random schema name replaced by idbench_S and each run of white
+// space by one space (the server reads the same tokens). The table workload's reports compare
+// loads of these exact tables, so a refactor of how the DDL is made must not change them (go
+// test -run TestTableDDL -update rewrites the file, for a deliberate change).
 func TestTableDDL(t *testing.T) {
 	ctx := context.Background()
 	connCfg, err := pgx.ParseConfig(pgtest.DSN(t))
@@ -79,7 +79,7 @@ func TestTableDDL(t *testing.T) {
 			}
 			tr.take()
 			tables++
-			if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(tables), r, false), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+			if err := golden.Fill(ctx, e, engine.LoadTable("t"+strconv.Itoa(tables), r, false), 20, false, nil); err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
 			for _, s := range tr.take() {
@@ -88,7 +88,7 @@ func TestTableDDL(t *testing.T) {
 		}
 		tr.take()
 		tables++
-		if _, err := e.Baseline(ctx, engine.LoadTable("t"+strconv.Itoa(tables), engine.Row{Col: engine.ColBigint}, false), 20, engine.NewRecorder(20, 2, e.BatchSize(), nil)); err != nil {
+		if err := golden.Fill(ctx, e, engine.LoadTable("t"+strconv.Itoa(tables), engine.Row{Col: engine.ColBigint}, false), 20, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range tr.take() {

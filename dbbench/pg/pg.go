@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -342,23 +341,6 @@ func (e *pgEngine) keyDDL(c engine.Column) string {
 	return e.columnType(c) + " NOT NULL"
 }
 
-// createTable creates table t (engine.LoadTable) with CreateTables and returns its name.
-func (e *pgEngine) createTable(ctx context.Context, t engine.TableDef) (pgx.Identifier, error) {
-	if err := e.CreateTables(ctx, []engine.TableDef{t}); err != nil {
-		return nil, err
-	}
-	return pgx.Identifier{e.schema, t.Name}, nil
-}
-
-func (e *pgEngine) dropTable(name pgx.Identifier) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := e.admin.Exec(ctx, "DROP TABLE IF EXISTS "+name.Sanitize()); err != nil {
-		return fail(ctx, "drop table", err)
-	}
-	return nil
-}
-
 // snapshot is the server's counters at one moment.
 type snapshot struct {
 	lsn   string
@@ -395,28 +377,27 @@ func (e *pgEngine) snap(ctx context.Context) (snapshot, error) {
 	return s, nil
 }
 
-func (e *pgEngine) Load(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
-	r := t.Key
-	if r, err = e.prepareServerSide(ctx, r); err != nil {
-		return m, err
-	}
-	t.Key = r
-	src, err := engine.NewSource(r, e.cfg.Nodes)
+// FillTable writes n rows into t with insert, or the bare baseline with bareCopy when src is
+// nil.
+func (e *pgEngine) FillTable(ctx context.Context, t engine.TableDef, src *engine.Source, n int, rec *engine.Recorder) error {
+	conns, err := e.loaderConns(ctx)
 	if err != nil {
-		return m, err
+		return err
 	}
-	defer src.Close()
-	defer func() { m.Durability = src.Durability() }() // before close
-	return e.loadWith(ctx, t, n, measure, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
-		return e.insert(ctx, tbl, r.Col, src, n, conns, rec)
-	})
-}
-
-func (e *pgEngine) Baseline(ctx context.Context, t engine.TableDef, n int, rec *engine.Recorder) (engine.Metrics, error) {
-	return e.loadWith(ctx, t, n, false, rec, func(ctx context.Context, tbl pgx.Identifier, conns []*pgx.Conn) error {
+	tbl := pgx.Identifier{e.schema, t.Name}
+	if src == nil {
 		_, err := bareCopy(ctx, conns[0], tbl, n, rec)
 		return err
-	})
+	}
+	return e.insert(ctx, tbl, t.Key.Col, src, n, conns, rec)
+}
+
+// SourceRow gives a segment row its store in the benchmark schema (prepareServerSide).
+func (e *pgEngine) SourceRow(r engine.Row) (engine.Row, error) {
+	if r.StoreStep == 0 {
+		return r, nil
+	}
+	return e.segmentRow(r)
 }
 
 // bareCopy is the baseline: the simplest pgx CopyFrom of ascending int64
@@ -432,95 +413,6 @@ func bareCopy(ctx context.Context, conn *pgx.Conn, tbl pgx.Identifier, n int, re
 	}))
 	rec.Add(c)
 	return c, err
-}
-
-// loadWith wraps one load: table, checkpoint, counters before and after,
-// measurements, drop.
-func (e *pgEngine) loadWith(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder,
-	fill func(context.Context, pgx.Identifier, []*pgx.Conn) error) (m engine.Metrics, err error) {
-	c := t.Key.Col
-	conns, err := e.loaderConns(ctx)
-	if err != nil {
-		return m, err
-	}
-	tbl, err := e.createTable(ctx, t)
-	if err != nil {
-		return m, err
-	}
-	defer func() {
-		if derr := e.dropTable(tbl); err == nil && derr != nil {
-			err = derr
-		}
-	}()
-	if e.canCheckpoint {
-		if _, err := e.admin.Exec(ctx, "CHECKPOINT"); err != nil {
-			return m, fail(ctx, "checkpoint", err)
-		}
-	}
-	before, err := e.snap(ctx)
-	if err != nil {
-		return m, err
-	}
-	rec.Start = time.Now()
-	if err := fill(ctx, tbl, conns); err != nil {
-		return m, fail(ctx, "load rows", err)
-	}
-	m.Seconds = time.Since(rec.Start).Seconds()
-	m.Curve = rec.Curve()
-	if e.flushStats {
-		for _, c := range conns {
-			if _, err := c.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
-				return m, fail(ctx, "flush statistics", err)
-			}
-		}
-	}
-	after, err := e.snap(ctx)
-	if err != nil {
-		return m, err
-	}
-	if err := e.admin.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", after.lsn, before.lsn).Scan(&m.WALBytes); err != nil {
-		return m, fail(ctx, "compute WAL bytes", err)
-	}
-	if e.walStats {
-		m.FPI = engine.Ptr(after.fpi - before.fpi)
-	}
-	if e.ckptQuery != "" {
-		m.Checkpoints = engine.Ptr(after.ckpts - before.ckpts)
-	}
-	idx := pgx.Identifier{e.schema, tbl[1] + "_pkey"}.Sanitize()
-	if err := e.admin.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+tbl.Sanitize()+"), pg_relation_size($1::regclass), pg_relation_size($2::regclass)",
-		tbl.Sanitize(), idx).Scan(&m.Rows, &m.TableBytes, &m.IndexBytes); err != nil {
-		return m, fail(ctx, "measure sizes", err)
-	}
-	m.Structure(tbl[1], "table", m.TableBytes)
-	m.Structure(tbl[1]+"_pkey", "primary key", m.IndexBytes)
-	if m.Rows != int64(n) {
-		return m, fmt.Errorf("dbbench: loaded %d rows, table holds %d", n, m.Rows)
-	}
-	if !measure {
-		return m, nil
-	}
-	if e.statsFn != "" {
-		var density, frag float64
-		var leaves int64
-		err := e.admin.QueryRow(ctx, "SELECT avg_leaf_density, leaf_fragmentation, leaf_pages FROM "+e.statsFn+"($1::regclass)", idx).
-			Scan(&density, &frag, &leaves)
-		switch {
-		case err == nil:
-			m.Density, m.Frag, m.LeafPages = &density, &frag, &leaves
-		case ctx.Err() != nil || engine.ConnLost(err):
-			return m, fail(ctx, "pgstatindex", err)
-		default:
-			e.statsFn, e.statsWhy = "", "pgstatindex failed: "+engine.OneLine(err.Error())
-			e.set.Statistics = "unavailable: " + e.statsWhy
-		}
-	}
-	if e.cfg.Lookups > 0 {
-		if m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, c, n); err != nil {
-			return m, err
-		}
-	}
-	return m, nil
 }
 
 // insert loads n rows of keys from src in the configured mode.
@@ -665,70 +557,6 @@ func insertSQL(table string, cols []string, rows int) string {
 		b.WriteByte(')')
 	}
 	return b.String()
-}
-
-// queries measures point lookups and "newest N since id" range scans on
-// keys sampled from the loaded table.
-func (e *pgEngine) queries(ctx context.Context, tbl pgx.Identifier, c engine.Column, n int) (point, rng engine.Latency, err error) {
-	want := e.cfg.Lookups
-	pct := min(100, 400*float64(want)/float64(n))
-	rows, err := e.admin.Query(ctx, fmt.Sprintf("SELECT id FROM %s TABLESAMPLE BERNOULLI (%g) ORDER BY random() LIMIT %d",
-		tbl.Sanitize(), pct, want))
-	if err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
-	}
-	var keys []any
-	for rows.Next() {
-		var k any
-		switch c {
-		case engine.ColIdentity, engine.ColBigint, engine.ColServerBigint:
-			var v int64
-			err = rows.Scan(&v)
-			k = v
-		case engine.ColUint64:
-			var v pgtype.Numeric
-			err = rows.Scan(&v)
-			k = v
-		case engine.ColUUID, engine.ColServerUUID:
-			var v pgtype.UUID
-			err = rows.Scan(&v)
-			k = v
-		default:
-			var v string
-			err = rows.Scan(&v)
-			k = v
-		}
-		if err != nil {
-			rows.Close()
-			return point, rng, fail(ctx, "sample keys", err)
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
-		return point, rng, fail(ctx, "sample keys", err)
-	}
-	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-
-	lookup := "SELECT payload FROM " + tbl.Sanitize() + " WHERE id = $1"
-	scan := "SELECT id, payload FROM " + tbl.Sanitize() + " WHERE id > $1 ORDER BY id LIMIT " + strconv.Itoa(e.cfg.RangeN)
-	return engine.TimeQueries(keys, func(k any) error {
-		var payload int64
-		if err := e.admin.QueryRow(ctx, lookup, k).Scan(&payload); err != nil {
-			return fail(ctx, "point lookup", err)
-		}
-		return nil
-	}, func(k any) error {
-		rows, err := e.admin.Query(ctx, scan, k)
-		if err != nil {
-			return fail(ctx, "range scan", err)
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			return fail(ctx, "range scan", err)
-		}
-		return nil
-	})
 }
 
 // Close drops the schema with everything in it and closes the connections.

@@ -79,12 +79,18 @@ $$ LANGUAGE plpgsql VOLATILE`); err != nil {
 		e.serverDefault = fn + "()"
 		r.Canon = "uuidv7 (PL/pgSQL uuid_generate_v7())"
 	case r.StoreStep > 0:
-		u, err := storeURL(e.connCfg, e.schema)
-		if err != nil {
-			return r, err
-		}
-		r.Spec = "segment:store=" + u + ",key=dbbench,step=" + strconv.FormatUint(r.StoreStep, 10)
+		return e.segmentRow(r)
 	}
+	return r, nil
+}
+
+// segmentRow returns segment row r with its spec's store in the benchmark schema.
+func (e *pgEngine) segmentRow(r engine.Row) (engine.Row, error) {
+	u, err := storeURL(e.connCfg, e.schema)
+	if err != nil {
+		return r, err
+	}
+	r.Spec = "segment:store=" + u + ",key=dbbench,step=" + strconv.FormatUint(r.StoreStep, 10)
 	return r, nil
 }
 

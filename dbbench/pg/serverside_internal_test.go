@@ -153,7 +153,16 @@ func TestInstagramWrapIsAFinding(t *testing.T) {
 	if _, err := e.admin.Exec(ctx, "ALTER SEQUENCE "+e.schema+".instagram_seq_5 INCREMENT BY 1024"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.Load(ctx, engine.LoadTable("t1", r, false), 3000, true, engine.NewRecorder(3000, 5, e.BatchSize(), nil))
+	tbl := engine.LoadTable("t1", r, false)
+	if err := e.CreateTables(ctx, []engine.TableDef{tbl}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := engine.NewSource(r, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	err = e.FillTable(ctx, tbl, src, 3000, engine.NewRecorder(3000, 5, e.BatchSize(), nil))
 	f, ok := uniqueViolation(err, r)
 	if !ok {
 		t.Fatalf("load error %v is not a unique violation", err)

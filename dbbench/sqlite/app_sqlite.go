@@ -109,29 +109,19 @@ func (e *sqliteEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error)
 
 func (e *sqliteEngine) BeforeLoad(context.Context) error { return nil }
 
-func (e *sqliteEngine) LogMark(ctx context.Context) (func(context.Context) (int64, error), error) {
-	if _, err := e.walBytes(ctx, e.db); err != nil {
-		return nil, engine.Fail(ctx, "sqlite: checkpoint", err)
-	}
-	return func(ctx context.Context) (int64, error) {
-		n, err := e.walBytes(ctx, e.db)
-		return n, engine.Fail(ctx, "sqlite: count WAL bytes", err)
-	}, nil
-}
-
 func (e *sqliteEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 	_, err := e.db.ExecContext(ctx, "ANALYZE")
 	return engine.Fail(ctx, "sqlite: analyze", err)
 }
 
 // Structures reads each table's and index's pages from dbstat. A key that is not the rowid
-// has its own index, sqlite_autoindex_<table>_1.
+// has its own index (pkIndex).
 func (e *sqliteEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
 	var out []engine.Structure
 	for _, t := range ts {
-		out = append(out, engine.Structure{Name: t.Name, Role: t.Who + " table"})
-		if t.Key.Col != engine.ColIdentity {
-			out = append(out, engine.Structure{Name: "sqlite_autoindex_" + t.Name + "_1", Role: t.Who + " primary key"})
+		out = append(out, engine.Structure{Name: t.Name, Role: t.Role(engine.RoleTable)})
+		if pk := pkIndex(t); pk != "" {
+			out = append(out, engine.Structure{Name: pk, Role: t.Role(engine.RolePrimary)})
 		}
 		for _, ix := range t.Indexes {
 			out = append(out, engine.Structure{Name: ix.Name, Role: ix.Role})

@@ -16,10 +16,10 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/table_ddl.golden from this run")
 
 // TestTableDDL holds the table workload's DDL on SQLite to testdata/table_ddl.golden: the
-// CREATE statements of every object Load made for each column type, read from sqlite_master
-// while the table is loaded (SQLite keeps each statement's text as it was sent), each run of
-// white space replaced by one space. The table workload's reports compare loads of these
-// exact tables, so a refactor of how the DDL is made must not change them (go test -run
+// CREATE statements of every object a load (golden.Fill) made for each column type, read from
+// sqlite_master while the table is loaded (SQLite keeps each statement's text as it was sent),
+// each run of white space replaced by one space. The table workload's reports compare loads of
+// these exact tables, so a refactor of how the DDL is made must not change them (go test -run
 // TestTableDDL -update rewrites the file, for a deliberate change).
 func TestTableDDL(t *testing.T) {
 	ctx := context.Background()
@@ -63,7 +63,7 @@ func TestTableDDL(t *testing.T) {
 			}
 			qerr = rows.Err()
 		}
-		if _, err := e.Load(ctx, engine.LoadTable("t"+strconv.Itoa(i+1), r, false), 20, true, engine.NewRecorder(20, 2, e.BatchSize(), progress)); err != nil {
+		if err := golden.Fill(ctx, e, engine.LoadTable("t"+strconv.Itoa(i+1), r, false), 20, false, progress); err != nil {
 			t.Fatalf("%s: %v", label, err)
 		}
 		if qerr != nil {

@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/idkit/idkit/dbbench/engine"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -62,6 +60,7 @@ type sqliteEngine struct {
 
 	walMu      sync.Mutex
 	walCounted int64 // bytes of the current WAL file already counted
+	walSum     int64 // bytes counted since the database was opened (Marks)
 
 	loaders []*sql.Conn // the app workload's connections, one per client
 	keep    bool        // close leaves the file: a successful app run with Config.Keep
@@ -135,11 +134,7 @@ func (e *sqliteEngine) columnType(c engine.Column) string {
 	}
 }
 
-func (e *sqliteEngine) Baseline(context.Context, engine.TableDef, int, *engine.Recorder) (engine.Metrics, error) {
-	return engine.Metrics{}, engine.ErrNoBaseline
-}
-
-// walBytes counts the bytes written to the WAL since the last call and
+// walBytes counts the bytes written to the WAL since the last call, adds them to walSum, and
 // resets the WAL with a TRUNCATE checkpoint. It is safe for concurrent use.
 func (e *sqliteEngine) walBytes(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
@@ -152,6 +147,7 @@ func (e *sqliteEngine) walBytes(ctx context.Context, db interface {
 	}
 	n := max(size-e.walCounted, 0)
 	e.walCounted = size
+	e.walSum += n
 	var busy, logFrames, done int
 	if err := db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
 		return n, err
@@ -162,47 +158,20 @@ func (e *sqliteEngine) walBytes(ctx context.Context, db interface {
 	return n, nil
 }
 
-func (e *sqliteEngine) Load(ctx context.Context, t engine.TableDef, n int, measure bool, rec *engine.Recorder) (m engine.Metrics, err error) {
-	r := t.Key
+// FillTable writes n rows into t over Options.Clients connections of their own, in
+// transactions of prepared INSERTs (copy mode), multi-row INSERTs (batch) or autocommitted
+// single-row INSERTs, counting and resetting the WAL every 50,000 rows or so (walBytes) so
+// that it does not grow without bound. SQLite has no baseline.
+func (e *sqliteEngine) FillTable(ctx context.Context, t engine.TableDef, src *engine.Source, n int, rec *engine.Recorder) error {
+	if src == nil {
+		return engine.ErrNoBaseline
+	}
+	r, tbl := t.Key, t.Name
 	if r.Col == engine.ColTextICU {
-		return m, engine.ErrICUSQLite
+		return engine.ErrICUSQLite
 	}
-	src, err := engine.NewSource(r, e.cfg.Nodes)
-	if err != nil {
-		return m, err
-	}
-	defer src.Close()
-	defer func() { m.Durability = src.Durability() }() // before close
-	tbl := t.Name
-	idx := "sqlite_autoindex_" + tbl + "_1"
-	if err := e.CreateTables(ctx, []engine.TableDef{t}); err != nil {
-		return m, err
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, derr := e.db.ExecContext(dctx, "DROP TABLE IF EXISTS "+tbl); derr == nil {
-			_, derr = e.walBytes(dctx, e.db)
-		} else if err == nil {
-			err = engine.Fail(dctx, "sqlite: drop table", derr)
-		}
-	}()
-	if _, err := e.walBytes(ctx, e.db); err != nil {
-		return m, engine.Fail(ctx, "sqlite: checkpoint", err)
-	}
-	var walTotal int64
-	var walMu sync.Mutex
-	addWAL := func(ctx context.Context, conn *sql.Conn) error {
-		w, err := e.walBytes(ctx, conn)
-		walMu.Lock()
-		walTotal += w
-		walMu.Unlock()
-		return err
-	}
-
-	rec.Start = time.Now()
 	cl := &engine.Claimer{Total: int64(n), Batch: int64(e.batch)}
-	err = engine.Workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
+	return engine.Workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
 		conn, err := e.db.Conn(ctx)
 		if err != nil {
 			return err
@@ -286,145 +255,12 @@ func (e *sqliteEngine) Load(ctx context.Context, t engine.TableDef, n int, measu
 			// without bound.
 			if sinceWAL += int(count); sinceWAL >= 50000 {
 				sinceWAL = 0
-				if err := addWAL(ctx, conn); err != nil {
+				if _, err := e.walBytes(ctx, conn); err != nil {
 					return err
 				}
 			}
 		}
 	})
-	if err != nil {
-		return m, engine.Fail(ctx, "sqlite: load rows", err)
-	}
-	m.Seconds = time.Since(rec.Start).Seconds()
-	m.Curve = rec.Curve()
-	if w, err := e.walBytes(ctx, e.db); err != nil {
-		return m, engine.Fail(ctx, "sqlite: checkpoint", err)
-	} else {
-		walTotal += w
-	}
-	m.WALBytes = walTotal
-
-	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM "+tbl).Scan(&m.Rows); err != nil {
-		return m, engine.Fail(ctx, "sqlite: count rows", err)
-	}
-	if m.Rows != int64(n) {
-		return m, fmt.Errorf("dbbench: sqlite: loaded %d rows, table holds %d", n, m.Rows)
-	}
-	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", idx).Scan(&m.IndexBytes); err != nil {
-		return m, engine.Fail(ctx, "sqlite: dbstat", err)
-	}
-	if err := e.db.QueryRowContext(ctx, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", tbl).Scan(&m.TableBytes); err != nil {
-		return m, engine.Fail(ctx, "sqlite: dbstat", err)
-	}
-	m.Structure(tbl, "table", m.TableBytes)
-	m.Structure(idx, "primary key", m.IndexBytes)
-	if !measure {
-		return m, nil
-	}
-	if err := e.leafStats(ctx, idx, &m); err != nil {
-		return m, err
-	}
-	if e.cfg.Lookups > 0 {
-		if m.Lookup, m.RangeScan, err = e.queries(ctx, tbl, n); err != nil {
-			return m, err
-		}
-	}
-	return m, nil
-}
-
-// leafStats computes leaf density (used bytes of leaf pages) and leaf
-// fragmentation (share of leaf pages, in key order, whose successor lies at
-// a lower page number, as pgstatindex defines it) from dbstat.
-func (e *sqliteEngine) leafStats(ctx context.Context, idx string, m *engine.Metrics) error {
-	rows, err := e.db.QueryContext(ctx, "SELECT pageno, pgsize, unused FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path", idx)
-	if err != nil {
-		return engine.Fail(ctx, "sqlite: dbstat", err)
-	}
-	defer rows.Close()
-	var leaves, back, used, size int64
-	prev := int64(-1)
-	for rows.Next() {
-		var pageno, pgsize, unused int64
-		if err := rows.Scan(&pageno, &pgsize, &unused); err != nil {
-			return engine.Fail(ctx, "sqlite: dbstat", err)
-		}
-		if prev >= 0 && pageno < prev {
-			back++
-		}
-		prev = pageno
-		leaves++
-		used += pgsize - unused
-		size += pgsize
-	}
-	if err := rows.Err(); err != nil {
-		return engine.Fail(ctx, "sqlite: dbstat", err)
-	}
-	if leaves == 0 || size == 0 {
-		return errors.New("dbbench: sqlite: index has no leaf pages")
-	}
-	m.Density = engine.Ptr(100 * float64(used) / float64(size))
-	m.Frag = engine.Ptr(100 * float64(back) / float64(leaves))
-	m.LeafPages = engine.Ptr(leaves)
-	return nil
-}
-
-func (e *sqliteEngine) queries(ctx context.Context, tbl string, n int) (point, rng engine.Latency, err error) {
-	rows, err := e.db.QueryContext(ctx, "SELECT id FROM "+tbl+" ORDER BY random() LIMIT ?", e.cfg.Lookups)
-	if err != nil {
-		return point, rng, engine.Fail(ctx, "sqlite: sample keys", err)
-	}
-	var keys []any
-	for rows.Next() {
-		var k any
-		if err := rows.Scan(&k); err != nil {
-			rows.Close()
-			return point, rng, engine.Fail(ctx, "sqlite: sample keys", err)
-		}
-		keys = append(keys, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return point, rng, engine.Fail(ctx, "sqlite: sample keys", err)
-	}
-	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return point, rng, engine.Fail(ctx, "sqlite: connect", err)
-	}
-	defer conn.Close()
-	lookup, err := conn.PrepareContext(ctx, "SELECT payload FROM "+tbl+" WHERE id = ?")
-	if err != nil {
-		return point, rng, engine.Fail(ctx, "sqlite: prepare lookup", err)
-	}
-	defer lookup.Close()
-	scan, err := conn.PrepareContext(ctx, "SELECT id, payload FROM "+tbl+" WHERE id > ? ORDER BY id LIMIT "+strconv.Itoa(e.cfg.RangeN))
-	if err != nil {
-		return point, rng, engine.Fail(ctx, "sqlite: prepare range scan", err)
-	}
-	defer scan.Close()
-	pd := make([]time.Duration, 0, len(keys))
-	rd := make([]time.Duration, 0, len(keys))
-	for _, k := range keys {
-		t0 := time.Now()
-		var payload int64
-		if err := lookup.QueryRowContext(ctx, k).Scan(&payload); err != nil {
-			return point, rng, engine.Fail(ctx, "sqlite: point lookup", err)
-		}
-		pd = append(pd, time.Since(t0))
-		t0 = time.Now()
-		rows, err := scan.QueryContext(ctx, k)
-		if err != nil {
-			return point, rng, engine.Fail(ctx, "sqlite: range scan", err)
-		}
-		for rows.Next() {
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return point, rng, engine.Fail(ctx, "sqlite: range scan", err)
-		}
-		rd = append(rd, time.Since(t0))
-	}
-	return engine.Latencies(pd), engine.Latencies(rd), nil
 }
 
 // Close closes the database and removes its directory.
