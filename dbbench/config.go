@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -181,12 +180,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.to = to
-	innodb := to.innodb()
-	switch {
-	case c.Workload == WorkloadApp && (len(c.Schemes) == 0 || slices.Equal(c.Schemes, DefaultSchemes()) || slices.Equal(c.Schemes, InnoDBSchemes())):
-		c.Schemes = AppSchemes(innodb)
-	case innodb && (len(c.Schemes) == 0 || slices.Equal(c.Schemes, DefaultSchemes())):
-		c.Schemes = InnoDBSchemes()
+	if isDefaultSchemes(c.Schemes) {
+		w := c.Workload
+		if w == "" {
+			w = WorkloadTable
+		}
+		c.Schemes = engineNamed(to.engine).schemes(w)
 	}
 	// The DB string as given first (its password may hold any character), then any other
 	// URL or password= setting in the command.

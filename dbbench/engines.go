@@ -3,6 +3,7 @@ package dbbench
 import (
 	"context"
 	"io"
+	"slices"
 
 	"github.com/idkit/idkit/dbbench/engine"
 	"github.com/idkit/idkit/dbbench/innodb"
@@ -24,6 +25,9 @@ type engineEntry struct {
 	columns func(r engine.Row) (engine.Row, error)
 	// secondaryIndex: the engine measures Config.SecondaryIndex.
 	secondaryIndex bool
+	// schemes is the engine's default list of rows for a workload (Config.Schemes left
+	// empty, or set to another engine's default list).
+	schemes func(workload string) []string
 	// open opens the engine for cfg (validated, cfg.to parsed) and returns it with the
 	// function that drops everything it created.
 	open func(ctx context.Context, cfg Config) (engine.Engine, func() error, error)
@@ -41,23 +45,23 @@ type engineEntry struct {
 // engines returns the engines Run can open, by name.
 func engines() []engineEntry {
 	return []engineEntry{
-		{name: EnginePGLocal, byName: true, columns: pg.Columns, report: pg.Report,
+		{name: EnginePGLocal, byName: true, columns: pg.Columns, schemes: sharedSchemes, report: pg.Report,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return pg.OpenLocal(ctx, cfg.options(), cfg.PGSettings)
 			}},
-		{name: EnginePGEnv, columns: pg.Columns, report: pg.Report, shared: true,
+		{name: EnginePGEnv, columns: pg.Columns, schemes: sharedSchemes, report: pg.Report, shared: true,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				if len(cfg.PGSettings) > 0 {
 					logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
 				}
 				return pg.OpenServer(ctx, cfg.options(), cfg.to.pg, cfg.to.pgDSN)
 			}},
-		{name: EngineMariaDBLocal, byName: true, columns: innodb.Columns, secondaryIndex: true, report: innodb.Report,
+		{name: EngineMariaDBLocal, byName: true, columns: innodb.Columns, schemes: innodbSchemes, secondaryIndex: true, report: innodb.Report,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return innodb.OpenLocal(ctx, cfg.options(), cfg.MariaDBSettings)
 			}},
-		{name: EngineMySQL, columns: innodb.Columns, secondaryIndex: true, report: innodb.Report, shared: true,
+		{name: EngineMySQL, columns: innodb.Columns, schemes: innodbSchemes, secondaryIndex: true, report: innodb.Report, shared: true,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				if len(cfg.MariaDBSettings) > 0 {
@@ -65,11 +69,45 @@ func engines() []engineEntry {
 				}
 				return innodb.OpenServer(ctx, cfg.options(), cfg.to.mysql)
 			}},
-		{name: EngineSQLite, byName: true, columns: sqlite.Columns, report: sqlite.Report,
+		{name: EngineSQLite, byName: true, columns: sqlite.Columns, schemes: sharedSchemes, report: sqlite.Report,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return sqlite.Open(ctx, cfg.options())
 			}},
 	}
+}
+
+// sharedSchemes is the default list of rows of PostgreSQL and SQLite for a workload: the
+// database's own sequence (bigserial) first.
+func sharedSchemes(workload string) []string {
+	if workload == WorkloadApp {
+		return engine.AppSchemes(false)
+	}
+	return engine.DefaultSchemes()
+}
+
+// innodbSchemes is MariaDB/MySQL's default list of rows for a workload: auto-increment
+// first, and for the table workload the server's own UUID type and text keys under both
+// collations (engine.InnoDBSchemes).
+func innodbSchemes(workload string) []string {
+	if workload == WorkloadApp {
+		return engine.AppSchemes(true)
+	}
+	return engine.InnoDBSchemes()
+}
+
+// isDefaultSchemes reports whether s is empty or some engine's default list of the table
+// workload (what idbench's --schemes holds when not given): a list the user did not choose,
+// which the run replaces with its engine's own for its workload.
+func isDefaultSchemes(s []string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	for _, e := range engines() {
+		if slices.Equal(s, e.schemes(WorkloadTable)) {
+			return true
+		}
+	}
+	return false
 }
 
 // engineByName returns the engine called name, if there is one.

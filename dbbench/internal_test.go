@@ -1,6 +1,7 @@
 package dbbench
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/idkit/idkit/dbbench/engine"
@@ -56,6 +57,37 @@ func TestMedian(t *testing.T) {
 	for _, tt := range tests {
 		if got := median(tt.in); got != tt.want {
 			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDefaultSchemesByEngine: a run whose scheme list the user did not choose (empty, or
+// any engine's table-workload default, as idbench's --schemes holds when not given) gets its
+// engine's list for its workload from the engine table; a chosen list is kept.
+func TestDefaultSchemesByEngine(t *testing.T) {
+	mine := []string{"snowflake", "uuidv4"}
+	for _, tc := range []struct {
+		db, workload string
+		given, want  []string
+	}{
+		{EnginePGLocal, "", nil, DefaultSchemes()},
+		{EnginePGLocal, WorkloadTable, InnoDBSchemes(), DefaultSchemes()},
+		{EnginePGLocal, WorkloadApp, DefaultSchemes(), AppSchemes(false)},
+		{EngineSQLite, WorkloadApp, nil, AppSchemes(false)},
+		{EngineMariaDBLocal, "", DefaultSchemes(), InnoDBSchemes()},
+		{EngineMariaDBLocal, WorkloadApp, InnoDBSchemes(), AppSchemes(true)},
+		{EngineMariaDBLocal, WorkloadApp, DefaultSchemes(), AppSchemes(true)},
+		{"mysql://root@127.0.0.1:3306/", WorkloadApp, nil, AppSchemes(true)},
+		{"mysql://root@127.0.0.1:3306/", "", nil, InnoDBSchemes()},
+		{EngineMariaDBLocal, WorkloadApp, mine, mine},
+		{EnginePGLocal, WorkloadTable, AppSchemes(false), AppSchemes(false)},
+	} {
+		cfg, err := Config{DB: tc.db, Workload: tc.workload, Schemes: tc.given}.withDefaults()
+		if err != nil {
+			t.Fatalf("%s %q %v: %v", tc.db, tc.workload, tc.given, err)
+		}
+		if !slices.Equal(cfg.Schemes, tc.want) {
+			t.Errorf("%s %q given %v: schemes %v, want %v", tc.db, tc.workload, tc.given, cfg.Schemes, tc.want)
 		}
 	}
 }

@@ -19,7 +19,10 @@ const (
 // with its tables and notes, SVG charts drawn with gonum.org/v1/plot
 // (throughput against rows inserted, index bytes per row, WAL bytes per row,
 // leaf density), report.json and benchstat.txt.
-func WriteReport(dir string, rep *Report) error {
+func WriteReport(dir string, rep *Report) error { return writeReport(dir, rep, true) }
+
+// writeReport is WriteReport, leaving report.json alone unless withJSON.
+func writeReport(dir string, rep *Report, withJSON bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dbbench: create report directory: %w", err)
 	}
@@ -49,6 +52,9 @@ func WriteReport(dir string, rep *Report) error {
 		{ReportBenchstat, WriteBenchstat},
 	}
 	for _, f := range files {
+		if f.name == ReportJSON && !withJSON {
+			continue
+		}
 		var b strings.Builder
 		if err := f.write(&b, rep); err != nil {
 			return err

@@ -36,9 +36,6 @@ type target struct {
 	shown string
 }
 
-// innodb reports whether the target is a MariaDB/MySQL server.
-func (t target) innodb() bool { return t.engine == EngineMariaDBLocal || t.engine == EngineMySQL }
-
 // resolveTarget parses db (Config.DB) into a target. Errors name the bad part and never
 // contain a password.
 func resolveTarget(db string) (target, error) {

@@ -121,6 +121,9 @@ Flags:
   --json             print JSON instead of the table
   --benchstat        print the Go benchmark format instead of the table
   --out DIR          also write DIR/report.md with SVG charts, report.json, benchstat.txt
+  --render DIR       measure nothing: write DIR/report.md, benchstat.txt and the charts again
+                     from DIR/report.json (a report of --out), as this idbench renders them;
+                     report.json is left as it is. Takes no other flag
   -v                 print each load's throughput on stderr
 
 A progress bar is drawn on stderr when stderr is a terminal.
@@ -137,6 +140,7 @@ Examples:
   idbench db --db "mysql://bench:secret@db.internal:3306/app" --schemes snowflake,uuidv7,uuidv4
   idbench db --workload app --rows 100000 --clients 4 --keep
   idbench db --workload app --db mariadb-local --created-at-index all --mode copy
+  idbench db --render docs/report
 `
 
 // runDB is "idbench db".
@@ -162,6 +166,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	asJSON := fs.Bool("json", false, "")
 	asBench := fs.Bool("benchstat", false, "")
 	out := fs.String("out", "", "")
+	render := fs.String("render", "", "")
 	verbose := fs.Bool("v", false, "")
 	secondary := fs.Bool("secondary-index", false, "")
 	workload := fs.String("workload", dbbench.WorkloadTable, "")
@@ -177,6 +182,22 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	if len(pos) > 0 {
 		return usagef("db", "db: unexpected argument %q (db takes only flags)", pos[0])
+	}
+	if *render != "" {
+		var others []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "render" {
+				others = append(others, "--"+f.Name)
+			}
+		})
+		if len(others) > 0 {
+			return usagef("db", "db: --render takes no other flag (got %s)", strings.Join(others, ", "))
+		}
+		if err := dbbench.RenderReport(*render); err != nil {
+			return fmt.Errorf("db: --render: %w", err)
+		}
+		fmt.Fprintf(stderr, "idbench: report rendered again in %s\n", *render)
+		return nil
 	}
 	if *asJSON && *asBench {
 		return usagef("db", "db: --json and --benchstat exclude each other")

@@ -43,6 +43,7 @@ func TestDBUsageErrors(t *testing.T) {
 		{[]string{"db", "--warmup", "-5"}, "--warmup -5"},
 		{[]string{"db", "--pg-setting", "shared_buffers"}, "NAME=VALUE"},
 		{[]string{"db", "--json", "--benchstat"}, "exclude each other"},
+		{[]string{"db", "--render", "docs/report", "--rows", "5"}, "--render takes no other flag (got --rows)"},
 		{[]string{"db", "extra"}, `unexpected argument "extra"`},
 		{[]string{"db", "--nope"}, "nope"},
 	}
@@ -63,6 +64,7 @@ func TestDBErrors(t *testing.T) {
 		{[]string{"db", "--db", "postgres://a b:x/y"}, "bad PostgreSQL connection string"},
 		{[]string{"db", "--db", "host=127.0.0.1 port=1 connect_timeout=5"}, "connect to PostgreSQL"},
 		{[]string{"db", "--db", "sqlite", "--schemes", "nope"}, `scheme "nope"`},
+		{[]string{"db", "--render", "no/such/dir"}, "no/such/dir/report.json: no such file"},
 	}
 	for _, tt := range tests {
 		r := idbench(t, "", tt.args...)
@@ -125,5 +127,31 @@ func TestDBCancelled(t *testing.T) {
 	r := idbenchCtx(ctx, t, "", "db", "--db", "sqlite", "--rows", "1000")
 	if r.code != 1 {
 		t.Errorf("cancelled db: code %d, stderr %q; want 1", r.code, r.stderr)
+	}
+}
+
+// TestDBRender: idbench db --render DIR writes a committed report's report.md, benchstat.txt
+// and charts again from its report.json, byte for byte, and leaves report.json as it was.
+func TestDBRender(t *testing.T) {
+	t.Parallel()
+	src := "../../docs/report"
+	dir := t.TempDir()
+	js, err := os.ReadFile(filepath.Join(src, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := idbench(t, "", "db", "--render", dir)
+	if r.code != 0 || !strings.Contains(r.stderr, "rendered again in "+dir) {
+		t.Fatalf("code %d, stderr %q", r.code, r.stderr)
+	}
+	for _, f := range []string{"report.md", "benchstat.txt", "throughput.svg", "report.json"} {
+		want, _ := os.ReadFile(filepath.Join(src, f))
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s: rendered file differs from the committed one (err %v)", f, err)
+		}
 	}
 }
