@@ -37,6 +37,14 @@
 // (AppDialect.CreateTables); a table's needs beyond its columns and indexes are flags of
 // TableDef that the DDL honours (IdentityAlways, SeparateKey, NoToastVacuum), and each
 // engine's testdata/table_ddl.golden holds the table workload's statements (TestTableDDL).
+// A load is a description in its workload's file, the same on every engine: the table
+// workload's tableLoad creates its table, prepares (BeforeLoad) and marks the counters
+// (Measurer.Marks), has the engine fill it (TableLoader.FillTable), checks the row count
+// (Measurer.QueryInt), settles it and sizes its structures by name (Settle, Structures),
+// reads the leaves of its primary key and secondary indexes (Measurer.LeafStats) and times
+// point lookups and range scans on sampled keys (Measurer.SampleKeys, Measurer.Prepare)
+// before it drops the table; every figure of its report is one of those named counters,
+// structures or leaf figures (metrics.figures, counterFigures in run.go).
 // The report writers (format.go, markdown.go, app_format.go, …)
 // ask a report's engine for its texts through dialectOf (report_dialect.go). Package engine
 // holds what every engine needs; packages pg, innodb and sqlite are the engines; pglocal and
@@ -49,16 +57,20 @@
 //   - doc.go: the package comment;
 //   - <name>.go: its names in Config.DB and Settings.Engine (as pg.Local and pg.Server), the
 //     engine type meeting engine.Engine (Settings, Kept, Close, Finding, ConnLost, and the
-//     table workload's engine.TableLoader: TableRows, TableNotes, ColumnTypeOf, Load and
-//     Baseline, which create the engine.TableDef they are given with CreateTables and load,
-//     measure and drop it, HasBaseline, BatchSize), an Open function returning
-//     (engine.Engine, cleanup, error), Columns (its column rules, asked before it is
-//     opened) and Report (its engine.ReportText);
+//     table workload's engine.TableLoader: TableRows, TableNotes, ColumnTypeOf, SourceRow,
+//     FillTable, which writes the rows of a table of engine.LoadTable's shape by its insert
+//     path, HasBaseline, BatchSize), an Open function returning (engine.Engine, cleanup,
+//     error), Columns (its column rules, asked before it is opened) and Report (its
+//     engine.ReportText);
+//   - measure_<name>.go: engine.Measurer, its instruments for every workload (Marks: its
+//     counters since a mark by name, the log bytes always; LeafStats of a named B-tree;
+//     SampleKeys; Prepare, a statement on the measuring connection, whose Rows a workload
+//     times; QueryInt);
 //   - app_<name>.go: engine.AppDialect (CreateTables and DropTables of engine.TableDef,
-//     honouring or ignoring each of its flags, AppConns, LogMark, Settle, BeforeLoad,
-//     Structures, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan, Qualify) and an
-//     engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds engine.SQLWriter and
-//     writes only Bulk and Bare;
+//     honouring or ignoring each of its flags, AppConns, Settle, BeforeLoad, Structures
+//     named with TableDef.Role, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan,
+//     Qualify) and an engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds
+//     engine.SQLWriter and writes only Bulk and Bare;
 //   - its tests: a TestTableDDL with testdata/table_ddl.golden as pg, innodb and sqlite
 //     have, and a test server package beside pgtest and mysqltest if it has a server.
 //
@@ -83,7 +95,9 @@
 //     one load (a workload value: unit, load, rate, findings) for runLoads, and summarizes the
 //     runs into the report; its tables as data (engine.TableDef with engine.ColumnDef and
 //     engine.IndexDef, and the flags every engine honours), created, settled, sized and
-//     dropped by every engine's AppDialect;
+//     dropped by every engine's AppDialect; its load as a description over the engine's
+//     methods, measured with engine.Measurer (counters since a mark, leaves of a named
+//     index, sampled keys, prepared statements to time), as table.go's tableLoad is;
 //   - <workload>_format.go: its report writers, and its tests;
 //
 // and touches:
@@ -95,15 +109,15 @@
 //     the writers by Report.Workload.
 //
 // It touches no engine as long as its tables are TableDefs with the existing flags (a storage
-// need no flag covers is a new flag, which every engine's CreateTables honours or ignores)
-// and it writes through the existing writers (engine.AppWriter: the app workload's
-// parent-and-children operation, one transaction or the bulk path) or loads through
-// Engine.Load (one key column and payload: engine.LoadTable's shape). A workload that writes
-// rows of another shape still needs a writer method in every engine: the writers take an
-// AppSchema and AppOps, and Load fills the one shape of LoadTable, not the rows of any
-// TableDef. A writer over TableDef rows (per engine: bulk, multi-row and one-row INSERT of
-// the columns of a TableDef, values as its KeyArg and TimeArg give them, returning the keys
-// the database made), the app's operation composed from it, and Load as a description over
-// it (its figures the named counters and structures), would leave both workloads, and any
-// new one, data over one set of engine methods.
+// need no flag covers is a new flag, which every engine's CreateTables honours or ignores),
+// it measures with the Measurer's instruments, and it writes through the existing writers
+// (engine.AppWriter: the app workload's parent-and-children operation, one transaction or
+// the bulk path) or fills through TableLoader.FillTable (one key column and payload:
+// engine.LoadTable's shape). A workload that writes rows of another shape still needs a
+// writer method in every engine: the writers take an AppSchema and AppOps, and FillTable
+// fills the one shape of LoadTable, not the rows of any TableDef. A writer over TableDef rows
+// (per engine: bulk, multi-row and one-row INSERT of the columns of a TableDef, values as its
+// KeyArg and TimeArg give them, returning the keys the database made), the app's operation
+// and FillTable composed from it, would leave both workloads, and any new one, data over
+// one set of engine methods.
 package dbbench

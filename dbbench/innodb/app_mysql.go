@@ -36,7 +36,7 @@ func ddlName(name string) string {
 func (e *mysqlEngine) ddlTable(name string) string { return ddlName(e.dbName) + "." + ddlName(name) }
 
 // CreateTables creates ts as InnoDB tables with persistent statistics, recalculated only by
-// Settle's (or Load's) ANALYZE TABLE, so that innodb_index_stats holds the figures of the
+// Settle's ANALYZE TABLE (after every load of either workload), so that innodb_index_stats holds the figures of the
 // finished load. The flags of engine.TableDef ask nothing of InnoDB: AUTO_INCREMENT takes
 // no other form, and the clustered primary key is always a B-tree of its own.
 func (e *mysqlEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
