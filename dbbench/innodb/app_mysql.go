@@ -36,9 +36,10 @@ func ddlName(name string) string {
 func (e *mysqlEngine) ddlTable(name string) string { return ddlName(e.dbName) + "." + ddlName(name) }
 
 // CreateTables creates ts as InnoDB tables with persistent statistics, recalculated only by
-// Settle's ANALYZE TABLE (after every load of either workload), so that innodb_index_stats holds the figures of the
-// finished load. The flags of engine.TableDef ask nothing of InnoDB: AUTO_INCREMENT takes
-// no other form, and the clustered primary key is always a B-tree of its own.
+// Settle's ANALYZE TABLE (after every load of either workload), so that innodb_index_stats
+// holds the figures of the finished load. The flags of engine.TableDef ask nothing of InnoDB:
+// AUTO_INCREMENT takes no other form, and the clustered primary key is always a B-tree of its
+// own.
 func (e *mysqlEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
 	const opts = " ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"
 	for _, t := range ts {
