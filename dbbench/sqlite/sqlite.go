@@ -63,6 +63,7 @@ type sqliteEngine struct {
 	walSum     int64 // bytes counted since the database was opened (Marks)
 
 	loaders []*sql.Conn // the app workload's connections, one per client
+	measure *sql.Conn   // the connection of prepared statements (Prepare), opened on first use
 	keep    bool        // close leaves the file: a successful app run with Config.Keep
 }
 
@@ -82,8 +83,9 @@ func openSQLite(ctx context.Context, cfg engine.Options) (*sqliteEngine, error) 
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("dbbench: sqlite: open: %w", err)
 	}
-	e.db.SetMaxOpenConns(cfg.Clients + 1)
-	e.db.SetMaxIdleConns(cfg.Clients + 1)
+	// One connection a client, one for Prepare's statements, one for the rest.
+	e.db.SetMaxOpenConns(cfg.Clients + 2)
+	e.db.SetMaxIdleConns(cfg.Clients + 2)
 	if err := e.db.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&e.version); err != nil {
 		e.Close()
 		return nil, engine.Fail(ctx, "sqlite: read version", err)
@@ -270,6 +272,10 @@ func (e *sqliteEngine) Close() error {
 		c.Close()
 	}
 	e.loaders = nil
+	if e.measure != nil {
+		e.measure.Close()
+		e.measure = nil
+	}
 	if e.db != nil {
 		if err := e.db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("dbbench: sqlite: close: %w", err))
