@@ -95,8 +95,10 @@ func (e *sqliteEngine) SampleKeys(ctx context.Context, t engine.TableDef, n int,
 	return keys, engine.Fail(ctx, "sqlite: sample keys", rows.Err())
 }
 
-// Prepare prepares q on a connection of its own, kept open for the statements of the run, so
-// that a timed query goes straight to its statement rather than through the pool.
+// Prepare prepares q on a connection of its own, shared by the statements open at the same
+// time and closed with the last of them, so that a timed query goes straight to its
+// statement rather than through the pool, on a connection that holds no pages of earlier
+// loads in its cache.
 func (e *sqliteEngine) Prepare(ctx context.Context, q string) (engine.Stmt, error) {
 	if e.measure == nil {
 		c, err := e.db.Conn(ctx)
@@ -107,9 +109,29 @@ func (e *sqliteEngine) Prepare(ctx context.Context, q string) (engine.Stmt, erro
 	}
 	st, err := e.measure.PrepareContext(ctx, q)
 	if err != nil {
+		if e.stmts == 0 {
+			e.measure.Close()
+			e.measure = nil
+		}
 		return nil, engine.Fail(ctx, "sqlite: prepare "+q, err)
 	}
-	return engine.SQLStmt{Stmt: st}, nil
+	e.stmts++
+	return sqliteStmt{SQLStmt: engine.SQLStmt{Stmt: st}, e: e}, nil
+}
+
+// sqliteStmt is a statement of Prepare, whose Close closes the connection after the last.
+type sqliteStmt struct {
+	engine.SQLStmt
+	e *sqliteEngine
+}
+
+func (s sqliteStmt) Close() error {
+	err := s.SQLStmt.Close()
+	if s.e.stmts--; s.e.stmts == 0 && s.e.measure != nil {
+		err = errors.Join(err, s.e.measure.Close())
+		s.e.measure = nil
+	}
+	return err
 }
 
 func (e *sqliteEngine) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {

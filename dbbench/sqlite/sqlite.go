@@ -63,7 +63,8 @@ type sqliteEngine struct {
 	walSum     int64 // bytes counted since the database was opened (Marks)
 
 	loaders []*sql.Conn // the app workload's connections, one per client
-	measure *sql.Conn   // the connection of prepared statements (Prepare), opened on first use
+	measure *sql.Conn   // the connection of Prepare's statements while any is open
+	stmts   int         // Prepare's statements not closed yet
 	keep    bool        // close leaves the file: a successful app run with Config.Keep
 }
 
