@@ -66,8 +66,8 @@ type TableLoader interface {
 	TableNotes(rep *Report, rows []Row, skipped []string) []string
 	// ColumnTypeOf names the SQL type of a row's key column in the table workload.
 	ColumnTypeOf(r Row) string
-	// SourceRow returns r as a Source of keys for this engine takes it: PostgreSQL puts the
-	// store of a segment row (Row.StoreStep) in the benchmark schema; the others return r.
+	// SourceRow returns r ready for NewSource on this engine: PostgreSQL puts the store of a
+	// segment row (Row.StoreStep) in the benchmark schema; the others return r.
 	SourceRow(r Row) (Row, error)
 	// FillTable inserts n rows into table t of LoadTable's shape, which CreateTables made:
 	// keys from src (none for a key the database makes) and payloads 1..n, by the
