@@ -50,11 +50,8 @@ generator kept its schedule: a pool too small for the rate shows there. On Linux
 waits on a timerfd, which wakes within microseconds; elsewhere on a Go timer, which can be a
 millisecond late.
 
-Against --addr the load generator runs its garbage collector off under a 1 GiB soft memory
-limit, so that its own collections (every ~0.4 s at 10,000 req/s with Go's default, 2-5 ms
-each) stay out of the latency; GOGC or GOMEMLIMIT in its environment rules instead. With
---spawn the process's collector is idkitd's too and is left as Go sets it. The report counts
-the collections of each measurement (gc_cycles).
+The report counts the garbage collections of the idbench process in each measurement
+(gc_cycles; idkitd's too with --spawn).
 
 Flags:
   --addr HOST:PORT     a running idkitd
@@ -381,11 +378,6 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 		}
 		rep.Target = c.addr + " (in process, " + c.stack + ")"
 		rep.Notes = append(rep.Notes, fmt.Sprintf("idkitd ran in the load generator's process (--spawn), so both share its %s; compare ratios within one run", cpus(runtime.NumCPU())))
-	}
-	restoreGC, note := quietGC(c, os.Getenv)
-	defer restoreGC()
-	if note != "" {
-		rep.Notes = append(rep.Notes, note)
 	}
 	cl, err := newLoadClients(c)
 	if err != nil {

@@ -62,18 +62,35 @@ one() {
   perf record -q -k mono -a -e sched:sched_switch -e sched:sched_wakeup -e 'ptsrv:*' -e 'ptcli:*' -o "$bin/perf.data" 2>/dev/null &
   prf=$!
   sleep 0.5
+  tl="--timeline $bin/timeline.txt"
+  [ "$1" = base ] && tl="" # an idbench from before --timeline: its JSON summary only
   GOMAXPROCS=1 $pre taskset -c 1 "$d/idbench" load --addr "$gaddr" --rate 10000 --no-floor --duration 4s --warmup 500ms \
-    --json --timeline "$bin/timeline.txt" >"$bin/load.json" &
+    --json $tl >"$bin/load.json" &
   cli=$!
   wait $cli
   kill -INT $prf
   wait $prf || true
+  # idkitd's own view: how long its Next handler took (idkit_request_duration_seconds counts
+  # from the handler's start to its return, warm-up included), to set beside the latency
+  # from send.
+  maddr=$(grep -o 'msg=serving addr=[0-9.:]*' "$bin/idkitd.log" | cut -d= -f3)
+  handler=$(curl -s "http://$maddr/metrics" | awk '
+    /^idkit_request_duration_seconds_bucket/ && /rpc="Next"/ && /code="ok"/ {
+      match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5)
+      if (le == "0.0001") a = $NF; if (le == "0.001") b = $NF; if (le == "+Inf") n = $NF }
+    END { if (n) printf "idkitd'"'"'s Next handler (idkit_request_duration_seconds, warm-up included): %d requests, %.2f%% within 100 µs, %d over 1 ms", n, 100 * a / n, n - b }')
   kill "$srv"; wait "$srv" 2>/dev/null || true
   spid=$srv
   srv=""
+  label="round $round $1 $2 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  if [ -z "$tl" ]; then
+    jq -r --arg l "$label" '.results[0] | "## \($l)\n\(.requests) requests answered; from send p50 \(.latency.p50_us|floor) µs, p99 \(.latency.p99_us|floor) µs, p99.9 \(.latency.p999_us|floor) µs, max \(.latency.max_us|floor) µs\n"' "$bin/load.json"
+    rm -f "$bin/perf.data"
+    return
+  fi
   perf script -i "$bin/perf.data" -F comm,pid,tid,cpu,time,event,trace --ns >"$bin/perf.txt" 2>/dev/null
   "$bin/pacedtail" -timeline "$bin/timeline.txt" -perf "$bin/perf.txt" -server-pid "$spid" -client-pid "$cli" \
-    -label "round $round $1 $2 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    -label "$label" -note "$handler"
   rm -f "$bin/perf.data" "$bin/perf.txt"
 }
 {

@@ -341,6 +341,7 @@ func run(w io.Writer, args []string) error {
 	cliProbe := fs.String("client-probe", "ptcli", "perf probe group of the load generator's GC uprobes")
 	minOverlap := fs.Duration("min", 100*time.Microsecond, "overlap that counts as coinciding")
 	label := fs.String("label", "", "name of the run in the report")
+	note := fs.String("note", "", "a line to print under the summary")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -385,6 +386,9 @@ func run(w io.Writer, args []string) error {
 		if r.sent-r.due > int64(time.Millisecond) {
 			lagOver++
 		}
+	}
+	if *note != "" {
+		fmt.Fprintln(w, *note)
 	}
 	fmt.Fprintf(w, "send lag over 1 ms (sent late after its due time; not in the latency from send): %d requests\n", lagOver)
 	for i, name := range []string{"idkitd", "load generator"} {
