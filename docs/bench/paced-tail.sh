@@ -24,7 +24,9 @@ rounds=${1:-3}
 out=docs/bench/paced-tail.txt
 bin=$(mktemp -d)
 srv=""
+prf=""
 cleanup() {
+  if [ -n "$prf" ]; then kill -INT "$prf" 2>/dev/null || true; wait "$prf" 2>/dev/null || true; fi
   if [ -n "$srv" ]; then kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; fi
   perf probe -q -d 'ptsrv:*' 2>/dev/null || true
   perf probe -q -d 'ptcli:*' 2>/dev/null || true
@@ -49,6 +51,8 @@ one() {
   perf probe -q -d 'ptcli:*' 2>/dev/null || true
   perf probe -q -x "$d/idkitd" -a 'ptsrv:srvgcstart=runtime.gcStart' -a 'ptsrv:srvgcmarkterm=runtime.gcMarkTermination' 2>"$bin/probe.log" || { cat "$bin/probe.log" >&2; exit 1; }
   perf probe -q -x "$d/idbench" -a 'ptcli:cligcstart=runtime.gcStart' -a 'ptcli:cligcmarkterm=runtime.gcMarkTermination' 2>"$bin/probe.log" || { cat "$bin/probe.log" >&2; exit 1; }
+  rm -f "$bin/idkitd.log" # the previous round's address must not be read as this one's
+  : >"$bin/idkitd.log"
   GOMAXPROCS=1 $pre taskset -c 0 "$d/idkitd" --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --shutdown-delay 0 \
     --gen orders=snowflake:layout=twitter,node=1 >/dev/null 2>"$bin/idkitd.log" &
   srv=$!
@@ -70,6 +74,7 @@ one() {
   wait $cli
   kill -INT $prf
   wait $prf || true
+  prf=""
   # idkitd's own view: how long its Next handler took (idkit_request_duration_seconds counts
   # from the handler's start to its return, warm-up included), to set beside the latency
   # from send.
