@@ -80,10 +80,10 @@ const (
 
 // machine is what the perf trace says about the two processes.
 type machine struct {
-	gc      [2][]span // GC cycles (gcStart to gcMarkTermination) of the server and the client
-	wait    [2]spans // times a thread of the process was runnable and its CPU ran another process or nothing
+	gc      [2][]span   // GC cycles (gcStart to gcMarkTermination) of the server and the client
+	wait    [2]spans    // times a thread of the process was runnable and its CPU ran another process or nothing
 	waitBy  [2][4]spans // wait, by what the CPU ran meanwhile (whoServer … whoOther)
-	running [2]spans // times a thread of the process was on a CPU
+	running [2]spans    // times a thread of the process was on a CPU
 	others  map[string]int64
 }
 
