@@ -9,7 +9,8 @@
 #     and uprobes on runtime.gcStart and runtime.gcMarkTermination in both binaries;
 # and docs/bench/pacedtail lays the requests over 1 ms and over p99.9 beside them: GC in
 # either process, a thread of either waiting for its CPU (and behind whom), either process
-# busy on its CPU through the whole window.
+# busy on its CPU through the whole window; docs/bench/paced-tail-totals.awk adds the rounds'
+# tables up at the end.
 # Each round runs twice: "plain", as grpc-port-paced.sh does, and "fifo", both processes under
 # chrt --fifo 1, which other (SCHED_OTHER) processes cannot preempt: what is left there is the
 # two processes' own doing.
@@ -130,5 +131,8 @@ one() {
     done
   done
 } >>"$out.tmp"
+# The rounds' tables added up by build and mode.
+awk -f docs/bench/paced-tail-totals.awk "$out.tmp" >"$bin/totals.txt"
+cat "$bin/totals.txt" >>"$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"
