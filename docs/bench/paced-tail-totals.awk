@@ -21,10 +21,10 @@ END {
     key = keys[k]
     if (!nn[key]) continue
     printf "\nTotals, %s, %d rounds: requests whose window overlaps each kind of event by ≥ 100 µs\n", key, rounds[key]
-    printf "%-47s | %-16s | %-16s | %-16s\n", "window overlaps", "all: " tot[key, "requests", 2], "> 1 ms: " tot[key, "requests", 3], "> p99.9: " tot[key, "requests", 4]
+    printf "%-47s | %-16s | %-16s | %s\n", "window overlaps", "all: " tot[key, "requests", 2], "> 1 ms: " tot[key, "requests", 3], "> p99.9: " tot[key, "requests", 4]
     for (j = 1; j <= nn[key]; j++) {
       name = names[key, j]
-      printf "%-47s | %-16s | %-16s | %-16s\n", name, pct(tot[key, name, 2], tot[key, "requests", 2]), pct(tot[key, name, 3], tot[key, "requests", 3]), pct(tot[key, name, 4], tot[key, "requests", 4])
+      printf "%-47s | %-16s | %-16s | %s\n", name, pct(tot[key, name, 2], tot[key, "requests", 2]), pct(tot[key, name, 3], tot[key, "requests", 3]), pct(tot[key, name, 4], tot[key, "requests", 4])
     }
   }
 }
