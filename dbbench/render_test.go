@@ -83,3 +83,29 @@ func TestReadReportErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// FuzzReadReport: ReadReport never panics; what it refuses is ErrNotReport, and what it
+// accepts has results and renders.
+func FuzzReadReport(f *testing.F) {
+	for _, s := range []string{`{}`, `{"results":[{}]}`, `{"workload":"app","app":[{}]}`, `{"results": [`, `[1,2]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), dbbench.ReportJSON)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := dbbench.ReadReport(p)
+		if err != nil {
+			if !errors.Is(err, dbbench.ErrNotReport) {
+				t.Fatalf("error %v is not ErrNotReport", err)
+			}
+			return
+		}
+		if len(rep.Results) == 0 && len(rep.App) == 0 {
+			t.Fatal("accepted a report without results")
+		}
+		var md bytes.Buffer
+		_ = dbbench.WriteMarkdown(&md, rep) // must not panic
+	})
+}

@@ -50,6 +50,9 @@ generator kept its schedule: a pool too small for the rate shows there. On Linux
 waits on a timerfd, which wakes within microseconds; elsewhere on a Go timer, which can be a
 millisecond late.
 
+The report counts the garbage collections of the idbench process in each measurement
+(gc_cycles; idkitd's too with --spawn).
+
 Flags:
   --addr HOST:PORT     a running idkitd
   --spawn              start idkitd in this process on loopback ports (shares the CPU with
@@ -82,6 +85,10 @@ Flags:
                        answers come back); latency is then also reported from each request's
                        due time, which counts queueing behind slow answers, beside the send lag
   --no-floor           skip the floor measurement
+  --timeline FILE      with --rate: write every measured Next request's due, send and answer
+                       times to FILE, one line each, in nanoseconds on CLOCK_MONOTONIC on
+                       Linux (the clock of perf record -k mono), to lay the slow ones beside
+                       a trace of the same seconds (docs/bench/paced-tail.sh)
   --token-env VAR      send the bearer token in environment variable VAR
   --tls                speak TLS to --addr, trusting the system's roots (an idkitd started
                        with --tls-cert and --tls-key)
@@ -114,6 +121,7 @@ type loadConfig struct {
 	rounds    int
 	rate      float64
 	floor     bool
+	timeline  *timeline // with rate: where measured Next requests are recorded; nil: nowhere
 	token     string
 	tls       *tls.Config // nil: cleartext
 }
@@ -152,6 +160,9 @@ type loadResult struct {
 	// request, in microseconds: the client's cost, and with --spawn the server's too.
 	// Zero where the platform does not report it.
 	CPUPerRequest float64 `json:"cpu_us_per_request,omitempty"`
+	// GCCycles counts the garbage collections the idbench process completed during the
+	// measurement (idkitd's too with --spawn).
+	GCCycles int64 `json:"gc_cycles"`
 }
 
 // loadReport is what idbench load prints.
@@ -209,6 +220,7 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 	fs.IntVar(&c.rounds, "rounds", 3, "")
 	fs.Float64Var(&c.rate, "rate", 0, "")
 	noFloor := fs.Bool("no-floor", false, "")
+	timelinePath := fs.String("timeline", "", "")
 	tokenEnv := fs.String("token-env", "", "")
 	useTLS := fs.Bool("tls", false, "")
 	tlsCA := fs.String("tls-ca", "", "")
@@ -256,6 +268,8 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: --rate %g: at most %g requests/s", c.rate, float64(maxRate))
 	case c.requests > 0 && c.requests < int64(c.rounds):
 		return usagef("load", "load: --requests %d: at least one per round (--rounds %d)", c.requests, c.rounds)
+	case *timelinePath != "" && c.rate <= 0:
+		return usagef("load", "load: --timeline needs --rate (it records paced requests)")
 	case *asJSON && *asMD:
 		return usagef("load", "load: choose --json or --markdown")
 	case c.spawn && (*useTLS || *tlsCA != ""):
@@ -294,9 +308,26 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 			c.generator = c.gens[0].Name
 		}
 	}
+	var tlFile *os.File
+	if *timelinePath != "" {
+		f, err := os.Create(*timelinePath)
+		if err != nil {
+			return fmt.Errorf("load: --timeline: %w", err)
+		}
+		defer f.Close()
+		tlFile, c.timeline = f, newTimeline()
+	}
 	rep, err := load(ctx, c)
 	if err != nil {
 		return err
+	}
+	if tlFile != nil {
+		if err := c.timeline.write(tlFile); err != nil {
+			return err
+		}
+		if err := tlFile.Close(); err != nil {
+			return fmt.Errorf("load: --timeline: %w", err)
+		}
 	}
 	rep.Command = "idbench " + shellJoin(append([]string{"load"}, args...))
 	switch {
@@ -359,7 +390,7 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 		rep.Spec = spec
 	}
 	if c.warmup > 0 {
-		if _, err := measure(ctx, c, cl.next, c.warmup, 0); err != nil {
+		if _, err := measure(ctx, c, cl.next, c.warmup, 0, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -374,13 +405,13 @@ func load(ctx context.Context, c loadConfig) (*loadReport, error) {
 			}
 		}
 		d := c.duration / time.Duration(c.rounds)
-		t, err := measureCPU(ctx, c, cl.next, d, n)
+		t, err := measureCPU(ctx, c, cl.next, d, n, c.timeline)
 		if err != nil {
 			return nil, err
 		}
 		next.add(t)
 		if c.floor {
-			t, err := measureCPU(ctx, c, cl.floor, d, n)
+			t, err := measureCPU(ctx, c, cl.floor, d, n, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -642,6 +673,7 @@ type tally struct {
 	unsent              int64
 	seconds             float64
 	cpu                 time.Duration // the process's CPU time; 0 where unknown
+	gcs                 int64         // garbage collections the process completed
 	firstErr            string
 }
 
@@ -673,6 +705,7 @@ func (t *tally) add(u tally) {
 	t.unsent += u.unsent
 	t.seconds += u.seconds
 	t.cpu += u.cpu
+	t.gcs += u.gcs
 	if t.firstErr == "" {
 		t.firstErr = u.firstErr
 	}
@@ -681,7 +714,7 @@ func (t *tally) add(u tally) {
 // result summarizes t.
 func (t *tally) result(kind string) (loadResult, error) {
 	r := loadResult{Kind: kind, Requests: t.requests, Errors: t.errs, FirstError: idkit.Redact(t.firstErr), Seconds: t.seconds,
-		Latency: summarize(t.hist), Unsent: t.unsent}
+		Latency: summarize(t.hist), Unsent: t.unsent, GCCycles: t.gcs}
 	if t.seconds > 0 {
 		r.RequestsPerSec = float64(t.requests) / t.seconds
 		r.IDsPerSec = float64(t.ids) / t.seconds
@@ -703,19 +736,20 @@ func (t *tally) result(kind string) (loadResult, error) {
 	return r, nil
 }
 
-// measureCPU is measure that also counts the process's CPU time over the measurement.
-func measureCPU(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64) (tally, error) {
-	before := processCPU()
-	t, err := measure(ctx, c, call, d, n)
-	t.cpu = processCPU() - before
+// measureCPU is measure that also counts the process's CPU time and garbage collections over
+// the measurement.
+func measureCPU(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64, tl *timeline) (tally, error) {
+	before, gcs := processCPU(), gcCycles()
+	t, err := measure(ctx, c, call, d, n, tl)
+	t.cpu, t.gcs = processCPU()-before, gcCycles()-gcs
 	return t, err
 }
 
 // measure runs call for d (or n requests, when n > 0): closed loop from c.clients goroutines,
-// or paced at c.rate by measurePaced.
-func measure(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64) (tally, error) {
+// or paced at c.rate by measurePaced, which records each request in tl when tl is not nil.
+func measure(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64, tl *timeline) (tally, error) {
 	if c.rate > 0 {
-		return measurePaced(ctx, c, call, d, n)
+		return measurePaced(ctx, c, call, d, n, tl)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -803,8 +837,8 @@ const pacedQueue = 4096
 // when n > 0) to c.clients workers, which record latency from the send and from the due
 // time, and the send lag between the two. Requests released before the time is up are sent
 // even if that takes longer; those still waiting for room in the queue then are counted as
-// unsent.
-func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64) (tally, error) {
+// unsent. When tl is not nil every request sent is also recorded in it.
+func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) (int, error), d time.Duration, n int64, tl *timeline) (tally, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -812,6 +846,10 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 		wg  sync.WaitGroup
 	)
 	s := newSchedule(c.rate, d, n)
+	var rec *timelineRecorder
+	if tl != nil {
+		rec = tl.recorder(s.total)
+	}
 	jobs := make(chan time.Time, pacedQueue)
 	hists := make([]*hdrhistogram.Histogram, c.clients)
 	sched := make([]*hdrhistogram.Histogram, c.clients)
@@ -834,6 +872,7 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 				got, err := call(ctx)
 				t1 := time.Now()
 				record(lags[w], t0.Sub(due))
+				rec.record(due, t0, t1, err != nil)
 				if err != nil {
 					if !out.failed(ctx, err) {
 						return
@@ -865,6 +904,7 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	rec.add()
 	cerr := tk.close()
 	if err := errors.Join(perr, cerr); err != nil {
 		return tally{}, err

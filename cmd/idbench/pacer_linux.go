@@ -81,3 +81,18 @@ func (t *timerfdTicker) close() error {
 	}
 	return nil
 }
+
+// monotonicName names the clock monotonicNS reads, for the --timeline header.
+const monotonicName = "CLOCK_MONOTONIC"
+
+// monotonicNS returns CLOCK_MONOTONIC in nanoseconds, read right after t was (t is a reading
+// of time.Now taken just before): the clock perf record -k mono stamps its events with, so
+// that a --timeline lines up with a perf trace of the same seconds. It returns 0 if the
+// clock cannot be read.
+func monotonicNS(time.Time) int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
+}

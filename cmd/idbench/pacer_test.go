@@ -270,10 +270,12 @@ func TestMeasurePaced(t *testing.T) {
 				}
 				return 1, nil
 			}
-			tl, err := measurePaced(context.Background(), loadConfig{rate: tt.rate, clients: tt.clients}, call, time.Hour, tt.n)
+			line := newTimeline()
+			tl, err := measurePaced(context.Background(), loadConfig{rate: tt.rate, clients: tt.clients}, call, time.Hour, tt.n, line)
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkTimeline(t, line, tt.n, tt.n-tl.requests, newSchedule(tt.rate, 0, tt.n).spacing)
 			wantErrs := int64(0)
 			if tt.failEvery > 0 {
 				wantErrs = tt.n / tt.failEvery
@@ -309,7 +311,7 @@ func TestMeasurePacedBacklog(t *testing.T) {
 		return 1, nil
 	}
 	c := loadConfig{rate: 10000, clients: 1}
-	tl, err := measurePaced(context.Background(), c, call, time.Hour, n)
+	tl, err := measurePaced(context.Background(), c, call, time.Hour, n, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func TestMeasurePacedTimeUp(t *testing.T) {
 	}
 	c := loadConfig{rate: maxRate, clients: 1}
 	const d = 30 * time.Millisecond
-	tl, err := measurePaced(context.Background(), c, call, d, 0)
+	tl, err := measurePaced(context.Background(), c, call, d, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +381,7 @@ func TestMeasurePacedCancel(t *testing.T) {
 			}
 			errc := make(chan error, 1)
 			go func() {
-				_, err := measurePaced(ctx, loadConfig{rate: tt.rate, clients: 4}, call, time.Hour, tt.n)
+				_, err := measurePaced(ctx, loadConfig{rate: tt.rate, clients: 4}, call, time.Hour, tt.n, nil)
 				errc <- err
 			}()
 			select {

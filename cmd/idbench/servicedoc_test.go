@@ -139,3 +139,85 @@ func numberWord(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// TestServiceDocPacedTailCauses holds what docs/service.md says of where the paced tail goes
+// to the committed runs: the medians lines of docs/bench/paced-tail.txt (sh
+// docs/bench/paced-tail.sh) and docs/bench/paced-tail-gc.txt (sh docs/bench/paced-tail-gc.sh),
+// quoted whole, with the totals tables paced-tail.txt ends with; the most requests idkitd's own Next handler took over 1 ms in any fifo round;
+// and the median CPU time per request of the load generator with Go's default GC.
+func TestServiceDocPacedTailCauses(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile("../../" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tail, gc, doc := read("docs/bench/paced-tail.txt"), read("docs/bench/paced-tail-gc.txt"), read("docs/service.md")
+	flat := strings.Join(strings.Fields(doc), " ")
+	var want []string
+	for _, run := range []struct{ name, text, after string }{
+		{"docs/bench/paced-tail.txt", tail, "Medians over the rounds (latency from send, µs):"},
+		{"docs/bench/paced-tail-gc.txt", gc, "Medians over the rounds (µs from send):"},
+	} {
+		_, meds, ok := strings.Cut(run.text, run.after)
+		if !ok {
+			t.Fatalf("%s has no line %q", run.name, run.after)
+		}
+		meds, _, _ = strings.Cut(meds, "\nLoad average after")
+		n := 0
+		for _, line := range strings.Split(meds, "\n") {
+			// The medians, and the totals tables that paced-tail.txt ends with, line by line.
+			if strings.Contains(line, "p99.9") || strings.Contains(line, " | ") || strings.HasPrefix(line, "Totals, ") {
+				want = append(want, strings.Join(strings.Fields(line), " "))
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s: no medians under %q", run.name, run.after)
+		}
+	}
+	// The most Next requests over 1 ms in idkitd's handler in a fifo round.
+	round := regexp.MustCompile(`^## round \d+ \S+ (plain|fifo)`)
+	handler := regexp.MustCompile(`^idkitd's Next handler .*: ([0-9]+) requests, .* ([0-9]+) over 1 ms`)
+	mode, most, total := "", -1, 0
+	for _, line := range strings.Split(tail, "\n") {
+		if m := round.FindStringSubmatch(line); m != nil {
+			mode = m[1]
+		} else if m := handler.FindStringSubmatch(line); m != nil && mode == "fifo" {
+			over, _ := strconv.Atoi(m[2])
+			total, _ = strconv.Atoi(m[1])
+			most = max(most, over)
+		}
+	}
+	if most < 0 {
+		t.Fatal("docs/bench/paced-tail.txt: no fifo round with idkitd's handler histogram")
+	}
+	want = append(want, fmt.Sprintf("idkitd's own Next handler took over 1 ms for at most %d of the %s requests of a fifo round", most, thousandsInt(total)))
+	// The load generator's CPU time per request with Go's default GC.
+	cpuRe := regexp.MustCompile(`^round \d+ client default: .* load generator: ([0-9]+) µs CPU per request`)
+	var cpu []float64
+	for _, line := range strings.Split(gc, "\n") {
+		if m := cpuRe.FindStringSubmatch(line); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			cpu = append(cpu, v)
+		}
+	}
+	if len(cpu) == 0 {
+		t.Fatal("docs/bench/paced-tail-gc.txt: no client default rounds")
+	}
+	slices.Sort(cpu)
+	med := cpu[len(cpu)/2]
+	if len(cpu)%2 == 0 {
+		med = (cpu[len(cpu)/2-1] + cpu[len(cpu)/2]) / 2
+	}
+	want = append(want, fmt.Sprintf("the load generator spent a median of %.0f µs of CPU per request", med))
+	for _, w := range want {
+		if !strings.Contains(flat, w) {
+			t.Errorf("docs/service.md should say %q, as the committed runs show", w)
+		}
+	}
+}
+
+// thousandsInt writes n with thousands separators, as docs/service.md does.
+func thousandsInt(n int) string { return thousands(uint64(max(n, 0))) }

@@ -368,3 +368,42 @@ func httpGet(url string) (int, error) {
 }
 
 var netListenConfig net.ListenConfig
+
+// TestTokenPathNotEchoed: a bearer token pasted where the path of a tokens file belongs
+// (--tokens, --metrics-tokens, tokens_file) stops idkitd with an error that says what is wrong
+// without showing it. Control: an existing file that holds no token is named.
+func TestTokenPathNotEchoed(t *testing.T) {
+	const tok = "Zm9vYmFyLXNlY3JldC10b2tlbi12YWx1ZQ"
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "idkitd.toml")
+	if err := os.WriteFile(conf, []byte("tokens_file = \""+tok+"\"\n[generators]\norders = \"snowflake:node=1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gen := []string{"--gen", "orders=snowflake:node=1"}
+	for _, args := range [][]string{
+		append([]string{"--tokens", tok}, gen...),
+		append([]string{"--metrics-tokens", tok}, gen...),
+		{"--config", conf},
+	} {
+		var stderr strings.Builder
+		err := run(context.Background(), &stderr, args)
+		if report(&stderr, err) == 0 {
+			t.Fatalf("%q: accepted", args)
+		}
+		if strings.Contains(stderr.String(), tok) {
+			t.Errorf("%q: stderr shows the token:\n%s", args, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "tokens file") || !strings.Contains(stderr.String(), "no such file") {
+			t.Errorf("%q: stderr does not say what is wrong:\n%s", args, stderr.String())
+		}
+	}
+	empty := filepath.Join(dir, "empty-tokens")
+	if err := os.WriteFile(empty, []byte("# none yet\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	if report(&stderr, run(context.Background(), &stderr, append([]string{"--tokens", empty}, gen...))) == 0 ||
+		!strings.Contains(stderr.String(), empty) {
+		t.Errorf("a tokens file without a token: want its path named, got:\n%s", stderr.String())
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"net"
@@ -997,11 +998,19 @@ func textReply(w http.ResponseWriter, code int, line string) {
 }
 
 // ReadTokens reads bearer tokens from a file, one a line; blank lines and lines starting with
-// '#' are skipped. The error names the file, never a token.
+// '#' are skipped. An error never holds a token: a path that cannot be read is not echoed
+// (the value may be a token pasted in place of its file's path); a file that holds no token
+// is named.
 func ReadTokens(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("server: tokens: %w", err)
+		// The path is not echoed: a token pasted where its file's path belongs would be.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("server: tokens file (path of %d characters, not shown in case it is a token pasted in its place): %w",
+			len(path), err)
 	}
 	var toks []string
 	for line := range strings.Lines(string(b)) {

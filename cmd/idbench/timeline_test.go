@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// checkTimeline holds a paced measurement's timeline to its schedule: n rows, failed of
+// them failures, due times spaced by spacing from the first, and each request sent no
+// earlier than due and answered no earlier than sent.
+func checkTimeline(t *testing.T, tl *timeline, n, failed int64, spacing time.Duration) {
+	t.Helper()
+	var b strings.Builder
+	if err := tl.write(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows := parseTimeline(t, b.String())
+	if int64(len(rows)) != n {
+		t.Fatalf("%d rows, want %d", len(rows), n)
+	}
+	var fails int64
+	for i, r := range rows {
+		if r.failed {
+			fails++
+		}
+		if want := rows[0].due + int64(i)*int64(spacing); r.due != want {
+			t.Fatalf("row %d due at %d, want %d (first %d + %d × %v)", i, r.due, want, rows[0].due, i, spacing)
+		}
+		if r.sent < r.due || r.done < r.sent {
+			t.Fatalf("row %d: due %d, sent %d, done %d", i, r.due, r.sent, r.done)
+		}
+	}
+	if fails != failed {
+		t.Errorf("%d failures in the timeline, want %d", fails, failed)
+	}
+}
+
+// parseTimeline reads what timeline.write wrote, checking its header.
+func parseTimeline(t *testing.T, text string) []timelineRow {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(text))
+	var rows []timelineRow
+	header := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			header++
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 || (f[3] != "0" && f[3] != "1") {
+			t.Fatalf("timeline line %q: want due, sent, done and 0 or 1", line)
+		}
+		var v [3]int64
+		for i := range v {
+			n, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				t.Fatalf("timeline line %q: %v", line, err)
+			}
+			v[i] = n
+		}
+		rows = append(rows, timelineRow{due: v[0], sent: v[1], done: v[2], failed: f[3] == "0"})
+	}
+	if header != 2 || !strings.Contains(text, "# idbench load --timeline: "+strconv.Itoa(len(rows))+" paced Next requests") {
+		t.Fatalf("timeline header: %d comment lines in %.200q", header, text)
+	}
+	return rows
+}
+
+// TestTimelineRecorder checks the recorder in isolation: rows come out in due order whatever
+// order the workers record them in, a recorder drops what does not fit its capacity rather
+// than growing, two measurements merge, and a nil recorder records nothing.
+func TestTimelineRecorder(t *testing.T) {
+	tl := newTimeline()
+	at := func(ns int64) time.Time { return tl.base.Add(time.Duration(ns)) }
+	r := tl.recorder(2)
+	r.record(at(200), at(250), at(900), false)
+	r.record(at(100), at(100), at(400), true)
+	r.record(at(300), at(300), at(301), false) // over capacity: dropped
+	r.add()
+	r2 := tl.recorder(1)
+	r2.record(at(150), at(160), at(170), false)
+	r2.add()
+	var nilRec *timelineRecorder
+	nilRec.record(at(1), at(2), at(3), false)
+	nilRec.add()
+	var b strings.Builder
+	if err := tl.write(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := parseTimeline(t, b.String())
+	want := []timelineRow{{100, 100, 400, true}, {150, 160, 170, false}, {200, 250, 900, false}}
+	if len(got) != len(want) {
+		t.Fatalf("rows %+v, want %+v", got, want)
+	}
+	for i := range want {
+		w := want[i]
+		w.due, w.sent, w.done = w.due+tl.baseNS, w.sent+tl.baseNS, w.done+tl.baseNS
+		if got[i] != w {
+			t.Errorf("row %d: %+v, want %+v", i, got[i], w)
+		}
+	}
+}
+
+// TestTimelineClock checks that on Linux the timeline's times are CLOCK_MONOTONIC, the clock
+// of perf record -k mono: a time.Now taken between two clock_gettime readings falls between
+// them on the timeline.
+func TestTimelineClock(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the timeline is on CLOCK_MONOTONIC on Linux only")
+	}
+	tl := newTimeline()
+	var before, after unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &before); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &after); err != nil {
+		t.Fatal(err)
+	}
+	// The base pair is read a few nanoseconds apart; allow a microsecond for that.
+	if got := tl.ns(now); got < before.Nano()-1000 || got > after.Nano()+1000 {
+		t.Errorf("time.Now at %d on the timeline, outside CLOCK_MONOTONIC's %d…%d", got, before.Nano(), after.Nano())
+	}
+}
+
+// TestLoadTimeline runs idbench load --timeline against an in-process idkitd: the file has
+// one row per measured request (warm-up and floor excluded), and --timeline without --rate
+// is a usage error.
+func TestLoadTimeline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "timeline.txt")
+	r := idbench(t, "", "load", "--spawn", "--stack", "grpc-go", "--rate", "2000", "--requests", "90", "--rounds", "3", "--warmup", "50ms", "--clients", "2", "--json", "--timeline", path)
+	if r.err != nil {
+		t.Fatalf("%v: %s", r.err, r.stderr)
+	}
+	var rep loadReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v in %s", err, r.stdout)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := parseTimeline(t, string(b))
+	if next := rep.Results[0]; int64(len(rows)) != next.Sent || next.Sent != 90 {
+		t.Errorf("%d rows in the timeline for %d requests sent, want 90", len(rows), next.Sent)
+	}
+	for i, row := range rows {
+		if row.failed || row.sent < row.due || row.done < row.sent || (i > 0 && row.due < rows[i-1].due) {
+			t.Fatalf("row %d %+v (previous %+v)", i, row, rows[max(i-1, 0)])
+		}
+	}
+	if r := idbench(t, "", "load", "--spawn", "--timeline", path); r.code != 2 || !strings.Contains(r.stderr, "--timeline needs --rate") {
+		t.Errorf("--timeline without --rate: exit %d, stderr %s; want 2 (usage)", r.code, r.stderr)
+	}
+}
