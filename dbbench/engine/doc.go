@@ -1,11 +1,12 @@
 // Package engine holds what every dbbench engine needs and nothing of any one engine: the
-// Engine contract (the table workload's Load and Baseline, the app workload's AppDialect and
-// AppWriter), the rows a run compares and the keys they generate (Row, Value, Source, the
-// simulated fleets), the figures of a load (Metrics, Recorder, the named counters and
-// structures), the tables of a workload as data (TableDef), the report's types (Report,
+// Engine contract (the table workload's Load and Baseline, the AppDialect of workloads that
+// describe their tables as data, and the RowWriter they write rows through: rows.go), the
+// rows a run compares and the keys they generate (Row, Value, Source, the simulated fleets),
+// the figures of a load (Metrics, Recorder, the named counters and structures), the tables
+// of a workload as data (TableDef, with who makes its keys), the report's types (Report,
 // Settings, Result, …), the engine's part of the run's configuration (Options), and the
-// helpers engines share (FailLost, Workers, Claimer, TimeQueries, the database/sql writer
-// SQLWriter).
+// helpers engines share (FailLost, Workers, Claimer, TimeQueries, the database/sql row
+// writer SQLRows).
 //
 // The engines are packages of their own: pg (PostgreSQL), innodb (MariaDB/MySQL InnoDB) and
 // sqlite. Package dbbench runs the workloads on them and writes the reports; it picks an

@@ -63,8 +63,9 @@ type sqliteEngine struct {
 	walMu      sync.Mutex
 	walCounted int64 // bytes of the current WAL file already counted
 
-	loaders []*sql.Conn // the app workload's connections, one per client
-	keep    bool        // close leaves the file: a successful app run with Config.Keep
+	loaders []*sql.Conn       // the app workload's connections, one per client
+	writers []*engine.SQLRows // the row writers RowWriters handed out last, over loaders
+	keep    bool              // close leaves the file: a successful app run with Config.Keep
 }
 
 func openSQLite(ctx context.Context, cfg engine.Options) (*sqliteEngine, error) {
