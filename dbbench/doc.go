@@ -55,12 +55,18 @@
 //     (engine.Engine, cleanup, error), Columns (its column rules, asked before it is
 //     opened) and Report (its engine.ReportText);
 //   - app_<name>.go: engine.AppDialect (CreateTables and DropTables of engine.TableDef,
-//     honouring or ignoring each of its flags, AppConns, LogMark, Settle, BeforeLoad,
-//     Structures, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan, Qualify) and an
-//     engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds engine.SQLWriter and
-//     writes only Bulk and Bare;
-//   - its tests: a TestTableDDL with testdata/table_ddl.golden as pg, innodb and sqlite
-//     have, and a test server package beside pgtest and mysqltest if it has a server.
+//     honouring or ignoring each of its flags, RowWriters, LogMark, Settle, BeforeLoad,
+//     Structures, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan, Qualify);
+//   - rows_<name>.go: its engine.RowWriter, one per connection (engine/rows.go): Insert of n
+//     rows of any TableDef by its bulk path, multi-row INSERTs and one-row INSERTs, values
+//     converted as its KeyArg and TimeArg do, the id left out when the database makes the keys
+//     (TableDef.KeysByDatabase); InsertKey (RETURNING id, LastInsertId); InTx; and, when its
+//     database hands out keys ahead of the rows, engine.KeyReserver. A database/sql engine
+//     configures engine.SQLRows (its BEGIN, conversions, parameter limit, and its bulk path
+//     when it has one of its own) rather than writing one;
+//   - its tests: a TestTableDDL with testdata/table_ddl.golden and a TestRowWriter running the
+//     shared check of its row writers (internal/rowtest) as pg, innodb and sqlite have, and
+//     a test server package beside pgtest and mysqltest if it has a server.
 //
 // and touches, outside its package:
 //
@@ -83,7 +89,8 @@
 //     one load (a workload value: unit, load, rate, findings) for runLoads, and summarizes the
 //     runs into the report; its tables as data (engine.TableDef with engine.ColumnDef and
 //     engine.IndexDef, and the flags every engine honours), created, settled, sized and
-//     dropped by every engine's AppDialect;
+//     dropped by every engine's AppDialect, and its writes composed from engine.RowWriter
+//     calls, as app_write.go composes the app workload's;
 //   - <workload>_format.go: its report writers, and its tests;
 //
 // and touches:
@@ -94,16 +101,15 @@
 //   - engine/report.go: its result type in Report, and format.go and markdown.go, which pick
 //     the writers by Report.Workload.
 //
-// It touches no engine as long as its tables are TableDefs with the existing flags (a storage
-// need no flag covers is a new flag, which every engine's CreateTables honours or ignores)
-// and it writes through the existing writers (engine.AppWriter: the app workload's
-// parent-and-children operation, one transaction or the bulk path) or loads through
-// Engine.Load (one key column and payload: engine.LoadTable's shape). A workload that writes
-// rows of another shape still needs a writer method in every engine: the writers take an
-// AppSchema and AppOps, and Load fills the one shape of LoadTable, not the rows of any
-// TableDef. A writer over TableDef rows (per engine: bulk, multi-row and one-row INSERT of
-// the columns of a TableDef, values as its KeyArg and TimeArg give them, returning the keys
-// the database made), the app's operation composed from it, and Load as a description over
-// it (its figures the named counters and structures), would leave both workloads, and any
-// new one, data over one set of engine methods.
+// It touches no engine: its tables are TableDefs with the existing flags (a storage need no
+// flag covers is a new flag, which every engine's CreateTables honours or ignores), and it
+// writes rows of its own tables through the engines' row writers (AppDialect.RowWriters,
+// engine.RowWriter): any columns of kinds key, time and integer, by the bulk, batch or
+// single path, inside or outside a transaction, with the keys made by the application or by
+// the database as each table's KeyBy says, the keys the database made returned by InsertKey
+// or reserved ahead by a KeyReserver. The app workload's operations are composed that way
+// once, for every engine (app_write.go: a parent and its children, one transaction per
+// operation or the bulk path per batch, and the bare baseline over the same calls). What is
+// left to an engine per workload is the table workload's Load, which still fills the one
+// shape of LoadTable itself, with its figures.
 package dbbench
