@@ -22,8 +22,7 @@ type appOp struct {
 // opWriter writes the app workload's business operations through one engine.RowWriter: the
 // one composition of the workload's writes, the same on every engine. An operation is one
 // transaction of a one-row parent INSERT and a multi-row INSERT of its children (ModeTx); a
-// batch of operations is one transaction of the engine's bulk path, parents then children
-// (ModeCopy). When the database makes the keys, the children need their parent's: a
+// batch of operations goes by the engine's bulk path, parents then children (ModeCopy). When the database makes the keys, the children need their parent's: a
 // transaction returns it (InsertKey), and the bulk path reserves the keys first
 // (engine.KeyReserver) or, on an engine that cannot, inserts each parent with InsertKey.
 type opWriter struct {
@@ -71,10 +70,17 @@ func (o *opWriter) writeOne(ctx context.Context) error {
 	return o.w.Insert(ctx, o.child, engine.PathBatch, o.k, o.fillChildren)
 }
 
-// bulk writes ops in one transaction by the engine's bulk path: parents, then children.
+// bulk writes ops by the engine's bulk path, parents then children, each Insert committed
+// as the engine's bulk path commits it (COPY and LOAD DATA one statement each, SQLite one
+// transaction each), as before there was one writer for every engine. Only where the
+// parents' keys come back one INSERT at a time (InsertKey: the database makes them and the
+// writer reserves none) is the batch one transaction, so that they are not one commit each.
 func (o *opWriter) bulk(ctx context.Context, ops []appOp) error {
 	o.ops = ops
-	return o.w.InTx(ctx, o.bulkFn)
+	if _, reserves := o.w.(engine.KeyReserver); o.parent.KeysByDatabase() && !reserves {
+		return o.w.InTx(ctx, o.bulkFn)
+	}
+	return o.bulkFn(ctx)
 }
 
 func (o *opWriter) writeBulk(ctx context.Context) error {
