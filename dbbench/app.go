@@ -212,7 +212,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 			}
 		}
 	}()
-	writers, err := d.AppConns(ctx)
+	writers, err := d.RowWriters(ctx)
 	if err != nil {
 		return run, err
 	}
@@ -249,8 +249,8 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	}
 	run.start = time.Now()
 	err = engine.Workers(ctx, len(writers), func(ctx context.Context, w int) error {
-		wr := writers[w]
-		ops := make([]engine.AppOp, batch)
+		wr := newOpWriter(writers[w], sc.AppSchema)
+		ops := make([]appOp, batch)
 		for i := range ops {
 			ops[i].Children = make([]engine.Value, sc.Children)
 		}
@@ -260,7 +260,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 				return nil
 			}
 			if bare {
-				if err := wr.Bare(ctx, sc.AppSchema, cfg.Mode, start, count); err != nil {
+				if err := wr.bare(ctx, cfg.Mode, start, count, ops); err != nil {
 					return err
 				}
 				continue
@@ -285,21 +285,18 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 				}
 				op.Customer = rand.Int64N(10000)
 				op.Payload = start + int64(i)
+				op.ChildPayload = op.Payload * int64(sc.Children+1)
 				for j := range op.Children {
 					if err := src.NextContext(ctx, &op.Children[j]); err != nil {
 						return err
 					}
 				}
-				op.ParentArg = nil
-				if sc.Row.Col != engine.ColIdentity {
-					op.ParentArg = d.KeyArg(sc.Row, &op.Parent)
-				}
 			}
 			var err error
 			if cfg.Mode == ModeCopy {
-				err = wr.Bulk(ctx, sc.AppSchema, ops[:count])
+				err = wr.bulk(ctx, ops[:count])
 			} else {
-				err = wr.Tx(ctx, sc.AppSchema, &ops[0])
+				err = wr.tx(ctx, ops[:1])
 			}
 			if err != nil {
 				return err
@@ -307,7 +304,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 			for i := range ops[:count] {
 				if (start+int64(i))%step == 0 {
 					mu.Lock()
-					sample = append(sample, ops[i].ParentArg)
+					sample = append(sample, d.KeyArg(sc.Row, &ops[i].Parent))
 					times = append(times, ops[i].Created)
 					mu.Unlock()
 				}
@@ -346,7 +343,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 }
 
 // lag is how far op's created_at lies after the decoded time of its parent's ID.
-func (sc appScheme) lag(op *engine.AppOp) (time.Duration, error) {
+func (sc appScheme) lag(op *appOp) (time.Duration, error) {
 	id, err := sc.idOf(op.Parent)
 	if err != nil {
 		return 0, err

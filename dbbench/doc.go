@@ -67,12 +67,19 @@
 //     SampleKeys; Prepare, a statement on the measuring connection, whose Rows a workload
 //     times; QueryInt);
 //   - app_<name>.go: engine.AppDialect (CreateTables and DropTables of engine.TableDef,
-//     honouring or ignoring each of its flags, AppConns, Settle, BeforeLoad, Structures
+//     honouring or ignoring each of its flags, RowWriters, Settle, BeforeLoad, Structures
 //     named with TableDef.Role, KeyArg, TimeArg, SQL, Count, KeyRows, EpochMicros, Plan,
-//     Qualify) and an engine.AppWriter (Tx, Bulk, Bare); a database/sql engine embeds
-//     engine.SQLWriter and writes only Bulk and Bare;
-//   - its tests: a TestTableDDL with testdata/table_ddl.golden as pg, innodb and sqlite
-//     have, and a test server package beside pgtest and mysqltest if it has a server.
+//     Qualify);
+//   - rows_<name>.go: its engine.RowWriter, one per connection (engine/rows.go): Insert of n
+//     rows of any TableDef by its bulk path, multi-row INSERTs and one-row INSERTs, values
+//     converted as its KeyArg and TimeArg do, the id left out when the database makes the keys
+//     (TableDef.KeysByDatabase); InsertKey (RETURNING id, LastInsertId); InTx; and, when its
+//     database hands out keys ahead of the rows, engine.KeyReserver. A database/sql engine
+//     configures engine.SQLRows (its BEGIN, conversions, parameter limit, and its bulk path
+//     when it has one of its own) rather than writing one;
+//   - its tests: a TestTableDDL with testdata/table_ddl.golden and a TestRowWriter running the
+//     shared check of its row writers (internal/rowtest) as pg, innodb and sqlite have, and
+//     a test server package beside pgtest and mysqltest if it has a server.
 //
 // and touches, outside its package:
 //
@@ -95,9 +102,10 @@
 //     one load (a workload value: unit, load, rate, findings) for runLoads, and summarizes the
 //     runs into the report; its tables as data (engine.TableDef with engine.ColumnDef and
 //     engine.IndexDef, and the flags every engine honours), created, settled, sized and
-//     dropped by every engine's AppDialect; its load as a description over the engine's
-//     methods, measured with engine.Measurer (counters since a mark, leaves of a named
-//     index, sampled keys, prepared statements to time), as table.go's tableLoad is;
+//     dropped by every engine's AppDialect; its writes composed from engine.RowWriter calls,
+//     as app_write.go composes the app workload's; its load as a description over the
+//     engine's methods, measured with engine.Measurer (counters since a mark, leaves of a
+//     named index, sampled keys, prepared statements to time), as table.go's tableLoad is;
 //   - <workload>_format.go: its report writers, and its tests;
 //
 // and touches:
@@ -108,16 +116,16 @@
 //   - engine/report.go: its result type in Report, and format.go and markdown.go, which pick
 //     the writers by Report.Workload.
 //
-// It touches no engine as long as its tables are TableDefs with the existing flags (a storage
-// need no flag covers is a new flag, which every engine's CreateTables honours or ignores),
-// it measures with the Measurer's instruments, and it writes through the existing writers
-// (engine.AppWriter: the app workload's parent-and-children operation, one transaction or
-// the bulk path) or fills through TableLoader.FillTable (one key column and payload:
-// engine.LoadTable's shape). A workload that writes rows of another shape still needs a
-// writer method in every engine: the writers take an AppSchema and AppOps, and FillTable
-// fills the one shape of LoadTable, not the rows of any TableDef. A writer over TableDef rows
-// (per engine: bulk, multi-row and one-row INSERT of the columns of a TableDef, values as its
-// KeyArg and TimeArg give them, returning the keys the database made), the app's operation
-// and FillTable composed from it, would leave both workloads, and any new one, data over
-// one set of engine methods.
+// It touches no engine: its tables are TableDefs with the existing flags (a storage need no
+// flag covers is a new flag, which every engine's CreateTables honours or ignores), it
+// measures with the Measurer's instruments, and it writes rows of its own tables through the
+// engines' row writers (AppDialect.RowWriters, engine.RowWriter): any columns of kinds key,
+// time and integer, by the bulk, batch or single path, inside or outside a transaction, with
+// the keys made by the application or by the database as each table's KeyBy says, the keys
+// the database made returned by InsertKey or reserved ahead by a KeyReserver. The app
+// workload's operations are composed that way once, for every engine (app_write.go: a parent
+// and its children, one transaction per operation or the bulk path per batch, and the bare
+// baseline over the same calls). What is still an engine's own is the table workload's fill
+// (TableLoader.FillTable: engine.LoadTable's one shape, with its Claimer, prefetching and
+// connections), kept on each engine's tuned insert path.
 package dbbench

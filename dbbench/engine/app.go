@@ -22,19 +22,6 @@ func (s AppSchema) FK() string           { return s.Label + "_child_parent_fk" }
 func (s AppSchema) fkIndex() string      { return s.Label + "_child_parent_id" }
 func (s AppSchema) createdIndex() string { return s.Label + "_parent_created_at" }
 
-// AppOp is one business operation: a parent and its children, with the moment the
-// application made the parent's ID.
-type AppOp struct {
-	Parent   Value
-	Created  time.Time
-	Customer int64
-	Payload  int64
-	Children []Value
-	// ParentArg is the parent's key as the driver takes it, filled after the insert for rows
-	// whose keys the database makes.
-	ParentArg any
-}
-
 // KeyRow is a row of a time query's check: its key in the form the dialect read it (int64,
 // [16]byte or string) and its created_at in Unix microseconds.
 type KeyRow struct {
@@ -42,13 +29,15 @@ type KeyRow struct {
 	Created int64
 }
 
-// AppDialect is what the app workload asks of an engine: its DDL, its writing paths (one
-// transaction per operation, the bulk path, and the bare baseline loop), the size of a named
-// structure, its query plans; its counters are the Measurer's (Marks). The workload itself
-// (tables, operations, queries, checks) lives in dbbench's app.go, once for every engine.
+// AppDialect is what the app workload, and any workload that describes its tables as data,
+// asks of an engine: its DDL, its row writers (RowWriter: bulk, batch and single-row paths,
+// transactions, keys the database makes), the size of a named structure, its query plans; its
+// counters are the Measurer's (Marks). The workloads themselves (tables, operations, queries,
+// checks) live in package dbbench, once for every engine.
 type AppDialect interface {
-	// ReservesKeys reports whether the bulk path knows the keys the database makes, which
-	// the children need.
+	// ReservesKeys reports whether the app workload's bulk path can know the keys the
+	// database makes, which the children need: its writers are KeyReservers (PostgreSQL), or
+	// InsertKey returns them inside the bulk path's transaction (SQLite); LOAD DATA cannot.
 	ReservesKeys() bool
 	// KeyType is the SQL type of a row's key columns.
 	KeyType(r Row) string
@@ -56,8 +45,10 @@ type AppDialect interface {
 	// dropTables drops them (if they exist) in reverse order.
 	CreateTables(ctx context.Context, ts []TableDef) error
 	DropTables(ctx context.Context, ts []TableDef) error
-	// AppConns returns one writer per client.
-	AppConns(ctx context.Context) ([]AppWriter, error)
+	// RowWriters returns one row writer per client, each over a connection of its own. The
+	// writers of an earlier call are closed by this one (their statements released), and
+	// their connections reused.
+	RowWriters(ctx context.Context) ([]RowWriter, error)
 	// Settle makes the load's figures readable: checkpoint state, statistics for the
 	// planner and the size counters.
 	Settle(ctx context.Context, ts []TableDef) error
@@ -83,17 +74,6 @@ type AppDialect interface {
 	Plan(ctx context.Context, q string, args ...any) (string, error)
 	// Qualify names a table inside the benchmark schema or database.
 	Qualify(name string) string
-}
-
-// AppWriter writes business operations over one connection.
-type AppWriter interface {
-	// Tx writes op in one transaction.
-	Tx(ctx context.Context, s AppSchema, op *AppOp) error
-	// Bulk writes ops by the engine's bulk path: parents, then children.
-	Bulk(ctx context.Context, s AppSchema, ops []AppOp) error
-	// Bare writes operations first..first+count-1 of the baseline: ascending bigint keys
-	// from the operation number, straight through the driver, in mode.
-	Bare(ctx context.Context, s AppSchema, mode string, first, count int64) error
 }
 
 // Children is "1 child" or "n children".

@@ -30,8 +30,8 @@ var ErrInterrupted = errors.New("dbbench: interrupted")
 // innodb and sqlite) meets, for every workload. The table workload uses the methods of the
 // embedded TableLoader, the app workload those of the embedded AppDialect, and both measure
 // their loads with the embedded Measurer; the methods here serve all. Nothing asks an engine
-// for its concrete type. An engine is used by one goroutine at a time, except for the
-// writers it hands out (AppConns), one per client.
+// for its concrete type. An engine is used by one goroutine at a time, except for the row
+// writers it hands out (RowWriters), one per client.
 type Engine interface {
 	TableLoader
 	AppDialect

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -46,135 +48,169 @@ func ShellQuote(s string) string {
 // snowflake row it is compared with.
 const BareKeyBase = 1_000_000_000_000_000_000
 
-// SQLWriter writes business operations over one database/sql connection, with statements
-// prepared once per table pair: the transactions and the bare loop that MariaDB/MySQL
-// (mysqlWriter) and SQLite (sqliteWriter) share; each adds its own bulk path.
-type SQLWriter struct {
+// SQLRows is the RowWriter of the database/sql engines (MariaDB/MySQL, SQLite) over one
+// connection: prepared multi-row and one-row INSERTs cached per statement (StmtKey),
+// transactions begun by Begin, the keys the database made read by LastInsertId. An engine
+// gives it its conversions, its limit on parameters and, when it has one, its own bulk path.
+type SQLRows struct {
 	Conn    *sql.Conn
 	Qualify func(string) string
 	Begin   string // the statement that starts a transaction
-	TimeArg func(time.Time) any
 	KeyArg  func(Row, *Value) any
-	args    []any
-	stmts   map[string][2]*sql.Stmt // label (+"/identity") → parent INSERT, child INSERT
+	TimeArg func(time.Time) any
+	// MaxParams is the engine's limit on parameters per statement.
+	MaxParams int
+	// Bulk is the engine's PathBulk (LOAD DATA); nil makes it PathBatch inside one
+	// transaction, the caller's or its own.
+	Bulk func(ctx context.Context, t TableDef, n int, fill RowFunc) error
+
+	inTx  bool
+	cells []Cell
+	args  []any
+	stmts map[StmtKey]*sql.Stmt
 }
 
-func (w *SQLWriter) statements(ctx context.Context, s AppSchema, identity bool) (*sql.Stmt, *sql.Stmt, error) {
-	key := s.Label
-	if identity {
-		key += "/identity"
-	}
-	if st, ok := w.stmts[key]; ok {
-		return st[0], st[1], nil
-	}
-	one := "(?,?,?)"
-	p := "INSERT INTO " + w.Qualify(s.Parent()) + " (id, created_at, customer, payload) VALUES (?,?,?,?)"
-	c := "INSERT INTO " + w.Qualify(s.Child()) + " (id, parent_id, payload) VALUES "
-	if identity {
-		one = "(?,?)"
-		p = "INSERT INTO " + w.Qualify(s.Parent()) + " (created_at, customer, payload) VALUES (?,?,?)"
-		c = "INSERT INTO " + w.Qualify(s.Child()) + " (parent_id, payload) VALUES "
-	}
-	c += strings.TrimSuffix(strings.Repeat(one+",", max(s.Children, 1)), ",")
-	ps, err := w.Conn.PrepareContext(ctx, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	cs, err := w.Conn.PrepareContext(ctx, c)
-	if err != nil {
-		ps.Close()
-		return nil, nil, err
-	}
-	if w.stmts == nil {
-		w.stmts = map[string][2]*sql.Stmt{}
-	}
-	w.stmts[key] = [2]*sql.Stmt{ps, cs}
-	return ps, cs, nil
-}
+var _ RowWriter = (*SQLRows)(nil)
 
-// InTx runs fn between BEGIN and COMMIT on the writer's connection, rolling back on error.
-func (w *SQLWriter) InTx(ctx context.Context, fn func() error) error {
-	if _, err := w.Conn.ExecContext(ctx, w.Begin); err != nil {
+// Insert writes n rows of t by path p (RowWriter).
+func (w *SQLRows) Insert(ctx context.Context, t TableDef, p Path, n int, fill RowFunc) error {
+	if err := CheckKeyRule(t, false); err != nil {
 		return err
 	}
-	if err := fn(); err != nil {
-		_, _ = w.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
+	if n <= 0 {
+		return nil
 	}
-	_, err := w.Conn.ExecContext(ctx, "COMMIT")
-	return err
+	switch p {
+	case PathBulk:
+		if w.Bulk != nil {
+			return w.Bulk(ctx, t, n, fill)
+		}
+		return w.InTx(ctx, func(ctx context.Context) error { return w.insert(ctx, t, n, n, fill) })
+	case PathBatch:
+		return w.insert(ctx, t, n, n, fill)
+	}
+	return w.insert(ctx, t, n, 1, fill)
 }
 
-// Tx writes op in one transaction.
-func (w *SQLWriter) Tx(ctx context.Context, s AppSchema, op *AppOp) error {
-	return w.InTx(ctx, func() error { return w.InsertOp(ctx, s, op) })
-}
-
-// InsertOp inserts one operation's parent and children, inside the caller's transaction.
-func (w *SQLWriter) InsertOp(ctx context.Context, s AppSchema, op *AppOp) error {
-	identity := s.Row.Col == ColIdentity
-	ps, cs, err := w.statements(ctx, s, identity)
-	if err != nil {
-		return err
-	}
-	created := w.TimeArg(op.Created)
-	if identity {
-		res, err := ps.ExecContext(ctx, created, op.Customer, op.Payload)
+// insert writes n rows of t in INSERTs of at most per rows (fewer where MaxParams says so).
+func (w *SQLRows) insert(ctx context.Context, t TableDef, n, per int, fill RowFunc) error {
+	cells, skip := RowCells(t, w.cells)
+	w.cells = cells
+	per = ChunkRows(per, len(cells)-skip, w.MaxParams)
+	for start := 0; start < n; start += per {
+		rows := min(per, n-start)
+		st, err := w.stmt(ctx, t, rows, false)
 		if err != nil {
 			return err
 		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
+		a := w.args[:0]
+		for i := start; i < start+rows; i++ {
+			if err := fill(i, cells); err != nil {
+				return err
+			}
+			a = w.appendArgs(a, t, cells, skip)
 		}
-		op.ParentArg = id
-	} else if _, err := ps.ExecContext(ctx, op.ParentArg, created, op.Customer, op.Payload); err != nil {
-		return err
-	}
-	if len(op.Children) == 0 {
-		return nil
-	}
-	a := w.args[:0]
-	for j := range op.Children {
-		if !identity {
-			a = append(a, w.KeyArg(s.Row, &op.Children[j]))
-		}
-		a = append(a, op.ParentArg, op.Payload*int64(s.Children+1)+int64(j))
-	}
-	w.args = a
-	_, err = cs.ExecContext(ctx, a...)
-	return err
-}
-
-// BareOp inserts operation op of the baseline, inside the caller's transaction.
-func (w *SQLWriter) BareOp(ctx context.Context, s AppSchema, op int64) error {
-	ps, cs, err := w.statements(ctx, s, false)
-	if err != nil {
-		return err
-	}
-	k := int64(s.Children)
-	id := BareKeyBase + op + 1
-	if _, err := ps.ExecContext(ctx, id, w.TimeArg(time.Now()), id%10000, op+1); err != nil {
-		return err
-	}
-	if k == 0 {
-		return nil
-	}
-	a := w.args[:0]
-	for j := int64(0); j < k; j++ {
-		a = append(a, BareKeyBase+op*k+j+1, id, op*k+j+1)
-	}
-	w.args = a
-	_, err = cs.ExecContext(ctx, a...)
-	return err
-}
-
-// BareLoop is the bare baseline loop outside the bulk path: one transaction per operation.
-func (w *SQLWriter) BareLoop(ctx context.Context, s AppSchema, first, count int64) error {
-	for op := first; op < first+count; op++ {
-		if err := w.InTx(ctx, func() error { return w.BareOp(ctx, s, op) }); err != nil {
+		w.args = a
+		if _, err := st.ExecContext(ctx, a...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// InsertKey inserts one row of t and reads the key the database made with LastInsertId
+// (RowWriter): an AUTO_INCREMENT or rowid key, nothing else.
+func (w *SQLRows) InsertKey(ctx context.Context, t TableDef, fill RowFunc, key *Value) error {
+	if err := CheckKeyRule(t, true); err != nil {
+		return err
+	}
+	if t.Key.Col != ColIdentity {
+		return fmt.Errorf("%w: table %s: LastInsertId returns only an identity key", ErrKeyRule, t.Name)
+	}
+	cells, skip := RowCells(t, w.cells)
+	w.cells = cells
+	st, err := w.stmt(ctx, t, 1, false)
+	if err != nil {
+		return err
+	}
+	if err := fill(0, cells); err != nil {
+		return err
+	}
+	w.args = w.appendArgs(w.args[:0], t, cells, skip)
+	res, err := st.ExecContext(ctx, w.args...)
+	if err != nil {
+		return err
+	}
+	key.I64, err = res.LastInsertId()
+	return err
+}
+
+// appendArgs appends the driver's arguments of one row's cells (from cells[skip]).
+func (w *SQLRows) appendArgs(a []any, t TableDef, cells []Cell, skip int) []any {
+	if skip == 0 {
+		a = append(a, w.KeyArg(t.Key, cells[0].Key))
+	}
+	for j := range t.Columns {
+		c := &cells[1+j]
+		switch t.Columns[j].Kind {
+		case KindKey:
+			a = append(a, w.KeyArg(t.Key, c.Key))
+		case KindTime:
+			a = append(a, w.TimeArg(c.Time))
+		default:
+			a = append(a, c.Int)
+		}
+	}
+	return a
+}
+
+// stmt returns the prepared INSERT of rows rows of t, preparing it on first use.
+func (w *SQLRows) stmt(ctx context.Context, t TableDef, rows int, returning bool) (*sql.Stmt, error) {
+	k := StmtKeyOf(t, rows, returning)
+	if st, ok := w.stmts[k]; ok {
+		return st, nil
+	}
+	cols := t.ColumnNames()
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
+	q := "INSERT INTO " + w.Qualify(t.Name) + " (" + strings.Join(cols, ", ") + ") VALUES " +
+		strings.TrimSuffix(strings.Repeat(one+",", rows), ",")
+	st, err := w.Conn.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if w.stmts == nil {
+		w.stmts = map[StmtKey]*sql.Stmt{}
+	}
+	w.stmts[k] = st
+	return st, nil
+}
+
+// InTx runs fn between Begin and COMMIT on the writer's connection, rolling back when fn
+// fails (RowWriter); inside fn, InTx runs its function in the same transaction.
+func (w *SQLRows) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if w.inTx {
+		return fn(ctx)
+	}
+	if _, err := w.Conn.ExecContext(ctx, w.Begin); err != nil {
+		return err
+	}
+	w.inTx = true
+	err := fn(ctx)
+	w.inTx = false
+	if err != nil {
+		_, _ = w.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	_, err = w.Conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// Close releases the writer's prepared statements.
+func (w *SQLRows) Close() error {
+	var errs []error
+	for k, st := range w.stmts {
+		errs = append(errs, st.Close())
+		delete(w.stmts, k)
+	}
+	return errors.Join(errs...)
 }

@@ -40,6 +40,9 @@ type TableDef struct {
 	Key     Row
 	Columns []ColumnDef
 	Indexes []IndexDef
+	// KeyBy is who makes the keys of the rows a RowWriter writes (KeysByDatabase): the zero
+	// value leaves it to the key's column. The DDL does not read it.
+	KeyBy KeyMaker
 
 	// IdentityAlways: a key the database makes (ColIdentity) is never given by a writer
 	// (PostgreSQL's GENERATED ALWAYS AS IDENTITY, not BY DEFAULT); engines without the

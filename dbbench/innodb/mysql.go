@@ -35,8 +35,9 @@ type mysqlEngine struct {
 	cfg     engine.Options
 	kind    string // EngineMariaDBLocal or EngineMySQL
 	db      *sql.DB
-	admin   *sql.Conn   // measurements and DDL
-	loaders []*sql.Conn // one per client, opened on first use
+	admin   *sql.Conn         // measurements and DDL
+	loaders []*sql.Conn       // one per client, opened on first use
+	writers []*engine.SQLRows // the row writers RowWriters handed out last, over loaders
 	dbName  string
 	batch   int
 

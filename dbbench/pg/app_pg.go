@@ -14,7 +14,8 @@ import (
 
 var _ engine.Engine = (*pgEngine)(nil)
 
-// ReservesKeys: the bulk path takes identity keys from the sequence first (nextval).
+// ReservesKeys: the bulk path takes identity keys from the sequence first (nextval: pgRows
+// is an engine.KeyReserver).
 func (e *pgEngine) ReservesKeys() bool { return true }
 
 func (e *pgEngine) KeyType(r engine.Row) string {
@@ -92,18 +93,6 @@ func (e *pgEngine) DropTables(ctx context.Context, ts []engine.TableDef) error {
 	return nil
 }
 
-func (e *pgEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error) {
-	conns, err := e.loaderConns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]engine.AppWriter, len(conns))
-	for i, c := range conns {
-		out[i] = &pgWriter{e: e, conn: c}
-	}
-	return out, nil
-}
-
 // BeforeLoad opens the loading connections, so that a load does not time their connecting,
 // and checkpoints when the profile and the user's privileges allow.
 func (e *pgEngine) BeforeLoad(ctx context.Context) error {
@@ -146,7 +135,7 @@ func (e *pgEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engi
 	return out, nil
 }
 
-func (e *pgEngine) KeyArg(r engine.Row, v *engine.Value) any { return pgKey(r.Col, v) }
+func (e *pgEngine) KeyArg(r engine.Row, v *engine.Value) any { return pgArg(r.Col, v) }
 
 func (e *pgEngine) TimeArg(t time.Time) any { return t }
 
@@ -226,201 +215,6 @@ func (e *pgEngine) Kept() (string, string) {
 		return "schema " + e.schema + " in the stopped pg-local cluster kept at " + e.keptDir, e.reopen
 	}
 	return "schema " + e.schema, e.reopen
-}
-
-// pgWriter writes business operations over one PostgreSQL connection.
-type pgWriter struct {
-	e    *pgEngine
-	conn *pgx.Conn
-	args []any
-	sqls map[string][2]string // label → parent INSERT, child INSERT
-}
-
-// statements returns the parent and child INSERTs of s, for keys made by the database when
-// identity is set.
-func (w *pgWriter) statements(s engine.AppSchema, identity bool) (string, string) {
-	key := s.Label
-	if identity {
-		key += "/identity"
-	}
-	if q, ok := w.sqls[key]; ok {
-		return q[0], q[1]
-	}
-	var p, c string
-	if identity {
-		p = "INSERT INTO " + w.e.Qualify(s.Parent()) + " (created_at, customer, payload) VALUES ($1, $2, $3) RETURNING id"
-		c = insertSQL(w.e.Qualify(s.Child()), []string{"parent_id", "payload"}, s.Children)
-	} else {
-		p = "INSERT INTO " + w.e.Qualify(s.Parent()) + " (id, created_at, customer, payload) VALUES ($1, $2, $3, $4)"
-		c = insertSQL(w.e.Qualify(s.Child()), []string{"id", "parent_id", "payload"}, s.Children)
-	}
-	if w.sqls == nil {
-		w.sqls = map[string][2]string{}
-	}
-	w.sqls[key] = [2]string{p, c}
-	return p, c
-}
-
-func (w *pgWriter) Tx(ctx context.Context, s engine.AppSchema, op *engine.AppOp) error {
-	identity := s.Row.Col == engine.ColIdentity
-	ps, cs := w.statements(s, identity)
-	tx, err := w.conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	if identity {
-		var id int64
-		if err := tx.QueryRow(ctx, ps, op.Created, op.Customer, op.Payload).Scan(&id); err != nil {
-			return err
-		}
-		op.ParentArg = id
-	} else if _, err := tx.Exec(ctx, ps, op.ParentArg, op.Created, op.Customer, op.Payload); err != nil {
-		return err
-	}
-	if len(op.Children) > 0 {
-		a := w.args[:0]
-		for j := range op.Children {
-			if !identity {
-				a = append(a, pgKey(s.Row.Col, &op.Children[j]))
-			}
-			a = append(a, op.ParentArg, op.Payload*int64(s.Children+1)+int64(j))
-		}
-		w.args = a
-		if _, err := tx.Exec(ctx, cs, a...); err != nil {
-			return err
-		}
-	}
-	return tx.Commit(ctx)
-}
-
-func (w *pgWriter) Bulk(ctx context.Context, s engine.AppSchema, ops []engine.AppOp) error {
-	if s.Row.Col == engine.ColIdentity {
-		if err := w.reserve(ctx, s, ops); err != nil {
-			return err
-		}
-	}
-	i := 0
-	row := make([]any, 4)
-	if _, err := w.conn.CopyFrom(ctx, pgx.Identifier{w.e.schema, s.Parent()}, []string{"id", "created_at", "customer", "payload"},
-		pgx.CopyFromFunc(func() ([]any, error) {
-			if i == len(ops) {
-				return nil, nil
-			}
-			op := &ops[i]
-			i++
-			row[0], row[1], row[2], row[3] = op.ParentArg, op.Created, op.Customer, op.Payload
-			return row, nil
-		})); err != nil {
-		return err
-	}
-	if s.Children == 0 {
-		return nil
-	}
-	i = 0
-	j := 0
-	crow := make([]any, 3)
-	_, err := w.conn.CopyFrom(ctx, pgx.Identifier{w.e.schema, s.Child()}, []string{"id", "parent_id", "payload"},
-		pgx.CopyFromFunc(func() ([]any, error) {
-			if j == s.Children {
-				i, j = i+1, 0
-			}
-			if i == len(ops) {
-				return nil, nil
-			}
-			op := &ops[i]
-			crow[0], crow[1], crow[2] = pgKey(s.Row.Col, &op.Children[j]), op.ParentArg, op.Payload*int64(s.Children+1)+int64(j)
-			j++
-			return crow, nil
-		}))
-	return err
-}
-
-// reserve takes the keys of ops from the tables' identity sequences, as an application that
-// bulk-loads rows whose keys the database makes does: COPY cannot return them.
-func (w *pgWriter) reserve(ctx context.Context, s engine.AppSchema, ops []engine.AppOp) error {
-	take := func(table string, n int, set func(i int, id int64)) error {
-		rows, err := w.conn.Query(ctx, "SELECT nextval(pg_get_serial_sequence($1, 'id')) FROM generate_series(1, $2)", w.e.Qualify(table), n)
-		if err != nil {
-			return err
-		}
-		i := 0
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			set(i, id)
-			i++
-		}
-		return rows.Err()
-	}
-	if err := take(s.Parent(), len(ops), func(i int, id int64) { ops[i].ParentArg = id }); err != nil {
-		return err
-	}
-	return take(s.Child(), len(ops)*s.Children, func(i int, id int64) { ops[i/s.Children].Children[i%s.Children].I64 = id })
-}
-
-// Bare is the baseline loop: plain pgx calls with int64 keys from the operation number.
-func (w *pgWriter) Bare(ctx context.Context, s engine.AppSchema, mode string, first, count int64) error {
-	k := int64(s.Children)
-	if mode == engine.ModeCopy {
-		n := int64(0)
-		if _, err := w.conn.CopyFrom(ctx, pgx.Identifier{w.e.schema, s.Parent()}, []string{"id", "created_at", "customer", "payload"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				if n == count {
-					return nil, nil
-				}
-				id := first + n + 1
-				n++
-				return []any{id, time.Now(), id % 10000, id}, nil
-			})); err != nil {
-			return err
-		}
-		if k == 0 {
-			return nil
-		}
-		n = 0
-		_, err := w.conn.CopyFrom(ctx, pgx.Identifier{w.e.schema, s.Child()}, []string{"id", "parent_id", "payload"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				if n == count*k {
-					return nil, nil
-				}
-				id := first*k + n + 1
-				parent := first + n/k + 1
-				n++
-				return []any{id, parent, id}, nil
-			}))
-		return err
-	}
-	ps, cs := w.statements(s, false)
-	for op := first; op < first+count; op++ {
-		tx, err := w.conn.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		id := op + 1
-		if _, err := tx.Exec(ctx, ps, id, time.Now(), id%10000, id); err != nil {
-			_ = tx.Rollback(ctx)
-			return err
-		}
-		if k > 0 {
-			a := w.args[:0]
-			for j := int64(0); j < k; j++ {
-				a = append(a, op*k+j+1, id, op*k+j+1)
-			}
-			w.args = a
-			if _, err := tx.Exec(ctx, cs, a...); err != nil {
-				_ = tx.Rollback(ctx)
-				return err
-			}
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // pgReopen is the command that opens a kept schema on the server of dsn: psql with the

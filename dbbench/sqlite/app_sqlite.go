@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"github.com/idkit/idkit/dbbench/engine"
 	"regexp"
@@ -11,7 +12,8 @@ import (
 
 var _ engine.Engine = (*sqliteEngine)(nil)
 
-// ReservesKeys: the bulk path is prepared INSERTs, which return the rowid.
+// ReservesKeys: the bulk path is a transaction of prepared INSERTs, inside which InsertKey
+// returns each parent's rowid.
 func (e *sqliteEngine) ReservesKeys() bool { return true }
 
 // KeyType is the SQL type of a row's key columns on SQLite. A row whose keys the database
@@ -92,21 +94,6 @@ func (e *sqliteEngine) DropTables(ctx context.Context, ts []engine.TableDef) err
 	return engine.Fail(ctx, "sqlite: checkpoint", err)
 }
 
-func (e *sqliteEngine) AppConns(ctx context.Context) ([]engine.AppWriter, error) {
-	for len(e.loaders) < e.cfg.Clients {
-		c, err := e.db.Conn(ctx)
-		if err != nil {
-			return nil, engine.Fail(ctx, "sqlite: open connection", err)
-		}
-		e.loaders = append(e.loaders, c)
-	}
-	out := make([]engine.AppWriter, len(e.loaders))
-	for i, c := range e.loaders {
-		out[i] = &sqliteWriter{engine.SQLWriter{Conn: c, Qualify: e.Qualify, Begin: "BEGIN IMMEDIATE", TimeArg: e.TimeArg, KeyArg: e.KeyArg}}
-	}
-	return out, nil
-}
-
 func (e *sqliteEngine) BeforeLoad(context.Context) error { return nil }
 
 func (e *sqliteEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
@@ -135,10 +122,13 @@ func (e *sqliteEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]
 	return out, nil
 }
 
+// KeyArg: a key with bit 63 set (ColUint64) goes in as 8 big-endian bytes (sqlType).
 func (e *sqliteEngine) KeyArg(r engine.Row, v *engine.Value) any {
 	switch r.Col {
 	case engine.ColIdentity, engine.ColBigint:
 		return v.I64
+	case engine.ColUint64:
+		return binary.BigEndian.AppendUint64(make([]byte, 0, 8), v.U64)
 	case engine.ColUUID:
 		b := v.B16
 		return b[:]
@@ -235,35 +225,4 @@ func (e *sqliteEngine) Plan(ctx context.Context, q string, args ...any) (string,
 func (e *sqliteEngine) Kept() (string, string) {
 	e.keep = true
 	return "database file " + e.path, "sqlite3 " + engine.ShellQuote(e.path)
-}
-
-// sqliteWriter writes business operations over one SQLite connection: the database/sql writer's
-// transactions and bare loop with SQLite's BEGIN IMMEDIATE, created_at in Unix microseconds,
-// and, as the bulk path, one transaction of prepared INSERTs per batch.
-type sqliteWriter struct{ engine.SQLWriter }
-
-func (w *sqliteWriter) Bulk(ctx context.Context, s engine.AppSchema, ops []engine.AppOp) error {
-	return w.InTx(ctx, func() error {
-		for i := range ops {
-			if err := w.InsertOp(ctx, s, &ops[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Bare is the baseline loop; in copy mode, one transaction per batch, as bulk.
-func (w *sqliteWriter) Bare(ctx context.Context, s engine.AppSchema, mode string, first, count int64) error {
-	if mode != engine.ModeCopy {
-		return w.BareLoop(ctx, s, first, count)
-	}
-	return w.InTx(ctx, func() error {
-		for op := first; op < first+count; op++ {
-			if err := w.BareOp(ctx, s, op); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }

@@ -62,10 +62,11 @@ type sqliteEngine struct {
 	walCounted int64 // bytes of the current WAL file already counted
 	walSum     int64 // bytes counted since the database was opened (Marks)
 
-	loaders []*sql.Conn // the app workload's connections, one per client
-	measure *sql.Conn   // the connection of Prepare's statements while any is open
-	stmts   int         // Prepare's statements not closed yet
-	keep    bool        // close leaves the file: a successful app run with Config.Keep
+	loaders []*sql.Conn       // the app workload's connections, one per client
+	writers []*engine.SQLRows // the row writers RowWriters handed out last, over loaders
+	measure *sql.Conn         // the connection of Prepare's statements while any is open
+	stmts   int               // Prepare's statements not closed yet
+	keep    bool              // close leaves the file: a successful app run with Config.Keep
 }
 
 func openSQLite(ctx context.Context, cfg engine.Options) (*sqliteEngine, error) {
