@@ -18,6 +18,7 @@ import (
 type timeline struct {
 	base   time.Time // a reading of the clock …
 	baseNS int64     // … and the system's monotonic clock at that moment (monotonicNS)
+	slack  int64     // how far baseNS can be from base's moment: half the gap of its readings
 	mu     sync.Mutex
 	rows   []timelineRow
 }
@@ -31,8 +32,22 @@ type timelineRow struct {
 // newTimeline returns an empty timeline whose times are read on the system's monotonic
 // clock: CLOCK_MONOTONIC on Linux, elsewhere nanoseconds since newTimeline was called.
 func newTimeline() *timeline {
-	base := time.Now()
-	return &timeline{base: base, baseNS: monotonicNS(base)}
+	// base is read between two readings of the monotonic clock; the pair read closest
+	// together of a few tries is kept (a goroutine preempted between two readings would
+	// put them microseconds apart), and baseNS is their midpoint.
+	tl := &timeline{slack: -1}
+	for range 8 {
+		before := monotonicNS(time.Time{})
+		base := time.Now()
+		after := monotonicNS(base)
+		if gap := (after - before + 1) / 2; tl.slack < 0 || gap < tl.slack {
+			tl.base, tl.baseNS, tl.slack = base, before+(after-before)/2, gap
+		}
+		if tl.slack <= 100 {
+			break
+		}
+	}
+	return tl
 }
 
 // ns returns t on the timeline's clock.
