@@ -163,15 +163,21 @@ func Fleet(t *testing.T, url string, ttl time.Duration) {
 	for i := range n {
 		procs[i] = Start(t, bin, dir, fmt.Sprintf("p%d", i), append(common, "-for", run.String())...)
 	}
-	seen := map[uint64]string{}
+	// Two processes may report the same node when the first one's lease lapsed before the
+	// second took the slot (a 1 s TTL on a loaded machine: the holder not scheduled to renew
+	// in time). That is no fault if the first stopped issuing (its generator is fenced: its
+	// Next fails) — checked once it is done — and if the IDs of all hold no duplicate.
+	seen := map[uint64]*Proc{}
+	var lapsed [][2]*Proc // {earlier holder, later holder}
 	for _, p := range procs {
 		node := p.Node(t, 10*time.Second)
 		if other, dup := seen[node]; dup {
-			t.Fatalf("%s and %s both hold node %d", p.Name, other, node)
+			t.Logf("%s took node %d, which %s reported first: %s's lease must have lapsed", p.Name, node, other.Name, other.Name)
+			lapsed = append(lapsed, [2]*Proc{other, p})
 		}
-		seen[node] = p.Name
+		seen[node] = p
 	}
-	t.Logf("%d processes hold 8 distinct nodes after %v", n, time.Since(start))
+	t.Logf("%d processes took %d distinct nodes after %v", n, len(seen), time.Since(start))
 	time.Sleep(1500 * time.Millisecond)
 
 	restart := func(victim *Proc, name string, extra ...string) (*Proc, time.Duration) {
@@ -193,6 +199,18 @@ func Fleet(t *testing.T, url string, ttl time.Duration) {
 	}
 	r1.Wait(t, 20*time.Second)
 	r2.Wait(t, 20*time.Second)
+	for _, pair := range lapsed {
+		if pair[0] == procs[2] || pair[0] == procs[5] {
+			continue // killed on purpose: its log has no end
+		}
+		var issued, errs int
+		log := pair[0].Log()
+		if i := strings.LastIndex(log, "done issued="); i < 0 {
+			t.Errorf("%s: no end line:\n%s", pair[0].Name, log)
+		} else if _, err := fmt.Sscanf(log[i:], "done issued=%d errors=%d", &issued, &errs); err != nil || errs == 0 {
+			t.Errorf("%s and %s both held a node and %s was never fenced (%v):\n%s", pair[0].Name, pair[1].Name, pair[0].Name, err, log)
+		}
+	}
 	var lists [][]uint64
 	counts := map[string]int{}
 	for _, p := range append(procs, r1, r2) {
