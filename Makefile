@@ -25,7 +25,10 @@ test:
 # killed and a holder frozen past its lease (about two minutes; 0 repeated IDs, and repeats
 # in each control with the high-water marks off; docs/nodes.md "Replicated stores"); five
 # failovers of a PostgreSQL lease store (primary killed, standby promoted; controls without
-# the failover fence repeat); the
+# the failover fence repeat); network partitions of etcd and PostgreSQL lease stores in
+# network namespaces (a holder cut off, the etcd leader in the minority, flapping links; needs
+# root and iproute2; each history checked by internal/history, controls with the fence off
+# repeat; docs/nodes.md); the
 # segment stores' failover matrix (PostgreSQL primary + standby, Redis primary + replica,
 # MariaDB primary + semi-sync replica: primaries SIGKILLed and standbys promoted five times per
 # row, each protected row with its control; docs/segment.md "Replicated stores"). One package

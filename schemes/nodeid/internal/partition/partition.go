@@ -29,8 +29,9 @@ import (
 // Environment variables handed to the test binary inside the lab.
 const (
 	EnvWriter = "IDKIT_PARTITION_IDWRITER" // path of the idwriter binary
-	// EnvOut names a directory each run's checker report is written to (kept: `make fault`
-	// leaves them in a temporary directory; docs/bench/partitions/ holds a committed run).
+	// EnvOut names a directory each run's checker report is written to; a relative path is
+	// taken from the test's package directory, so give an absolute one. Without it `make
+	// fault` leaves them in a temporary directory; docs/bench/partitions/ holds a committed run.
 	EnvOut = "IDKIT_PARTITION_OUT"
 )
 
