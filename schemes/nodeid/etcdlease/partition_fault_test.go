@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease/etcdtest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/partition"
 )
@@ -48,7 +49,7 @@ func TestFaultPartition(t *testing.T) {
 	cl := etcdtest.StartClusterOn(t, members)
 	run := time.Now().UnixNano()
 	ctx := context.Background()
-	leaderMinority := partition.Scenario{Name: "leader-minority", Act: func(t *testing.T) func() {
+	leaderMinority := labtest.Scenario{Name: "leader-minority", Act: func(t *testing.T) func() {
 		l, err := cl.Leader(10 * time.Second)
 		if err != nil {
 			t.Fatal(err)

@@ -10,10 +10,8 @@
 package partition
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,102 +21,40 @@ import (
 
 	"github.com/idkit/idkit/internal/history"
 	"github.com/idkit/idkit/internal/netlab"
+	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/schemes/nodeid/internal/proctest"
 )
 
-// Environment variables handed to the test binary inside the lab.
+// EnvWriter hands the idwriter binary built outside the lab to the test inside it.
+const EnvWriter = "IDKIT_PARTITION_IDWRITER"
+
+// Nets of the lease-store labs (labtest's).
 const (
-	EnvWriter = "IDKIT_PARTITION_IDWRITER" // path of the idwriter binary
-	// EnvOut names a directory each run's checker report is written to; a relative path is
-	// taken from the test's package directory, so give an absolute one. Without it `make
-	// fault` leaves them in a temporary directory; docs/bench/partitions/ holds a committed run.
-	EnvOut = "IDKIT_PARTITION_OUT"
+	LAN  = labtest.LAN
+	MGMT = labtest.MGMT
 )
 
-// Nets of every lab: lan carries the store's and the writers' traffic and is what the nemesis
-// cuts; mgmt joins the control host to the servers only, and is never cut.
-const (
-	LAN  = "lan"
-	MGMT = "mgmt"
-)
+// Inside is labtest.Inside.
+func Inside(t *testing.T) *netlab.Lab { return labtest.Inside(t) }
+
+// Outside runs the named test inside a lab (labtest.Outside) of the given hosts: servers on
+// lan and mgmt, writers on lan, and the control host "ctl" on mgmt; it builds idwriter for
+// the writers.
+func Outside(t *testing.T, test string, servers, writers []string, limit time.Duration) {
+	t.Helper()
+	var hosts []labtest.HostSpec
+	for _, s := range servers {
+		hosts = append(hosts, labtest.HostSpec{Name: s, Nets: []string{LAN, MGMT}})
+	}
+	for _, w := range writers {
+		hosts = append(hosts, labtest.HostSpec{Name: w, Nets: []string{LAN}})
+	}
+	labtest.Outside(t, test, limit, func() []string { return []string{EnvWriter + "=" + proctest.Build(t)} },
+		append(hosts, labtest.HostSpec{Name: "ctl", Nets: []string{MGMT}})...)
+}
 
 // Layout of the idwriter IDs: 41 time bits (ms since 2024-01-01 UTC), node bits, 12 sequence.
 var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// Inside returns the lab this test binary was started in by Outside, or nil outside one.
-func Inside(t *testing.T) *netlab.Lab {
-	t.Helper()
-	l, err := netlab.FromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
-// Outside builds a lab with the given hosts (servers on lan and mgmt, writers on lan, and a
-// control host "ctl" on mgmt), builds idwriter, and runs the named test again inside "ctl",
-// streaming its output, then removes the lab. Without root or iproute2 it skips the test, or
-// fails it under CI=true.
-func Outside(t *testing.T, test string, servers, writers []string, limit time.Duration) {
-	t.Helper()
-	if err := netlab.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI runs as root with iproute2)", err)
-		}
-		t.Skipf("%v: run as root with iproute2 installed", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit+time.Minute)
-	defer cancel()
-	l, err := netlab.New(ctx, 77, LAN, MGMT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Errorf("removing the lab: %v", err)
-		}
-	})
-	for _, s := range servers {
-		if _, err := l.AddHost(ctx, s, LAN, MGMT); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, w := range writers {
-		if _, err := l.AddHost(ctx, w, LAN); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctl, err := l.AddHost(ctx, "ctl", MGMT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := proctest.Build(t)
-	out := os.Getenv(EnvOut)
-	if out == "" {
-		out = t.TempDir()
-	} else if out, err = filepath.Abs(out); err != nil {
-		t.Fatal(err)
-	}
-	cmd := ctl.Command(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.v", "-test.count=1", "-test.timeout="+limit.String())
-	cmd.Env = append(os.Environ(), l.Env(), EnvWriter+"="+bin, EnvOut+"="+out)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	done := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			fmt.Println("    | " + sc.Text())
-		}
-		close(done)
-	}()
-	err = cmd.Run()
-	pw.Close()
-	<-done
-	if err != nil {
-		t.Fatalf("%s inside the lab: %v (its output is above)", test, err)
-	}
-	t.Logf("checker reports in %s", out)
-}
 
 // Fleet is one run's writer processes inside a lab.
 type Fleet struct {
@@ -224,7 +160,7 @@ func (f *Fleet) Finish(t *testing.T, name string, limit time.Duration, watch int
 	fmt.Fprintf(&b, ";; longest time node %d answered nothing: %v\n", watch, res.NodeGap.Round(time.Millisecond))
 	res.Result.Write(&b)
 	res.Report = b.String()
-	if dir := os.Getenv(EnvOut); dir != "" {
+	if dir := os.Getenv(labtest.EnvOut); dir != "" {
 		res.ReportPath = filepath.Join(dir, strings.NewReplacer("/", "-", " ", "-").Replace(name)+".edn")
 		if err := os.MkdirAll(dir, 0o755); err == nil {
 			if err := os.WriteFile(res.ReportPath, []byte(res.Report), 0o644); err != nil {
@@ -242,18 +178,11 @@ func lastLine(s string) string {
 	return s
 }
 
-// Scenario is one nemesis: Act starts the fault (w0 is the holder the faults aim at) and
-// returns the function that ends it.
-type Scenario struct {
-	Name string
-	Act  func(t *testing.T) (heal func())
-}
-
 // CutHolder is the scenario "holder-cut": w0's link to lan is taken off the bridge while the
 // process goes on running, then put back.
-func CutHolder(l *netlab.Lab) Scenario {
+func CutHolder(l *netlab.Lab) labtest.Scenario {
 	ctx := context.Background()
-	return Scenario{"holder-cut", func(t *testing.T) func() {
+	return labtest.Scenario{Name: "holder-cut", Act: func(t *testing.T) func() {
 		if err := l.Cut(ctx, "w0", LAN); err != nil {
 			t.Fatal(err)
 		}
@@ -267,9 +196,9 @@ func CutHolder(l *netlab.Lab) Scenario {
 
 // Flap is the scenario "flapping": w0's link goes off for each of offs in turn, back for
 // 500 ms between them.
-func Flap(l *netlab.Lab, offs ...time.Duration) Scenario {
+func Flap(l *netlab.Lab, offs ...time.Duration) labtest.Scenario {
 	ctx := context.Background()
-	return Scenario{"flapping", func(t *testing.T) func() {
+	return labtest.Scenario{Name: "flapping", Act: func(t *testing.T) func() {
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
@@ -304,7 +233,7 @@ func Flap(l *netlab.Lab, offs ...time.Duration) Scenario {
 // scenario's fault starts 1.5 s later; a successor in w2 waits for a free slot, which it gets
 // only once w0's lease has lapsed in the store; a second after it took the slot the fault
 // ends, and a second later every writer is stopped. The checker must find nothing in the first run and repeated IDs in the control.
-func Run(t *testing.T, l *netlab.Lab, store string, url func(name string) string, ttl time.Duration, scenarios ...Scenario) {
+func Run(t *testing.T, l *netlab.Lab, store string, url func(name string) string, ttl time.Duration, scenarios ...labtest.Scenario) {
 	for _, sc := range scenarios {
 		for _, safe := range []bool{true, false} {
 			name := sc.Name
