@@ -73,14 +73,17 @@ func Outside(t *testing.T, test string, limit time.Duration, env func() []string
 			}
 		}
 	}
+	began := time.Now()
 	l, err := netlab.New(ctx, 77, nets...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		closing := time.Now()
 		if err := l.Close(); err != nil {
 			t.Errorf("removing the lab: %v", err)
 		}
+		t.Logf("lab removed in %v", time.Since(closing).Round(time.Millisecond))
 	})
 	var ctl *netlab.Host
 	for _, h := range hosts {
@@ -95,7 +98,9 @@ func Outside(t *testing.T, test string, limit time.Duration, env func() []string
 	if ctl == nil {
 		t.Fatal("partition: no ctl host")
 	}
+	built := time.Now()
 	extra := env()
+	t.Logf("lab of %d hosts built in %v, binaries in %v", len(hosts), built.Sub(began).Round(time.Millisecond), time.Since(built).Round(time.Millisecond))
 	out := os.Getenv(EnvOut)
 	if out == "" {
 		out = t.TempDir()
@@ -114,13 +119,14 @@ func Outside(t *testing.T, test string, limit time.Duration, env func() []string
 		}
 		close(done)
 	}()
+	inner := time.Now()
 	err = cmd.Run()
 	pw.Close()
 	<-done
 	if err != nil {
 		t.Fatalf("%s inside the lab: %v (its output is above)", test, err)
 	}
-	t.Logf("checker reports in %s", out)
+	t.Logf("the test inside the lab took %v; checker reports in %s", time.Since(inner).Round(time.Millisecond), out)
 }
 
 // Scenario is one nemesis: Act starts the fault (w0 is the holder the faults aim at) and
