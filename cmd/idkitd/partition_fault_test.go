@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -229,35 +228,7 @@ func serviceRound(t *testing.T, lab *netlab.Lab, bin, spec string, sc labtest.Sc
 // startIn runs idkitd inside host h on its cli address and waits until it is ready.
 func startIn(t *testing.T, h *netlab.Host, bin, gen string) *idkitd {
 	t.Helper()
-	addr := h.Addrs[cliNet] + ":7070"
-	argv := append(h.Wrap(), bin, "--listen", addr, "--grpc-listen", "off", "--gen", gen)
-	p := &idkitd{cmd: exec.Command(argv[0], argv[1:]...), addr: addr, done: make(chan struct{}), log: &lockedBuilder{}}
-	p.cmd.Stderr = p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.stop)
-	hc := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		res, err := hc.Get("http://" + addr + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("idkitd %s exited:\n%s", gen, p.log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("idkitd %s not ready after 20s:\n%s", gen, p.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return startIdkitdAt(t, h.Wrap(), h.Addrs[cliNet]+":7070", bin, gen)
 }
 
 // terminate stops the process gracefully (SIGTERM: it releases its lease) and waits for it.

@@ -163,22 +163,30 @@ func (p *Proc) Wait(t *testing.T, limit time.Duration) {
 // Read returns the IDs in a file written by idwriter (a torn last word is dropped).
 func Read(t *testing.T, path string) []uint64 {
 	t.Helper()
-	f, err := os.Open(path)
+	var ids []uint64
+	records(t, path, 8, func(b []byte) { ids = append(ids, binary.LittleEndian.Uint64(b)) })
+	return ids
+}
+
+// records calls f with each size-byte record of the file at path, which may be missing (no
+// records) and whose torn last record is dropped.
+func records(t *testing.T, path string, size int, f func([]byte)) {
+	t.Helper()
+	file, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil
+		return
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var ids []uint64
-	r := bufio.NewReader(f)
-	var buf [8]byte
+	defer file.Close()
+	r := bufio.NewReader(file)
+	buf := make([]byte, size)
 	for {
-		if _, err := io.ReadFull(r, buf[:]); err != nil {
-			return ids
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return
 		}
-		ids = append(ids, binary.LittleEndian.Uint64(buf[:]))
+		f(buf)
 	}
 }
 
@@ -192,27 +200,15 @@ type Timed struct {
 // dropped).
 func ReadTimed(t *testing.T, path string) []Timed {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var recs []Timed
-	r := bufio.NewReader(f)
-	var buf [24]byte
-	for {
-		if _, err := io.ReadFull(r, buf[:]); err != nil {
-			return recs
-		}
+	records(t, path, 24, func(b []byte) {
 		recs = append(recs, Timed{
-			ID:   binary.LittleEndian.Uint64(buf[:8]),
-			Send: time.Unix(0, int64(binary.LittleEndian.Uint64(buf[8:16]))),
-			Recv: time.Unix(0, int64(binary.LittleEndian.Uint64(buf[16:]))),
+			ID:   binary.LittleEndian.Uint64(b[:8]),
+			Send: time.Unix(0, int64(binary.LittleEndian.Uint64(b[8:16]))),
+			Recv: time.Unix(0, int64(binary.LittleEndian.Uint64(b[16:]))),
 		})
-	}
+	})
+	return recs
 }
 
 // Fleet runs 8 idwriters against the lease store at url on a layout with exactly 8 slots.
