@@ -209,16 +209,25 @@ func startIdkitd(t *testing.T, bin, gen string) *idkitd {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := &idkitd{cmd: exec.Command(bin, "--listen", addr, "--grpc-listen", "off", "--gen", gen), addr: addr, done: make(chan struct{}), log: &lockedBuilder{}}
+	return startIdkitdAt(t, nil, addr, bin, gen)
+}
+
+// startIdkitdAt runs bin through the command prefix wrap (nil, or a network namespace's "ip
+// netns exec NS") listening on addr with one generator, and waits until it is ready.
+func startIdkitdAt(t *testing.T, wrap []string, addr, bin, gen string) *idkitd {
+	t.Helper()
+	argv := append(append([]string{}, wrap...), bin, "--listen", addr, "--grpc-listen", "off", "--gen", gen)
+	p := &idkitd{cmd: exec.Command(argv[0], argv[1:]...), addr: addr, done: make(chan struct{}), log: &lockedBuilder{}}
 	p.cmd.Stderr = p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.stop)
+	hc := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		res, err := http.Get("http://" + addr + "/readyz")
+		res, err := hc.Get("http://" + addr + "/readyz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {

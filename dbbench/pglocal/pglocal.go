@@ -69,6 +69,17 @@ type Options struct {
 	// StartTimeout bounds how long pg_ctl waits for the server to accept
 	// connections. Zero means 60 seconds.
 	StartTimeout time.Duration
+
+	// Netns, when set, names a network namespace (ip netns) the server runs in,
+	// for partition tests: pg_ctl is started there as root through
+	// "ip netns exec" and drops to OSUser with setpriv. Its unix socket stays
+	// reachable from every namespace; Listen adds a TCP address in that one.
+	Netns string
+
+	// Listen is an IP address the server listens on over TCP besides its unix
+	// socket (listen_addresses); empty for none. Meant with Netns, whose
+	// addresses exist only inside the namespace.
+	Listen string
 }
 
 // Cluster is a running private PostgreSQL cluster. Call Close to stop it
@@ -82,6 +93,8 @@ type Cluster struct {
 	port    int
 	cred    *syscall.Credential
 	closed  bool
+	netns   string
+	listen  string
 }
 
 // FindBinDir returns the directory holding the PostgreSQL server binaries:
@@ -190,6 +203,11 @@ func start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		binDir:  binDir,
 		port:    5432,
 		cred:    cred,
+		netns:   opts.Netns,
+		listen:  opts.Listen,
+	}
+	if c.netns != "" && cred == nil {
+		return c, fmt.Errorf("pglocal: Netns needs root (ip netns exec)")
 	}
 	if len(c.sockDir)+len("/.s.PGSQL.5432") >= 104 {
 		return c, fmt.Errorf("pglocal: socket path in %s is too long for a unix socket; set Options.TempDir to a shorter directory", dir)
@@ -206,6 +224,12 @@ func start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	if err := c.writeConf(opts.Settings); err != nil {
 		return c, err
+	}
+	if c.listen != "" {
+		// The lab's hosts reach it over TCP from their own subnet; trust, as on the socket.
+		if err := appendFile(filepath.Join(c.dataDir, "pg_hba.conf"), "\nhost all all samenet trust\nhost replication all samenet trust\n"); err != nil {
+			return c, err
+		}
 	}
 	timeout := opts.StartTimeout
 	if timeout <= 0 {
@@ -270,7 +294,7 @@ func (c *Cluster) writeConf(settings map[string]string) error {
 		}
 		fmt.Fprintf(&b, "%s = %s\n", k, quote(settings[k]))
 	}
-	fmt.Fprintf(&b, "listen_addresses = ''\n")
+	fmt.Fprintf(&b, "listen_addresses = %s\n", quote(c.listen))
 	fmt.Fprintf(&b, "unix_socket_directories = %s\n", quote(c.sockDir))
 	fmt.Fprintf(&b, "port = %d\n", c.port)
 	f, err := os.OpenFile(filepath.Join(c.dataDir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
@@ -283,6 +307,21 @@ func (c *Cluster) writeConf(settings map[string]string) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("pglocal: write postgresql.conf: %w", err)
+	}
+	return nil
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
 	}
 	return nil
 }
@@ -302,11 +341,16 @@ func tail(b []byte, n int) string {
 // run executes one of the server binaries as the cluster's OS user.
 func (c *Cluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, name), args...)
-	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C")
-	if c.cred != nil {
+	if c.netns != "" && name == "pg_ctl" {
+		// Entering a namespace needs root; the server then drops to the cluster's user.
+		cmd = exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", c.netns, "setpriv",
+			"--reuid", strconv.Itoa(int(c.cred.Uid)), "--regid", strconv.Itoa(int(c.cred.Gid)), "--init-groups",
+			filepath.Join(c.binDir, name)}, args...)...)
+	} else if c.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 	}
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out

@@ -28,14 +28,20 @@ func (c *Cluster) Standby(ctx context.Context, primary *Cluster, name string) er
 		"-U", DefaultDBUser, "-X", "stream", "-R", "-c", "fast", "--no-sync"); err != nil {
 		return err
 	}
-	conninfo := fmt.Sprintf("host=%s port=%d user=%s application_name=%s", primary.sockDir, primary.port, DefaultDBUser, name)
+	host := primary.sockDir
+	if primary.listen != "" && c.netns != "" {
+		// In network namespaces the standby streams over the lab's net, which a partition
+		// test can cut.
+		host = primary.listen
+	}
+	conninfo := fmt.Sprintf("host=%s port=%d user=%s application_name=%s", host, primary.port, DefaultDBUser, name)
 	f, err := os.OpenFile(filepath.Join(c.dataDir, "postgresql.auto.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("pglocal: open postgresql.auto.conf: %w", err)
 	}
 	// Later lines win: this socket, this name.
-	_, err = fmt.Fprintf(f, "\n# pglocal standby\nprimary_conninfo = %s\nunix_socket_directories = %s\nport = %d\nhot_standby = on\n",
-		quote(conninfo), quote(c.sockDir), c.port)
+	_, err = fmt.Fprintf(f, "\n# pglocal standby\nprimary_conninfo = %s\nunix_socket_directories = %s\nport = %d\nhot_standby = on\nlisten_addresses = %s\n",
+		quote(conninfo), quote(c.sockDir), c.port, quote(c.listen))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -51,13 +57,16 @@ func (c *Cluster) Standby(ctx context.Context, primary *Cluster, name string) er
 }
 
 // NewStandby starts a new cluster in a fresh temporary directory (opts.TempDir) as a
-// streaming standby of c named name (see Standby). Close it as any cluster.
+// streaming standby of c named name (see Standby). Close it as any cluster. With opts.Netns
+// and opts.Listen it runs in that namespace on that address and, when c listens on an
+// address too, streams from it over TCP (a partition test's replication link).
 func (c *Cluster) NewStandby(ctx context.Context, name string, opts Options) (*Cluster, error) {
 	dir, err := os.MkdirTemp(opts.TempDir, "pglocal-")
 	if err != nil {
 		return nil, fmt.Errorf("pglocal: create temp dir: %w", err)
 	}
-	s := &Cluster{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: dir, binDir: c.binDir, version: c.version, port: c.port, cred: c.cred}
+	s := &Cluster{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: dir, binDir: c.binDir, version: c.version, port: c.port, cred: c.cred,
+		netns: opts.Netns, listen: opts.Listen}
 	if s.cred != nil {
 		if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
 			os.RemoveAll(dir)

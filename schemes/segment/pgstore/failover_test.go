@@ -13,6 +13,8 @@ import (
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/netlab"
+	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
@@ -29,9 +31,20 @@ type pgPair struct {
 	sync       bool
 	prim, stby *pglocal.Cluster
 	dsn        string
+	// In a partition test (TestFaultPartitionPG) the pair sits in lab's namespaces: host names
+	// each server's, and cut takes the standby's link off the net instead of freezing senders.
+	lab  *netlab.Lab
+	host map[*pglocal.Cluster]string
 }
 
 func startPair(t *testing.T, sync bool) *pgPair {
+	t.Helper()
+	return startPairIn(t, nil, sync)
+}
+
+// startPairIn is startPair with the primary in lab's host pg0 and the standby in pg1, each
+// listening on its lan address, the standby streaming over lan; nil lab is startPair.
+func startPairIn(t *testing.T, lab *netlab.Lab, sync bool) *pgPair {
 	t.Helper()
 	pgtest.DSN(t) // skips, or fails under CI=true, without PostgreSQL
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -44,17 +57,22 @@ func startPair(t *testing.T, sync bool) *pgPair {
 	if sync {
 		set["synchronous_standby_names"] = "s1"
 	}
-	a, err := pglocal.Start(ctx, pglocal.Options{Settings: set, TempDir: "/tmp"})
+	oa, ob := pglocal.Options{Settings: set, TempDir: "/tmp"}, pglocal.Options{TempDir: "/tmp"}
+	if lab != nil {
+		oa.Netns, oa.Listen = lab.Host("pg0").NS, lab.Host("pg0").Addrs[labtest.LAN]
+		ob.Netns, ob.Listen = lab.Host("pg1").NS, lab.Host("pg1").Addrs[labtest.LAN]
+	}
+	a, err := pglocal.Start(ctx, oa)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	b, err := a.NewStandby(ctx, "s1", pglocal.Options{TempDir: "/tmp"})
+	b, err := a.NewStandby(ctx, "s1", ob)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	p := &pgPair{t: t, sync: sync, prim: a, stby: b,
+	p := &pgPair{t: t, sync: sync, prim: a, stby: b, lab: lab, host: map[*pglocal.Cluster]string{a: "pg0", b: "pg1"},
 		dsn: fmt.Sprintf("host=%s,%s port=%d,%d user=postgres dbname=postgres sslmode=disable target_session_attrs=read-write connect_timeout=2",
 			a.SocketDir(), b.SocketDir(), a.Port(), b.Port())}
 	p.waitStreaming()
@@ -103,6 +121,12 @@ func (p *pgPair) waitStreaming() {
 // the primary goes on committing (async) or waiting for it (sync).
 func (p *pgPair) cut() {
 	p.t.Helper()
+	if p.lab != nil {
+		if err := p.lab.Cut(context.Background(), p.host[p.stby], labtest.LAN); err != nil {
+			p.t.Fatal(err)
+		}
+		return
+	}
 	for _, pid := range p.query(`SELECT pid FROM pg_stat_replication`) {
 		var n int
 		fmt.Sscan(pid, &n)
@@ -144,6 +168,12 @@ func (p *pgPair) fail() {
 		p.t.Fatalf("epoch right after pg_promote: %v, before %v; want the next timeline", e, old)
 	}
 	p.prim, p.stby = p.stby, p.prim
+	if p.lab != nil {
+		// The promoted server was the one cut off: heal before the old primary follows it.
+		if err := p.lab.HealNet(ctx, labtest.LAN); err != nil {
+			p.t.Fatal(err)
+		}
+	}
 	if err := p.stby.Standby(ctx, p.prim, "s1"); err != nil {
 		p.t.Fatal(err)
 	}

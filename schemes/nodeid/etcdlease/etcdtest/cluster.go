@@ -28,6 +28,26 @@ type Cluster struct {
 // under CI=true.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
+	return StartClusterOn(t, make([]Member, n))
+}
+
+// Member places one member of a cluster started by StartClusterOn. The zero Member is a
+// member on loopback on free ports.
+type Member struct {
+	// Addr is the address the member serves clients and peers on (ports 2379 and 2380, as in
+	// a network namespace of its own); empty for loopback on free ports.
+	Addr string
+	// Probe is another address it serves clients on, which the test's own checks (health,
+	// leader) use, so that they keep working while Addr is cut off.
+	Probe string
+	// Wrap is a command prefix the member runs under, such as "ip netns exec NS".
+	Wrap []string
+}
+
+// StartClusterOn is StartCluster with each member placed as members says.
+func StartClusterOn(t testing.TB, members []Member) *Cluster {
+	t.Helper()
+	n := len(members)
 	bin, err := findBinary()
 	if err != nil {
 		unavailable(t, err)
@@ -49,11 +69,15 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	})
 	var peers []string
 	for i := range n {
-		m := &Server{bin: bin, dir: filepath.Join(dir, strconv.Itoa(i)), name: fmt.Sprintf("m%d", i), token: filepath.Base(dir)}
+		p := members[i]
+		m := &Server{bin: bin, dir: filepath.Join(dir, strconv.Itoa(i)), name: fmt.Sprintf("m%d", i), token: filepath.Base(dir),
+			host: p.Addr, probe: p.Probe, wrap: p.Wrap}
 		if err := os.Mkdir(m.dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if m.cport, err = freePort(); err == nil {
+		if p.Addr != "" {
+			m.cport, m.pport = 2379, 2380
+		} else if m.cport, err = freePort(); err == nil {
 			m.pport, err = freePort()
 		}
 		if err != nil {
@@ -127,12 +151,12 @@ func (s *Server) status() (id, leader uint64, ok bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{s.URL()}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{s.ProbeURL()}, DialTimeout: time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return 0, 0, false
 	}
 	defer cli.Close()
-	st, err := cli.Status(ctx, s.URL())
+	st, err := cli.Status(ctx, s.ProbeURL())
 	if err != nil || st.Leader == 0 {
 		return 0, 0, false
 	}

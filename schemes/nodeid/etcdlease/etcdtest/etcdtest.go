@@ -89,6 +89,9 @@ type Server struct {
 	cmd        *exec.Cmd
 	exited     chan struct{}
 	stderrPath string
+	host       string   // the address it serves on; "" for 127.0.0.1
+	probe      string   // another address it serves clients on, for the test's own checks
+	wrap       []string // command prefix, such as ip netns exec NS
 }
 
 var errNoBinary = errors.New("no etcd binary on PATH or at /usr/bin/etcd (Debian: apt-get install etcd-server)")
@@ -141,12 +144,30 @@ func start() (*Server, error) {
 }
 
 // URL returns the client URL.
-func (s *Server) URL() string { return "http://127.0.0.1:" + strconv.Itoa(s.cport) }
+func (s *Server) URL() string { return "http://" + s.HostPort() }
 
 // HostPort returns the client address as host:port.
-func (s *Server) HostPort() string { return "127.0.0.1:" + strconv.Itoa(s.cport) }
+func (s *Server) HostPort() string { return net.JoinHostPort(s.addr(), strconv.Itoa(s.cport)) }
 
-func (s *Server) peerURL() string { return "http://127.0.0.1:" + strconv.Itoa(s.pport) }
+func (s *Server) addr() string {
+	if s.host != "" {
+		return s.host
+	}
+	return "127.0.0.1"
+}
+
+func (s *Server) peerURL() string {
+	return "http://" + net.JoinHostPort(s.addr(), strconv.Itoa(s.pport))
+}
+
+// ProbeURL returns the client URL the test itself reaches the server by: the probe address a
+// cluster member placed with StartClusterOn serves on besides its own, or URL.
+func (s *Server) ProbeURL() string {
+	if s.probe == "" {
+		return s.URL()
+	}
+	return "http://" + net.JoinHostPort(s.probe, strconv.Itoa(s.cport))
+}
 
 // Restart starts the server again after Stop, with its data; it is a no-op while it runs. It
 // returns once the server answers its health check, which a cluster member does only while
@@ -165,10 +186,14 @@ func (s *Server) launch() error {
 	if s.cmd != nil {
 		return nil
 	}
-	cmd := exec.Command(s.bin,
+	listen := s.URL()
+	if s.probe != "" {
+		listen += "," + s.ProbeURL()
+	}
+	argv := append(append([]string{}, s.wrap...), s.bin,
 		"--name", s.name,
 		"--data-dir", filepath.Join(s.dir, "data"),
-		"--listen-client-urls", s.URL(),
+		"--listen-client-urls", listen,
 		"--advertise-client-urls", s.URL(),
 		"--listen-peer-urls", s.peerURL(),
 		"--initial-advertise-peer-urls", s.peerURL(),
@@ -176,6 +201,7 @@ func (s *Server) launch() error {
 		"--initial-cluster-token", s.token,
 		"--logger", "zap", "--log-level", "error",
 	)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	s.stderrPath = filepath.Join(s.dir, "etcd.log")
 	logf, err := os.OpenFile(s.stderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -208,7 +234,7 @@ func (s *Server) waitHealthy(limit time.Duration) error {
 			return fmt.Errorf("etcd %s exited at start: %s", s.name, tail(b))
 		default:
 		}
-		if healthy(s.URL()) {
+		if healthy(s.ProbeURL()) {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)

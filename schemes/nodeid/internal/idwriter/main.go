@@ -2,8 +2,10 @@
 // (from a lease store, or fixed), generates Snowflake IDs at a steady rate and appends them
 // to a file as 8-byte little-endian words until its time is up or it is killed.
 //
-// On stdout it prints "node N" once it holds its node, then "done issued=N errors=N" when it
-// ends normally. Its clock can be offset (-offset -2s) to play a wall clock stepped back
+// On stdout it prints "node N" once it holds its node (with -store, "held N since UNIXNANO"
+// too), then "done issued=N errors=N" when it ends normally. With -timed each ID is followed
+// by the times its Next call started and returned (24-byte records, see proctest.ReadTimed),
+// for the partition tests' history checker. Its clock can be offset (-offset -2s) to play a wall clock stepped back
 // while the process was down.
 package main
 
@@ -16,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/idkit/idkit/layouts"
@@ -52,6 +56,8 @@ func run(stdout io.Writer, args []string) error {
 	perMs := fs.Int("rate", 20, "IDs per millisecond")
 	offset := fs.Duration("offset", 0, "clock offset")
 	driftWait := fs.Duration("drift-wait", 0, "drift policy MaxWait (0: default)")
+	fence := fs.Bool("fence", true, "with -store: stop issuing when the lease cannot be renewed in time (false: a fault test's control only)")
+	timed := fs.Bool("timed", false, "write each ID with the start and end of its Next call (unix ns)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,7 +90,11 @@ func run(stdout io.Writer, args []string) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 		defer lease.Close()
-		set.Node, set.Fence = lease.Node(), lease
+		fmt.Fprintf(stdout, "held %d since %d\n", lease.Node(), time.Now().UnixNano())
+		set.Node = lease.Node()
+		if *fence {
+			set.Fence = lease
+		}
 		if *leaseMarks {
 			set.Marks = lease.Marks()
 		}
@@ -103,13 +113,21 @@ func run(stdout io.Writer, args []string) error {
 	defer f.Close()
 	fmt.Fprintf(stdout, "node %d\n", set.Node)
 	w := bufio.NewWriterSize(f, 8*1024)
-	var buf [8]byte
+	var buf [24]byte
+	rec := buf[:8]
+	if *timed {
+		rec = buf[:]
+	}
 	var issued, errs int
 	var firstErr error
 	var firstID time.Duration = -1
 	end := time.Now().Add(*dur)
-	for tick := time.NewTicker(time.Millisecond); time.Now().Before(end); <-tick.C {
+	// SIGTERM ends the run early, as its time running out would (the "done" line included).
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, os.Interrupt)
+	for tick := time.NewTicker(time.Millisecond); time.Now().Before(end) && len(term) == 0; <-tick.C {
 		for range *perMs {
+			sent := time.Now().UnixNano()
 			id, err := g.Next()
 			if err != nil {
 				errs++
@@ -123,7 +141,11 @@ func run(stdout io.Writer, args []string) error {
 			}
 			issued++
 			binary.LittleEndian.PutUint64(buf[:], id)
-			w.Write(buf[:])
+			if *timed {
+				binary.LittleEndian.PutUint64(buf[8:], uint64(sent))
+				binary.LittleEndian.PutUint64(buf[16:], uint64(time.Now().UnixNano()))
+			}
+			w.Write(rec)
 		}
 		// Flush every millisecond: a SIGKILL loses at most the IDs of the current one.
 		if err := w.Flush(); err != nil {

@@ -46,8 +46,16 @@ type Proc struct {
 // Start runs bin with args plus -out name.bin in dir.
 func Start(t *testing.T, bin, dir, name string, args ...string) *Proc {
 	t.Helper()
+	return StartIn(t, nil, bin, dir, name, args...)
+}
+
+// StartIn is Start with the command run through wrap, a command prefix such as a network
+// namespace's "ip netns exec NS" (which execs bin: signals reach it directly).
+func StartIn(t *testing.T, wrap []string, bin, dir, name string, args ...string) *Proc {
+	t.Helper()
 	p := &Proc{Name: name, Out: filepath.Join(dir, name+".bin"), node: make(chan uint64, 1), done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, append(args, "-out", p.Out)...)
+	argv := append(append(append([]string{}, wrap...), bin), append(args, "-out", p.Out)...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +114,33 @@ func (p *Proc) Node(t *testing.T, limit time.Duration) uint64 {
 	return 0
 }
 
+// Held returns the node the process holds a lease on and when it got it (its "held N since T"
+// line), or ok false before it said so.
+func (p *Proc) Held() (node uint64, since time.Time, ok bool) {
+	for _, line := range strings.Split(p.Log(), "\n") {
+		var ns int64
+		if _, err := fmt.Sscanf(line, "held %d since %d", &node, &ns); err == nil {
+			return node, time.Unix(0, ns), true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
+// Done reports whether the process has exited, without waiting.
+func (p *Proc) Done() bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop asks the process to end now (SIGTERM), as its time running out would; Wait then waits
+// for it.
+func (p *Proc) Stop() { _ = p.cmd.Process.Signal(syscall.SIGTERM) }
+
 // Kill sends SIGKILL and waits for the process to die.
 func (p *Proc) Kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
@@ -128,23 +163,52 @@ func (p *Proc) Wait(t *testing.T, limit time.Duration) {
 // Read returns the IDs in a file written by idwriter (a torn last word is dropped).
 func Read(t *testing.T, path string) []uint64 {
 	t.Helper()
-	f, err := os.Open(path)
+	var ids []uint64
+	records(t, path, 8, func(b []byte) { ids = append(ids, binary.LittleEndian.Uint64(b)) })
+	return ids
+}
+
+// records calls f with each size-byte record of the file at path, which may be missing (no
+// records) and whose torn last record is dropped.
+func records(t *testing.T, path string, size int, f func([]byte)) {
+	t.Helper()
+	file, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil
+		return
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var ids []uint64
-	r := bufio.NewReader(f)
-	var buf [8]byte
+	defer file.Close()
+	r := bufio.NewReader(file)
+	buf := make([]byte, size)
 	for {
-		if _, err := io.ReadFull(r, buf[:]); err != nil {
-			return ids
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return
 		}
-		ids = append(ids, binary.LittleEndian.Uint64(buf[:]))
+		f(buf)
 	}
+}
+
+// Timed is one ID of a file written by idwriter -timed, with the start and end of its Next call.
+type Timed struct {
+	ID         uint64
+	Send, Recv time.Time
+}
+
+// ReadTimed returns the records of a file written by idwriter -timed (a torn last record is
+// dropped).
+func ReadTimed(t *testing.T, path string) []Timed {
+	t.Helper()
+	var recs []Timed
+	records(t, path, 24, func(b []byte) {
+		recs = append(recs, Timed{
+			ID:   binary.LittleEndian.Uint64(b[:8]),
+			Send: time.Unix(0, int64(binary.LittleEndian.Uint64(b[8:16]))),
+			Recv: time.Unix(0, int64(binary.LittleEndian.Uint64(b[16:]))),
+		})
+	})
+	return recs
 }
 
 // Fleet runs 8 idwriters against the lease store at url on a layout with exactly 8 slots.
