@@ -221,3 +221,47 @@ func TestServiceDocPacedTailCauses(t *testing.T) {
 
 // thousandsInt writes n with thousands separators, as docs/service.md does.
 func thousandsInt(n int) string { return thousands(uint64(max(n, 0))) }
+
+// TestServiceDocPacedTailOnCPU holds what docs/service.md says of two rows of the fifo totals
+// of docs/bench/paced-tail.txt ("idkitd on CPU ≥ 90% of it" and the load generator's late
+// wake-ups) to the file: their shares of all requests, of those over 1 ms and of those over
+// p99.9, and that each is more common over 1 ms than among all and within 3 points of it over
+// p99.9, as the sentence says.
+func TestServiceDocPacedTailOnCPU(t *testing.T) {
+	run, err := os.ReadFile("../../docs/bench/paced-tail.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/service.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fifo, ok := strings.Cut(string(run), "Totals, head fifo")
+	if !ok {
+		t.Fatal("docs/bench/paced-tail.txt has no fifo totals")
+	}
+	shares := func(label string) [3]int {
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(label) + ` *\| *\d+ \((\d+)%\) *\| *\d+ \((\d+)%\) *\| *\d+ \((\d+)%\)`)
+		m := re.FindStringSubmatch(fifo)
+		if m == nil {
+			t.Fatalf("docs/bench/paced-tail.txt: no fifo totals row %q", label)
+		}
+		var s [3]int
+		for i := range s {
+			s[i], _ = strconv.Atoi(m[i+1])
+		}
+		return s
+	}
+	onCPU := shares("idkitd on CPU ≥ 90% of it")
+	late := shares("load gen waits for CPU: CPU idle (late wake-up)")
+	for _, s := range [][3]int{onCPU, late} {
+		if s[1] <= s[0] || s[2] > s[0]+3 || s[2] < s[0]-3 {
+			t.Errorf("fifo shares %v (all, > 1 ms, > p99.9) no longer fit docs/service.md's sentence", s)
+		}
+	}
+	want := fmt.Sprintf("idkitd on its CPU through the window is more common among the requests over 1 ms than among all (%d%% against %d%%), and so is a late wake-up of the load generator's idle CPU (%d%% against %d%%); among those over p99.9 both are about as common as among all (%d%% and %d%%).",
+		onCPU[1], onCPU[0], late[1], late[0], onCPU[2], late[2])
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+		t.Errorf("docs/service.md should say %q, as docs/bench/paced-tail.txt shows", want)
+	}
+}
