@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -263,5 +264,87 @@ func TestServiceDocPacedTailOnCPU(t *testing.T) {
 		onCPU[1], onCPU[0], late[1], late[0], onCPU[2], late[2])
 	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
 		t.Errorf("docs/service.md should say %q, as docs/bench/paced-tail.txt shows", want)
+	}
+}
+
+// TestServiceDocGRPCPort holds docs/service.md's figures of the port comparison to the rounds
+// of docs/bench/grpc-port.txt (sh docs/bench/grpc-port.sh 5): per stack on the main port, the
+// median over the rounds of its CPU per request divided by the gRPC port's in the same round,
+// for this commit's binaries and the base rows; and the medians of the paced rounds' p99 and
+// p99.9 from send, in ms.
+func TestServiceDocGRPCPort(t *testing.T) {
+	run, err := os.ReadFile("../../docs/bench/grpc-port.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/service.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := regexp.MustCompile(`^round (\d+) ([\w-]+)( \(base\))?: [0-9.]+ req/s, ([0-9.]+) µs CPU`)
+	paced := regexp.MustCompile(`p99 ([0-9.]+) µs p99\.9 ([0-9.]+) µs from send`)
+	cpu := map[string]float64{}        // "round stack base" -> CPU µs
+	ratios := map[string][]float64{}   // "stack base" -> CPU ratios over the rounds
+	tails := map[string][2][]float64{} // "base" or "" -> p99s, p99.9s in µs
+	for _, line := range strings.Split(string(run), "\n") {
+		m := round.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v, _ := strconv.ParseFloat(m[4], 64)
+		cpu[m[1]+" "+m[2]+m[3]] = v
+		if m[2] == "grpc-port-paced-10k" {
+			p := paced.FindStringSubmatch(line)
+			if p == nil {
+				t.Fatalf("no tail in %q", line)
+			}
+			p99, _ := strconv.ParseFloat(p[1], 64)
+			p999, _ := strconv.ParseFloat(p[2], 64)
+			tl := tails[m[3]]
+			tl[0], tl[1] = append(tl[0], p99), append(tl[1], p999)
+			tails[m[3]] = tl
+		}
+	}
+	for key, v := range cpu {
+		r, stack, _ := strings.Cut(key, " ")
+		if base, ok := cpu[r+" grpc-port"+strings.TrimPrefix(stack, strings.Fields(stack)[0])]; ok && strings.HasPrefix(stack, "main-port-") {
+			ratios[stack] = append(ratios[stack], v/base)
+		}
+	}
+	// med returns the median, rounded half up to d decimals.
+	med := func(v []float64, d int) string {
+		if len(v) == 0 {
+			t.Fatal("docs/bench/grpc-port.txt: no rounds")
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		m := s[len(s)/2]
+		if len(s)%2 == 0 {
+			m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
+		p := math.Pow10(d)
+		return strconv.FormatFloat(math.Floor(m*p+0.5)/p, 'f', d, 64)
+	}
+	ms := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x / 1000
+		}
+		return out
+	}
+	want := []string{
+		"| gRPC, grpc-go client → main port (net/http + Connect) | 12,004 | 97.3 | 0.46 | " + med(ratios["main-port-grpc"], 2) + " |",
+		"| Connect binary, connect-go client → main port | 13,209 | 89.5 | 0.507 | " + med(ratios["main-port-connect"], 2) + " |",
+		"| gRPC-Web, connect-go client → main port | 11,223 | 108.6 | 0.406 | " + med(ratios["main-port-grpc-web"], 2) + " |",
+		"/ " + med(ratios["main-port-grpc (base)"], 2) + " (main port gRPC), 0.42 / " + med(ratios["main-port-connect (base)"], 2) +
+			" (Connect) and 0.37 / " + med(ratios["main-port-grpc-web (base)"], 2) + " (gRPC-Web)",
+		fmt.Sprintf("p99 %s ms and p99.9 %s ms from send, medians of %s (9264733's: %s and %s ms)",
+			med(ms(tails[""][0]), 1), med(ms(tails[""][1]), 1), numberWord(len(tails[""][0])), med(ms(tails[" (base)"][0]), 1), med(ms(tails[" (base)"][1]), 1)),
+	}
+	flat := strings.Join(strings.Fields(string(doc)), " ")
+	for _, w := range want {
+		if !strings.Contains(flat, w) {
+			t.Errorf("docs/service.md should say %q, as docs/bench/grpc-port.txt shows", w)
+		}
 	}
 }
