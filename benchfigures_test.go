@@ -155,7 +155,7 @@ func TestBenchFiguresHeld(t *testing.T) {
 			t.Fatal(err)
 		}
 		used[doc] = map[string]bool{}
-		for _, sec := range regexp.MustCompile(`(?m)^#{1,6} `).Split(string(b), -1) {
+		for _, sec := range heading.Split(string(b), -1) {
 			refs := benchRef.FindAllString(sec, -1)
 			if len(refs) == 0 {
 				continue
@@ -203,11 +203,24 @@ func TestBenchFiguresHeld(t *testing.T) {
 	}
 }
 
+// The parts of a Markdown section proseNumbers leaves out, and the headings that end one.
+var (
+	generatedBlock = regexp.MustCompile(`(?s)<!-- BEGIN .*?<!-- END[^>]*-->`)
+	fencedCode     = regexp.MustCompile("(?s)```.*?```")
+	codeSpan       = regexp.MustCompile("`[^`]*`")
+	linkTarget     = regexp.MustCompile(`\]\([^)]*\)`)
+	heading        = regexp.MustCompile(`(?m)^#{1,6} `)
+	// hexWord is a word of hex digits with a letter and a digit: a commit name when 7 or longer.
+	hexWord = regexp.MustCompile(`\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b`)
+	// testFunc is the start of a test function, after "func ".
+	testFunc = regexp.MustCompile(`^(Test\w+)\(t \*testing\.T\) \{`)
+)
+
 // proseNumbers returns the numbers of a Markdown section's prose, as written, leaving out
 // generated blocks, code blocks, code spans, link targets, paths and commit names.
 func proseNumbers(sec string) []string {
-	sec = regexp.MustCompile(`(?s)<!-- BEGIN .*?<!-- END[^>]*-->`).ReplaceAllString(sec, "")
-	sec = regexp.MustCompile("(?s)```.*?```").ReplaceAllString(sec, "")
+	sec = generatedBlock.ReplaceAllString(sec, "")
+	sec = fencedCode.ReplaceAllString(sec, "")
 	var lines []string
 	for _, line := range strings.Split(sec, "\n") {
 		if !strings.HasPrefix(line, "    ") { // an indented code block: a file's lines quoted whole
@@ -215,10 +228,10 @@ func proseNumbers(sec string) []string {
 		}
 	}
 	sec = strings.Join(lines, "\n")
-	sec = regexp.MustCompile("`[^`]*`").ReplaceAllString(sec, "")
-	sec = regexp.MustCompile(`\]\([^)]*\)`).ReplaceAllString(sec, "]")
+	sec = codeSpan.ReplaceAllString(sec, "")
+	sec = linkTarget.ReplaceAllString(sec, "]")
 	sec = benchRef.ReplaceAllString(sec, "")
-	sec = regexp.MustCompile(`\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b`).ReplaceAllStringFunc(sec, func(w string) string {
+	sec = hexWord.ReplaceAllStringFunc(sec, func(w string) string {
 		if len(w) >= 7 {
 			return "" // a commit
 		}
@@ -250,9 +263,9 @@ func testSources(t *testing.T) map[string]bool {
 			return err
 		}
 		src := string(b)
-		for _, fn := range regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\) \{\n((?:.*\n)*?)^\}`).FindAllStringSubmatch(src, -1) {
-			if strings.Contains(fn[2], "docs/bench/") {
-				names[fn[1]] = true
+		for _, fn := range strings.Split(src, "\nfunc ")[1:] { // each top-level function to the next
+			if m := testFunc.FindStringSubmatch(fn); m != nil && strings.Contains(fn, "docs/bench/") {
+				names[m[1]] = true
 			}
 		}
 		return nil

@@ -17,6 +17,9 @@ import (
 var internalRef = regexp.MustCompile(`(?i)\bissues? #?[0-9]+\b(?:[, ]+(?:and |items? )?[0-9]+\b)*` +
 	`|\bmain's\b|\b(?:on|of|from|in) (?:the )?branch\b|\bbranch [a-z][a-z0-9-]*[0-9-][a-z0-9-]*\b|\bon branch \w+|\bthe main branch\b`)
 
+// issuesVerb is a match of internalRef that may be the verb: "issues 100,000".
+var issuesVerb = regexp.MustCompile(`(?i)^issues [0-9,]+$`)
+
 // TestDocsNoInternalReferences: README.md and the Markdown under docs/ name no issue of this
 // project's tracker and no git branch: a reader of the docs has neither, so the docs describe
 // the thing itself or name a commit or a file.
@@ -41,7 +44,7 @@ func TestDocsNoInternalReferences(t *testing.T) {
 		flat := strings.ReplaceAll(text, "\n", " ")
 		for _, loc := range internalRef.FindAllStringIndex(flat, -1) {
 			ref := flat[loc[0]:loc[1]]
-			if regexp.MustCompile(`(?i)^issues [0-9,]+$`).MatchString(ref) && strings.HasPrefix(strings.TrimLeft(flat[loc[1]:], " "), "IDs") {
+			if issuesVerb.MatchString(ref) && strings.HasPrefix(strings.TrimLeft(flat[loc[1]:], " "), "IDs") {
 				continue // "the fleet issues 100,000 IDs/s": the verb
 			}
 			t.Errorf("%s:%d: %q refers to this project's tracker or branches; describe the thing, or name a commit or a file", f, strings.Count(text[:loc[0]], "\n")+1, ref)
