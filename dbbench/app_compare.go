@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -323,6 +324,19 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 		p("%s (%s, %s) %s client(s)", r.Scheme, r.KeyType, orderWord(r), strings.Join(cells, ", "))
 	}
 	p(".")
+	// The reference's own child PK can move with the clients too; the ratios would hide it.
+	var refSizes, refClients []string
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, rep := range reps {
+		rc, _ := childKey(rep.App[0])
+		lo, hi = min(lo, rc), max(hi, rc)
+		refSizes = append(refSizes, fmt.Sprintf("%.1f", rc))
+		refClients = append(refClients, strconv.Itoa(rep.Settings.Clients))
+	}
+	if len(reps) > 1 && hi > lo*1.01 {
+		p(" The reference moves too: %s's own child PK took %s B per operation with %s client(s), so each ratio is against the reference at its own client count and leaves out what the reference itself grew.",
+			ref.Scheme, andList(refSizes), andList(refClients))
+	}
 	for _, r := range reps[0].App {
 		if orderWord(r) != "random" {
 			continue
@@ -363,4 +377,12 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 	p("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// andList joins words as prose does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -407,6 +408,18 @@ func TestOutputs(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "`idbench db --db sqlite`") {
 		t.Errorf("report does not state its command")
+	}
+	// The machine's load average at the start and end of the run, where the system shows it.
+	if _, err := os.Stat("/proc/loadavg"); err == nil {
+		if !regexp.MustCompile(`^start [0-9.]+ [0-9.]+ [0-9.]+, end [0-9.]+ [0-9.]+ [0-9.]+$`).MatchString(rep.Settings.LoadAverage) {
+			t.Errorf("load average %q, want start and end with three figures each", rep.Settings.LoadAverage)
+		}
+		if _, ok := doc.Settings["load_average"]; !ok {
+			t.Errorf("report.json settings lack load_average")
+		}
+		if !strings.Contains(string(md), "| load average of the machine (1, 5, 15 min) | "+rep.Settings.LoadAverage+" |") {
+			t.Errorf("report.md does not give the load average %q", rep.Settings.LoadAverage)
+		}
 	}
 	checkCharts(t, dir, string(md), "throughput.svg", "index-bytes-per-row.svg", "wal-bytes-per-row.svg", "leaf-density.svg")
 }

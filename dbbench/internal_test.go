@@ -91,3 +91,20 @@ func TestDefaultSchemesByEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLoadAverage: the three load averages of a /proc/loadavg line, and nothing from a
+// line that does not start with three numbers.
+func TestParseLoadAverage(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"2.47 0.91 0.35 3/412 22898\n", "2.47 0.91 0.35"},
+		{"38.12 37.49 29.57 1/900 1\n", "38.12 37.49 29.57"},
+		{"0.00 0.01 0.05", "0.00 0.01 0.05"},
+		{"", ""},
+		{"2.47 0.91", ""},
+		{"2.47 x 0.35 1/2 3", ""},
+	} {
+		if got := parseLoadAverage(tc.line); got != tc.want {
+			t.Errorf("parseLoadAverage(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}

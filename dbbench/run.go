@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +111,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Started:    start.UTC().Truncate(time.Second),
 	}}
+	loadStart := loadAverage()
 	if rep.Settings.FleetRate > 0 {
 		rep.Settings.ClockSkew = Duration(cfg.fleet().Skew)
 	}
@@ -127,7 +129,35 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, werr
 	}
 	rep.Settings.Duration = Duration(time.Since(start))
+	if end := loadAverage(); loadStart != "" && end != "" {
+		rep.Settings.LoadAverage = "start " + loadStart + ", end " + end
+	}
 	return rep, werr
+}
+
+// loadAverage returns the machine's load averages over 1, 5 and 15 minutes as
+// /proc/loadavg shows them ("2.47 0.91 0.35"), or "" where there is no such file.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return parseLoadAverage(string(b))
+}
+
+// parseLoadAverage returns the first three fields of a /proc/loadavg line, or "" when the
+// line does not start with three numbers.
+func parseLoadAverage(line string) string {
+	f := strings.Fields(line)
+	if len(f) < 3 {
+		return ""
+	}
+	for _, v := range f[:3] {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return ""
+		}
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // baselineRow returns the index of the row the bare-COPY baseline is

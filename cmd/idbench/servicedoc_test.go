@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -221,3 +222,129 @@ func TestServiceDocPacedTailCauses(t *testing.T) {
 
 // thousandsInt writes n with thousands separators, as docs/service.md does.
 func thousandsInt(n int) string { return thousands(uint64(max(n, 0))) }
+
+// TestServiceDocPacedTailOnCPU holds what docs/service.md says of two rows of the fifo totals
+// of docs/bench/paced-tail.txt ("idkitd on CPU ≥ 90% of it" and the load generator's late
+// wake-ups) to the file: their shares of all requests, of those over 1 ms and of those over
+// p99.9, and that each is more common over 1 ms than among all and within 3 points of it over
+// p99.9, as the sentence says.
+func TestServiceDocPacedTailOnCPU(t *testing.T) {
+	run, err := os.ReadFile("../../docs/bench/paced-tail.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/service.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fifo, ok := strings.Cut(string(run), "Totals, head fifo")
+	if !ok {
+		t.Fatal("docs/bench/paced-tail.txt has no fifo totals")
+	}
+	shares := func(label string) [3]int {
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(label) + ` *\| *\d+ \((\d+)%\) *\| *\d+ \((\d+)%\) *\| *\d+ \((\d+)%\)`)
+		m := re.FindStringSubmatch(fifo)
+		if m == nil {
+			t.Fatalf("docs/bench/paced-tail.txt: no fifo totals row %q", label)
+		}
+		var s [3]int
+		for i := range s {
+			s[i], _ = strconv.Atoi(m[i+1])
+		}
+		return s
+	}
+	onCPU := shares("idkitd on CPU ≥ 90% of it")
+	late := shares("load gen waits for CPU: CPU idle (late wake-up)")
+	for _, s := range [][3]int{onCPU, late} {
+		if s[1] <= s[0] || s[2] > s[0]+3 || s[2] < s[0]-3 {
+			t.Errorf("fifo shares %v (all, > 1 ms, > p99.9) no longer fit docs/service.md's sentence", s)
+		}
+	}
+	want := fmt.Sprintf("idkitd on its CPU through the window is more common among the requests over 1 ms than among all (%d%% against %d%%), and so is a late wake-up of the load generator's idle CPU (%d%% against %d%%); among those over p99.9 both are about as common as among all (%d%% and %d%%).",
+		onCPU[1], onCPU[0], late[1], late[0], onCPU[2], late[2])
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+		t.Errorf("docs/service.md should say %q, as docs/bench/paced-tail.txt shows", want)
+	}
+}
+
+// TestServiceDocGRPCPort holds docs/service.md's figures of the port comparison to the rounds
+// of docs/bench/grpc-port.txt (sh docs/bench/grpc-port.sh 5): per stack on the main port, the
+// median over the rounds of its CPU per request divided by the gRPC port's in the same round,
+// for this commit's binaries and the base rows; and the medians of the paced rounds' p99 and
+// p99.9 from send, in ms.
+func TestServiceDocGRPCPort(t *testing.T) {
+	run, err := os.ReadFile("../../docs/bench/grpc-port.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/service.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := regexp.MustCompile(`^round (\d+) ([\w-]+)( \(base\))?: [0-9.]+ req/s, ([0-9.]+) µs CPU`)
+	paced := regexp.MustCompile(`p99 ([0-9.]+) µs p99\.9 ([0-9.]+) µs from send`)
+	cpu := map[string]float64{}        // "round stack base" -> CPU µs
+	ratios := map[string][]float64{}   // "stack base" -> CPU ratios over the rounds
+	tails := map[string][2][]float64{} // "base" or "" -> p99s, p99.9s in µs
+	for _, line := range strings.Split(string(run), "\n") {
+		m := round.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v, _ := strconv.ParseFloat(m[4], 64)
+		cpu[m[1]+" "+m[2]+m[3]] = v
+		if m[2] == "grpc-port-paced-10k" {
+			p := paced.FindStringSubmatch(line)
+			if p == nil {
+				t.Fatalf("no tail in %q", line)
+			}
+			p99, _ := strconv.ParseFloat(p[1], 64)
+			p999, _ := strconv.ParseFloat(p[2], 64)
+			tl := tails[m[3]]
+			tl[0], tl[1] = append(tl[0], p99), append(tl[1], p999)
+			tails[m[3]] = tl
+		}
+	}
+	for key, v := range cpu {
+		r, stack, _ := strings.Cut(key, " ")
+		if base, ok := cpu[r+" grpc-port"+strings.TrimPrefix(stack, strings.Fields(stack)[0])]; ok && strings.HasPrefix(stack, "main-port-") {
+			ratios[stack] = append(ratios[stack], v/base)
+		}
+	}
+	// med returns the median, rounded half up to d decimals.
+	med := func(v []float64, d int) string {
+		if len(v) == 0 {
+			t.Fatal("docs/bench/grpc-port.txt: no rounds")
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		m := s[len(s)/2]
+		if len(s)%2 == 0 {
+			m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
+		p := math.Pow10(d)
+		return strconv.FormatFloat(math.Floor(m*p+0.5)/p, 'f', d, 64)
+	}
+	ms := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x / 1000
+		}
+		return out
+	}
+	want := []string{
+		"| gRPC, grpc-go client → main port (net/http + Connect) | 12,004 | 97.3 | 0.46 | " + med(ratios["main-port-grpc"], 2) + " |",
+		"| Connect binary, connect-go client → main port | 13,209 | 89.5 | 0.507 | " + med(ratios["main-port-connect"], 2) + " |",
+		"| gRPC-Web, connect-go client → main port | 11,223 | 108.6 | 0.406 | " + med(ratios["main-port-grpc-web"], 2) + " |",
+		"/ " + med(ratios["main-port-grpc (base)"], 2) + " (main port gRPC), 0.42 / " + med(ratios["main-port-connect (base)"], 2) +
+			" (Connect) and 0.37 / " + med(ratios["main-port-grpc-web (base)"], 2) + " (gRPC-Web)",
+		fmt.Sprintf("p99 %s ms and p99.9 %s ms from send, medians of %s (9264733's: %s and %s ms)",
+			med(ms(tails[""][0]), 1), med(ms(tails[""][1]), 1), numberWord(len(tails[""][0])), med(ms(tails[" (base)"][0]), 1), med(ms(tails[" (base)"][1]), 1)),
+	}
+	flat := strings.Join(strings.Fields(string(doc)), " ")
+	for _, w := range want {
+		if !strings.Contains(flat, w) {
+			t.Errorf("docs/service.md should say %q, as docs/bench/grpc-port.txt shows", w)
+		}
+	}
+}

@@ -102,6 +102,12 @@ type Settings struct {
 
 	Started  time.Time `json:"started"`
 	Duration Duration  `json:"duration"`
+	// LoadAverage is the load average of the machine that ran idbench (Linux's
+	// /proc/loadavg: over 1, 5 and 15 minutes) when the run started and when it ended,
+	// as "start 2.47 0.91 0.35, end 3.10 1.20 0.52": on a shared machine it says how
+	// much other work the rates shared the CPUs with. Empty where the system does not
+	// show it, and in reports written before it was recorded.
+	LoadAverage string `json:"load_average,omitempty"`
 }
 
 // Duration is a time.Duration that marshals to JSON as a string such as

@@ -1,9 +1,11 @@
 package segment_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,4 +43,40 @@ func TestFailoverTableMatchesRun(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("docs/segment.md's failover table (store failovers IDs repeated):\n%s\nthe run in docs/bench/segment-failover.txt:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestFailoverLossMatchesRun holds the range docs/segment.md gives for what a Redis failover
+// lost (the killed primary's max_id less the promoted replica's, as TestFaultFailoverRedis
+// logs it) to the lines of docs/bench/segment-failover.txt.
+func TestFailoverLossMatchesRun(t *testing.T) {
+	run, err := os.ReadFile("../../docs/bench/segment-failover.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/segment.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []int
+	for _, m := range regexp.MustCompile(`the promoted replica has max_id (\d+), the killed primary had (\d+)`).FindAllStringSubmatch(string(run), -1) {
+		promoted, _ := strconv.Atoi(m[1])
+		killed, _ := strconv.Atoi(m[2])
+		lost = append(lost, killed-promoted)
+	}
+	if len(lost) == 0 {
+		t.Fatal("no max_id lines in docs/bench/segment-failover.txt")
+	}
+	want := fmt.Sprintf("%s to %s numbers per failover", commas(slices.Min(lost)), commas(slices.Max(lost)))
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+		t.Errorf("docs/segment.md should say %q, as docs/bench/segment-failover.txt shows", want)
+	}
+}
+
+// commas writes n with thousands separators, as the docs do.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
