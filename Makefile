@@ -19,7 +19,9 @@ test:
 # its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their
 # node lease on a private etcd and PostgreSQL; one connection flooding idkitd with 2,000 unread
 # streams (an RSS bound); 200 connections of unread Watch streams without a token and 24 of
-# unread Next streams with one (server-wide RSS bounds); rolling restarts of two idkitd processes under a health-checking
+# unread Next streams with one (server-wide RSS bounds); 42 connections of requests whose body
+# never comes, and bare TCP connects, from another loopback address (per-address bounds, body
+# timeout, probe reserve); rolling restarts of two idkitd processes under a health-checking
 # round-robin client at 5,000 req/s (no failed call, no repeated ID); a 3-member etcd
 # cluster on loopback under 9 lease-holding writer processes with a follower killed, the leader
 # killed and a holder frozen past its lease (about two minutes; 0 repeated IDs, and repeats

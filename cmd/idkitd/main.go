@@ -20,6 +20,7 @@
 //	max_count = 10000
 //	max_conns = 1024                    # bounds across connections (docs/service.md)
 //	max_total_streams = 4096
+//	max_addr_streams = 1024             # from one client address (default: a quarter of the above)
 //	max_total_bytes = 67108864
 //	max_open_streams = 512              # with tokens: requests without one
 //	max_open_watches = 128
@@ -32,6 +33,7 @@
 //	compress_responses = false          # gzip answers for clients that accept it
 //	shutdown_delay = "5s"
 //	drain_timeout = "10s"
+//	body_timeout = "10s"                # a request's body must have come by then
 //	allow_unmask = false                # true: Decode takes masked IDs apart
 //	[generators]
 //	orders = "snowflake:layout=twitter,node=etcd://127.0.0.1:2379/idkit/orders"
@@ -109,6 +111,7 @@ type fileConfig struct {
 	MaxConnBytes  int               `toml:"max_conn_bytes"`
 	MaxConns      int               `toml:"max_conns"`
 	MaxTotal      int               `toml:"max_total_streams"`
+	MaxAddr       int               `toml:"max_addr_streams"`
 	MaxTotalBytes int               `toml:"max_total_bytes"`
 	MaxOpen       int               `toml:"max_open_streams"`
 	MaxWatches    int               `toml:"max_open_watches"`
@@ -122,13 +125,14 @@ type fileConfig struct {
 	ShutdownDelay string            `toml:"shutdown_delay"`
 	DrainTimeout  string            `toml:"drain_timeout"`
 	WriteTimeout  string            `toml:"write_timeout"`
+	BodyTimeout   string            `toml:"body_timeout"`
 	LogFormat     string            `toml:"log_format"`
 	AllowUnmask   bool              `toml:"allow_unmask"`
 	Generators    map[string]string `toml:"generators"`
 }
 
 // fileKeys are the config file's keys, for the error that names an unknown one.
-const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, max_conns, max_total_streams, max_total_bytes, max_open_streams, max_open_watches, max_open_conns, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, log_format, allow_unmask, [generators]"
+const fileKeys = "listen, grpc_listen, max_count, max_streams, max_conn_bytes, max_conns, max_total_streams, max_addr_streams, max_total_bytes, max_open_streams, max_open_watches, max_open_conns, tls_cert, tls_key, tokens_file, metrics_tokens_file, cors_origins, compress_responses, shutdown_delay, drain_timeout, write_timeout, body_timeout, log_format, allow_unmask, [generators]"
 
 // genFlags collects repeated --gen NAME=SPEC.
 type genFlags []server.Generator
@@ -210,10 +214,11 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		maxStreams    = fs.Int("max-streams", 0, fmt.Sprintf("most requests one HTTP/2 connection may have in flight (default %d)", server.DefaultMaxStreams))
 		maxConnBytes  = fs.Int("max-conn-bytes", 0, fmt.Sprintf("most bytes of answers one connection may leave unread before its requests wait (default %d)", server.DefaultMaxConnBytes))
 		maxConns      = fs.Int("max-conns", 0, fmt.Sprintf("most connections open at a time, both listeners together; more are closed at once (default: half the open-file limit, at most 1024; here %d)", server.DefaultMaxConns()))
-		maxTotal      = fs.Int("max-total-streams", 0, fmt.Sprintf("most requests in flight on all connections together; more get UNAVAILABLE (503) (default %d)", server.DefaultMaxTotalStreams))
+		maxTotal      = fs.Int("max-total-streams", 0, fmt.Sprintf("most requests in flight on all connections together; more get UNAVAILABLE (503), but for /healthz, /readyz, /metrics and health Check, which keep a reserve of 32 beyond it (default %d)", server.DefaultMaxTotalStreams))
+		maxAddr       = fs.Int("max-addr-streams", 0, "most requests in flight from one client address (an IPv6 /64) on all its connections; more get UNAVAILABLE (503); behind a proxy, which is the only client address, raise it to --max-total-streams (default: a quarter of --max-total-streams)")
 		maxTotalBytes = fs.Int("max-total-bytes", 0, fmt.Sprintf("most bytes of unsent answers on all connections together; Next requests wait beyond it (default %d)", server.DefaultMaxTotalBytes))
 		maxOpen       = fs.Int("max-open-streams", 0, fmt.Sprintf("with --tokens: most requests in flight from callers without a token (health, reflection, probes) (default %d)", server.DefaultMaxOpenStreams))
-		maxOpenConns  = fs.Int("max-open-conns", 0, fmt.Sprintf("with --tokens: most connections that have shown no token yet, counted from their accept; one more closes the oldest (default %d)", server.DefaultMaxOpenConns))
+		maxOpenConns  = fs.Int("max-open-conns", 0, fmt.Sprintf("with --tokens: most connections that have shown no token yet, counted from their accept; one more closes the oldest of the client address that has the most (default %d)", server.DefaultMaxOpenConns))
 		maxWatches    = fs.Int("max-open-watches", 0, fmt.Sprintf("with --tokens: most long-lived streams (health Watch, reflection) from callers without a token (default %d)", server.DefaultMaxOpenWatches))
 		tlsCert       = fs.String("tls-cert", "", "TLS certificate `file` (with --tls-key)")
 		tlsKey        = fs.String("tls-key", "", "TLS key `file`")
@@ -223,6 +228,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		shutdownDelay = fs.Duration("shutdown-delay", 0, "how long SIGTERM keeps serving while reporting not ready, for load balancers to move away; 0 turns it off (default 5s)")
 		drain         = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for in-flight requests once it stops accepting (default 10s)")
 		writeTimeout  = fs.Duration("write-timeout", 0, "how long a write to a client that stopped reading may stall before its connection is closed (default 30s)")
+		bodyTimeout   = fs.Duration("body-timeout", 0, fmt.Sprintf("how long a request's body may take to come after its headers; past it the request ends and gives back its slot (reflection streams last at most this long) (default %v)", server.DefaultBodyTimeout))
 		logFormat     = fs.String("log-format", "", "text or json (default text)")
 		allowUnmask   = fs.Bool("allow-unmask", false, "let Decode take apart the IDs of generators with mask= (it reveals the time, node and counts the mask hides)")
 	)
@@ -253,7 +259,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		}
 	}
 	cfg := server.Config{Listen: fc.Listen, GRPCListen: fc.GRPCListen, MaxCount: fc.MaxCount, MaxStreams: fc.MaxStreams, MaxConnBytes: fc.MaxConnBytes,
-		MaxConns: fc.MaxConns, MaxTotalStreams: fc.MaxTotal, MaxTotalBytes: fc.MaxTotalBytes, MaxOpenStreams: fc.MaxOpen, MaxOpenWatches: fc.MaxWatches, MaxOpenConns: fc.MaxOpenConns, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask,
+		MaxConns: fc.MaxConns, MaxTotalStreams: fc.MaxTotal, MaxAddrStreams: fc.MaxAddr, MaxTotalBytes: fc.MaxTotalBytes, MaxOpenStreams: fc.MaxOpen, MaxOpenWatches: fc.MaxWatches, MaxOpenConns: fc.MaxOpenConns, TLSCert: fc.TLSCert, TLSKey: fc.TLSKey, AllowUnmask: fc.AllowUnmask,
 		CORSOrigins: fc.CORSOrigins, CompressResponses: fc.Compress}
 	names := make([]string, 0, len(fc.Generators))
 	for n := range fc.Generators {
@@ -272,6 +278,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		{"shutdown_delay", fc.ShutdownDelay, &cfg.ShutdownDelay, true},
 		{"drain_timeout", fc.DrainTimeout, &cfg.DrainTimeout, false},
 		{"write_timeout", fc.WriteTimeout, &cfg.WriteTimeout, false},
+		{"body_timeout", fc.BodyTimeout, &cfg.BodyTimeout, false},
 	} {
 		if d.val == "" {
 			continue
@@ -305,6 +312,8 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			cfg.MaxConns = *maxConns
 		case "max-total-streams":
 			cfg.MaxTotalStreams = *maxTotal
+		case "max-addr-streams":
+			cfg.MaxAddrStreams = *maxAddr
 		case "max-total-bytes":
 			cfg.MaxTotalBytes = *maxTotalBytes
 		case "max-open-streams":
@@ -331,13 +340,15 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 			cfg.DrainTimeout = *drain
 		case "write-timeout":
 			cfg.WriteTimeout = *writeTimeout
+		case "body-timeout":
+			cfg.BodyTimeout = *bodyTimeout
 		case "log-format":
 			format = *logFormat
 		case "allow-unmask":
 			cfg.AllowUnmask = *allowUnmask
 		}
 		switch {
-		case (f.Name == "drain-timeout" || f.Name == "write-timeout") && f.Value.(flag.Getter).Get().(time.Duration) <= 0:
+		case (f.Name == "drain-timeout" || f.Name == "write-timeout" || f.Name == "body-timeout") && f.Value.(flag.Getter).Get().(time.Duration) <= 0:
 			badFlag = fmt.Errorf("--%s %s: want a positive duration such as 10s", f.Name, f.Value)
 		case f.Name == "shutdown-delay" && *shutdownDelay < 0:
 			badFlag = fmt.Errorf("--%s %s: want 0 (none) or a positive duration such as 5s", f.Name, f.Value)
@@ -365,7 +376,7 @@ func parseArgs(stderr io.Writer, args []string) (server.Config, string, error) {
 		name string
 		n    int
 	}{{"max count", cfg.MaxCount}, {"max streams", cfg.MaxStreams}, {"max conn bytes", cfg.MaxConnBytes}, {"max conns", cfg.MaxConns},
-		{"max total streams", cfg.MaxTotalStreams}, {"max total bytes", cfg.MaxTotalBytes}, {"max open streams", cfg.MaxOpenStreams}, {"max open watches", cfg.MaxOpenWatches}, {"max open conns", cfg.MaxOpenConns}} {
+		{"max total streams", cfg.MaxTotalStreams}, {"max addr streams", cfg.MaxAddrStreams}, {"max total bytes", cfg.MaxTotalBytes}, {"max open streams", cfg.MaxOpenStreams}, {"max open watches", cfg.MaxOpenWatches}, {"max open conns", cfg.MaxOpenConns}} {
 		if v.n < 0 {
 			return server.Config{}, "", usageError{fmt.Errorf("%s %d: want a positive number", v.name, v.n)}
 		}

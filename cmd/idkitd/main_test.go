@@ -35,7 +35,7 @@ func TestParseArgs(t *testing.T) {
 	badDelay := write("bad-delay.toml", "shutdown_delay = \"-2s\"\n[generators]\na = \"ulid\"\n")
 	unknown := write("unknown.toml", "listn = \"x\"\n[generators]\na = \"ulid\"\n")
 	broken := write("broken.toml", "[generators\n")
-	bounds := write("bounds.toml", "max_conns = 10\nmax_total_streams = 11\nmax_total_bytes = 12\nmax_open_streams = 13\nmax_open_watches = 14\nmax_open_conns = 15\n[generators]\na = \"ulid\"\n")
+	bounds := write("bounds.toml", "max_conns = 10\nmax_total_streams = 11\nmax_total_bytes = 12\nmax_open_streams = 13\nmax_open_watches = 14\nmax_open_conns = 15\nmax_addr_streams = 16\nbody_timeout = \"7s\"\n[generators]\na = \"ulid\"\n")
 	unmask := write("unmask.toml", "allow_unmask = true\n[generators]\na = \"ulid\"\n")
 	tokens := write("tokens", "# comment\n\nsecret-one\n")
 	browser := write("browser.toml", "cors_origins = [\"https://a.example\"]\ncompress_responses = true\nmetrics_tokens_file = \""+tokens+"\"\n[generators]\na = \"ulid\"\n")
@@ -74,8 +74,9 @@ func TestParseArgs(t *testing.T) {
 		{"scrape tokens from a flag", []string{"--gen", "a=ulid", "--metrics-tokens", tokens}, "cors=[] compress=false metrics=1"},
 		{"empty scrape tokens", []string{"--gen", "a=ulid", "--metrics-tokens", write("empty2", "#\n")}, "holds no token"},
 		{"negative streams", []string{"--gen", "a=ulid", "--max-streams", "-1"}, "max streams -1"},
-		{"bounds from the file", []string{"--config", bounds}, "bounds=10/11/12/13/14/15"},
-		{"bounds from flags", []string{"--config", bounds, "--max-conns", "20", "--max-total-streams", "21", "--max-total-bytes", "22", "--max-open-streams", "23", "--max-open-watches", "24", "--max-open-conns", "25"}, "bounds=20/21/22/23/24/25"},
+		{"bounds from the file", []string{"--config", bounds}, "bounds=10/11/12/13/14/15/16 body=7s"},
+		{"bounds from flags", []string{"--config", bounds, "--max-conns", "20", "--max-total-streams", "21", "--max-total-bytes", "22", "--max-open-streams", "23", "--max-open-watches", "24", "--max-open-conns", "25", "--max-addr-streams", "26", "--body-timeout", "8s"}, "bounds=20/21/22/23/24/25/26 body=8s"},
+		{"zero body timeout", []string{"--gen", "a=ulid", "--body-timeout", "0"}, "--body-timeout 0s: want a positive duration"},
 		{"negative max conns", []string{"--gen", "a=ulid", "--max-conns", "-1"}, "max conns -1"},
 		{"masked IDs stay masked", []string{"--gen", "a=ulid"}, "unmask=false"},
 		{"allow unmask", []string{"--gen", "a=ulid", "--allow-unmask"}, "unmask=true"},
@@ -101,7 +102,7 @@ func TestParseArgs(t *testing.T) {
 				}
 				got += fmt.Sprintf(" grpc=%s streams=%d connbytes=%d delay=%v write=%v unmask=%v", cfg.GRPCListen, cfg.MaxStreams, cfg.MaxConnBytes, cfg.ShutdownDelay, cfg.WriteTimeout, cfg.AllowUnmask)
 				got += fmt.Sprintf(" cors=%v compress=%v metrics=%d", cfg.CORSOrigins, cfg.CompressResponses, len(cfg.MetricsTokens))
-				got += fmt.Sprintf(" bounds=%d/%d/%d/%d/%d/%d", cfg.MaxConns, cfg.MaxTotalStreams, cfg.MaxTotalBytes, cfg.MaxOpenStreams, cfg.MaxOpenWatches, cfg.MaxOpenConns)
+				got += fmt.Sprintf(" bounds=%d/%d/%d/%d/%d/%d/%d body=%v", cfg.MaxConns, cfg.MaxTotalStreams, cfg.MaxTotalBytes, cfg.MaxOpenStreams, cfg.MaxOpenWatches, cfg.MaxOpenConns, cfg.MaxAddrStreams, cfg.BodyTimeout)
 			}
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("got %q, want %q", got, tc.want)

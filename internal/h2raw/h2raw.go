@@ -35,21 +35,44 @@ type Conn struct {
 // when the test ends.
 func Dial(t testing.TB, addr string, settings ...http2.Setting) *Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	return DialFrom(t, "", addr, settings...)
+}
+
+// DialFrom is Dial from the local IP address from (empty: any), such as another loopback
+// address (127.0.0.2) to be a second client address for a server's per-address bounds.
+func DialFrom(t testing.TB, from, addr string, settings ...http2.Setting) *Conn {
+	t.Helper()
+	r, err := TryDial(t, from, addr, settings...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r
+}
+
+// TryDial is DialFrom that returns the error (the connection refused, or closed by the server
+// before the preface was written) instead of failing the test.
+func TryDial(t testing.TB, from, addr string, settings ...http2.Setting) (*Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
 	}
 	t.Cleanup(func() { c.Close() })
 	r := &Conn{t: t, c: c, fr: http2.NewFramer(c, c), next: 1}
 	r.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	r.enc = hpack.NewEncoder(&r.hbuf)
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	defer c.SetWriteDeadline(time.Time{})
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := r.fr.WriteSettings(settings...); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return r
+	return r, nil
 }
 
 // Close closes the connection.
@@ -58,6 +81,17 @@ func (r *Conn) Close() error { return r.c.Close() }
 // TrySend is Send that returns a write error (the server closed the connection) instead of
 // failing the test.
 func (r *Conn) TrySend(method, path string, body []byte, hdrs ...string) (uint32, error) {
+	return r.send(method, path, body, false, hdrs)
+}
+
+// Stall starts a request whose body never comes: HEADERS without END_STREAM and nothing after
+// (the connection still answers PINGs and SETTINGS whenever it reads). It returns the stream ID
+// or the write error.
+func (r *Conn) Stall(method, path string, hdrs ...string) (uint32, error) {
+	return r.send(method, path, nil, true, hdrs)
+}
+
+func (r *Conn) send(method, path string, body []byte, open bool, hdrs []string) (uint32, error) {
 	r.hbuf.Reset()
 	for _, f := range [][2]string{{":method", method}, {":scheme", "http"}, {":authority", "idkitd"}, {":path", path}} {
 		r.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
@@ -69,7 +103,7 @@ func (r *Conn) TrySend(method, path string, body []byte, hdrs ...string) (uint32
 	r.next += 2
 	r.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	defer r.c.SetWriteDeadline(time.Time{})
-	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: r.hbuf.Bytes(), EndHeaders: true, EndStream: body == nil}); err != nil {
+	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: r.hbuf.Bytes(), EndHeaders: true, EndStream: body == nil && !open}); err != nil {
 		return id, err
 	}
 	if body != nil {
@@ -139,19 +173,29 @@ func (r *Conn) Frame() (http2.Frame, error) {
 // Read reads frames until stream id ends and returns what came on it.
 func (r *Conn) Read(id uint32) Response {
 	r.t.Helper()
+	res, err := r.ReadWithin(id, 10*time.Second)
+	if err != nil {
+		r.t.Fatalf("stream %d: reading: %v", id, err)
+	}
+	return res
+}
+
+// ReadWithin is Read that waits at most d and returns the error (a timeout, or the connection
+// closed) instead of failing the test.
+func (r *Conn) ReadWithin(id uint32, d time.Duration) (Response, error) {
 	res := Response{Header: map[string]string{}}
-	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r.c.SetReadDeadline(time.Now().Add(d))
 	defer r.c.SetReadDeadline(time.Time{})
 	for {
 		f, err := r.Frame()
 		if err != nil {
-			r.t.Fatalf("stream %d: reading: %v", id, err)
+			return res, err
 		}
 		switch f := f.(type) {
 		case *http2.GoAwayFrame:
 			if f.LastStreamID < id {
 				res.Aborted, res.ErrCode = true, f.ErrCode
-				return res
+				return res, nil
 			}
 		case *http2.MetaHeadersFrame:
 			if f.StreamID != id {
@@ -161,7 +205,7 @@ func (r *Conn) Read(id uint32) Response {
 				res.Header[h.Name] = h.Value
 			}
 			if f.StreamEnded() {
-				return res
+				return res, nil
 			}
 		case *http2.DataFrame:
 			if f.StreamID != id {
@@ -169,12 +213,12 @@ func (r *Conn) Read(id uint32) Response {
 			}
 			res.Body = append(res.Body, f.Data()...)
 			if f.StreamEnded() {
-				return res
+				return res, nil
 			}
 		case *http2.RSTStreamFrame:
 			if f.StreamID == id {
 				res.Aborted, res.ErrCode = true, f.ErrCode
-				return res
+				return res, nil
 			}
 		}
 	}

@@ -220,12 +220,7 @@ func (l stallListener) Accept() (net.Conn, error) {
 		}
 		sc := &stallConn{Conn: c, timeout: l.timeout}
 		sc.st = &connState{l: l.l, conn: sc, budget: newConnBudget(l.connBytes, l.l.bytes), pending: map[*answer]struct{}{}}
-		l.l.mu.Lock()
-		l.l.live[sc.st] = struct{}{}
-		l.l.mu.Unlock()
-		if l.l.tokens {
-			l.l.unproven(sc.st)
-		}
+		l.l.attach(sc.st)
 		return sc, nil
 	}
 }

@@ -204,6 +204,7 @@ func register(gs *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
 			return h(srv, ctx, func(m any) error {
 				err := dec(m)
+				bodyRead(ctx)
 				if st, ok := status.FromError(err); ok && st.Code() == codes.Internal {
 					return status.Error(codes.InvalidArgument, st.Message())
 				}
@@ -236,15 +237,29 @@ func (s *Server) grpcAdmit(ctx context.Context, info *tap.Info) (context.Context
 			open = true
 		}
 	}
-	t := s.lim.admit(!open, open && longStream(info.FullMethodName))
+	st := grpcState(ctx)
+	t := s.lim.admit(st, !open, open && longStream(info.FullMethodName), probePaths[info.FullMethodName])
 	if t == nil {
-		if st := grpcState(ctx); open && st != nil {
+		if open && st != nil {
 			st.conn.Close() // as limits.refuse does
 		}
 		return nil, status.Error(codes.Unavailable, busyMsg)
 	}
+	// A request whose body has not come within BodyTimeout ends: its context is cancelled,
+	// which fails the read its handler waits in (bodyRead stops the timer once it has come;
+	// release, once the stream is over).
+	bctx, cancel := context.WithCancel(ctx)
+	t.body = time.AfterFunc(s.cfg.BodyTimeout, cancel)
 	context.AfterFunc(ctx, t.unref) // grpc-go ends the stream's context when the stream is over
-	return context.WithValue(ctx, ticketKey{}, t), nil
+	return context.WithValue(bctx, ticketKey{}, t), nil
+}
+
+// bodyRead notes that the request of the grpc-go stream ctx belongs to has come: its body
+// deadline no longer applies.
+func bodyRead(ctx context.Context) {
+	if t, _ := ctx.Value(ticketKey{}).(*ticket); t != nil && t.body != nil {
+		t.body.Stop()
+	}
 }
 
 // idServicePrefix starts the full method name of every IDService RPC, built once rather than
@@ -293,15 +308,24 @@ func (s *Server) sendCompression(ctx context.Context) {
 
 // grpcStream applies sendCompression to the streams (health Watch, reflection) and tracks
 // their answers as grpcObserve tracks the unary ones.
-func (s *Server) grpcStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	s.sendCompression(ss.Context())
-	return handler(srv, trackedStream{ServerStream: ss, s: s})
+	return handler(srv, trackedStream{ServerStream: ss, s: s, one: !info.IsClientStream})
 }
 
 // trackedStream is a server stream whose messages heldCodec tracks.
 type trackedStream struct {
 	grpc.ServerStream
-	s *Server
+	s   *Server
+	one bool // the client sends one message (health Watch): its body has come once it is read
+}
+
+func (t trackedStream) RecvMsg(m any) error {
+	err := t.ServerStream.RecvMsg(m)
+	if t.one {
+		bodyRead(t.Context())
+	}
+	return err
 }
 
 func (t trackedStream) SendMsg(m any) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -20,14 +21,21 @@ import (
 //
 //   - Config.MaxConns connections at a time, on both listeners together: one more is closed
 //     as soon as it is accepted; on a server with tokens, Config.MaxOpenConns of them that
-//     have shown no token yet (one more closes the oldest such, below);
-//   - Config.MaxTotalStreams requests in flight, on both listeners, and of those
-//     Config.MaxOpenStreams from callers without a token on a server with tokens (the open
-//     paths: health, reflection, /healthz, /readyz, and the 401s), of which
-//     Config.MaxOpenWatches long-lived streams (health Watch, reflection). A token holder's
-//     request over a bound is refused at once with UNAVAILABLE (HTTP 503, Retry-After: 1) and
-//     no body, which a client that reads nothing still receives (headers are not
-//     flow-controlled); a caller without a token has its connection closed instead;
+//     have shown no token yet (one more closes one of those, below);
+//   - Config.MaxTotalStreams requests in flight, on both listeners, of which one client address
+//     (an IPv4 address, an IPv6 /64) holds at most Config.MaxAddrStreams (and one connection at
+//     most Config.MaxStreams), and of those Config.MaxOpenStreams from callers without a token
+//     on a server with tokens (the open paths: health, reflection, /healthz, /readyz, and the
+//     401s), of which Config.MaxOpenWatches long-lived streams (health Watch, reflection). A
+//     token holder's request over a bound is refused at once with UNAVAILABLE (HTTP 503,
+//     Retry-After: 1) and no body, which a client that reads nothing still receives (headers
+//     are not flow-controlled); a caller without a token has its connection closed instead.
+//     The probes (/healthz, /readyz, /metrics, health Check and List) that a bound refuses
+//     take one of probeReserve slots instead, at most probeAddrReserve per address, so that a
+//     busy server still answers its liveness probe and its scrape;
+//   - a request's body must all have come within Config.BodyTimeout of its headers, or its
+//     reads fail and the request ends: a request whose body never comes holds its slot no
+//     longer than that;
 //   - Config.MaxTotalBytes of answers not yet sent: each connection's budget draws on it, so
 //     a Next answer waits while all connections' unread answers hold it;
 //   - an answer that has not been written for Config.WriteTimeout (the client gave it no
@@ -45,8 +53,13 @@ type limits struct {
 	shedMu             sync.Mutex
 	shedTimer          *time.Timer
 	shedLast           time.Time
-	unprovenList       *list.List // of *connState, oldest first; under mu
+	unprovenN          int                     // connections without a token yet; under mu
+	crowded            map[*addrState]struct{} // the peers with unproven connections; under mu
+	seq                uint64                  // accepts so far; under mu
+	peers              map[netip.Addr]*addrState
+	maxAddr            int64 // Config.MaxAddrStreams
 	total, open, watch slots
+	reserve            slots // probeReserve
 	bytes              *connBudget
 	stall              time.Duration
 	refused            *prometheus.CounterVec
@@ -56,29 +69,72 @@ type limits struct {
 	live               map[*connState]struct{}
 	refConns, refTotal prometheus.Counter
 	refOpen, refWatch  prometheus.Counter
-	refAnon            prometheus.Counter
+	refAnon, refAddr   prometheus.Counter
 	stalled            prometheus.Counter
+}
+
+// probeReserve is how many probe requests (probePaths) may be in flight beyond the bounds
+// that refuse them, and probeAddrReserve how many of those one client address may hold: a
+// probe's answer is small and quick, so a few keep a busy server's liveness and scrape.
+const (
+	probeReserve     = 32
+	probeAddrReserve = probeReserve / 4
+)
+
+// probePaths are the requests that may take the probe reserve: the unary probes and the
+// scrape, not health Watch, which stays open.
+var probePaths = map[string]bool{
+	"/healthz": true, "/readyz": true, "/metrics": true, healthPath + "Check": true, healthPath + "List": true,
+}
+
+// addrState is one client address (an IPv4 address, an IPv6 /64) and what its connections hold.
+type addrState struct {
+	key      netip.Addr
+	conns    int       // open connections; under limits.mu
+	unproven list.List // of *connState without a token yet, oldest first; under limits.mu
+	streams  atomic.Int64
+	probes   atomic.Int64 // of the probe reserve
+}
+
+// peerKey is the address a connection counts under: its IP, or for IPv6 its /64, which one
+// host is commonly given whole.
+func peerKey(a net.Addr) netip.Addr {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{}
+	}
+	ip := ta.AddrPort().Addr().Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return ip
 }
 
 func newLimits(cfg *Config, reg *prometheus.Registry, log *slog.Logger) *limits {
 	l := &limits{
-		maxConns:     int64(cfg.MaxConns),
-		maxAnon:      int64(cfg.MaxOpenConns),
-		tokens:       len(cfg.Tokens) > 0,
-		unprovenList: list.New(),
-		total:        slots{max: int64(cfg.MaxTotalStreams)},
-		open:         slots{max: int64(cfg.MaxOpenStreams)},
-		watch:        slots{max: int64(cfg.MaxOpenWatches)},
-		bytes:        newConnBudget(int64(cfg.MaxTotalBytes), nil),
-		stall:        cfg.WriteTimeout,
-		log:          log,
-		live:         map[*connState]struct{}{},
+		maxConns: int64(cfg.MaxConns),
+		maxAnon:  int64(cfg.MaxOpenConns),
+		tokens:   len(cfg.Tokens) > 0,
+		crowded:  map[*addrState]struct{}{},
+		peers:    map[netip.Addr]*addrState{},
+		maxAddr:  int64(cfg.MaxAddrStreams),
+		total:    slots{max: int64(cfg.MaxTotalStreams)},
+		open:     slots{max: int64(cfg.MaxOpenStreams)},
+		watch:    slots{max: int64(cfg.MaxOpenWatches)},
+		reserve:  slots{max: probeReserve},
+		bytes:    newConnBudget(int64(cfg.MaxTotalBytes), nil),
+		stall:    cfg.WriteTimeout,
+		log:      log,
+		live:     map[*connState]struct{}{},
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idkit_refused_total",
-			Help: "Connections and requests refused because a server-wide bound was reached (conns, open_conns, streams, open_streams, open_watches), and connections closed because an answer stayed unwritten (stalled).",
+			Help: "Connections and requests refused because a server-wide bound was reached (conns, open_conns, streams, addr_streams, open_streams, open_watches), and connections closed because an answer stayed unwritten (stalled).",
 		}, []string{"bound"}),
 	}
 	l.refConns = l.refused.WithLabelValues("conns")
+	l.refAddr = l.refused.WithLabelValues("addr_streams")
 	l.refAnon = l.refused.WithLabelValues("open_conns")
 	l.refTotal = l.refused.WithLabelValues("streams")
 	l.refOpen = l.refused.WithLabelValues("open_streams")
@@ -117,27 +173,77 @@ func (l *limits) note(c prometheus.Counter, msg string, args ...any) {
 
 // On a server with tokens, every connection counts as unproven from the moment it is accepted
 // until a request on it shows a token; at most Config.MaxOpenConns are unproven at a time, and
-// one more makes the oldest unproven connection close. A client that floods with connections
-// that show no token therefore has at most that many alive, each with at most
-// Config.MaxStreams requests, and cannot keep a newcomer out: the newcomer evicts it. (Counting
-// from the first request instead came too late on net/http, which starts a handler for each of
-// a connection's streams before any of them can refuse it.)
+// one more closes the oldest unproven connection of the client address that has the most of
+// them (of equals, the one whose oldest is oldest). A client that floods with connections that
+// show no token therefore has at most that many alive, each with at most Config.MaxStreams
+// requests, and cannot keep a newcomer out: the newcomer evicts it. Nor can it evict the fresh
+// connections of clients at other addresses before their first request (closing the oldest
+// unproven connection, as this did before, closed mostly those: a flood of bare connects reset
+// 6-13% of token holders' requests), unless it spreads itself over more addresses than those
+// clients have unproven connections each; a client that shares its address shares its fate.
+// (Counting from the first request instead came too late on net/http, which starts a handler
+// for each of a connection's streams before any of them can refuse it.)
 
-// unproven counts a newly accepted connection as unproven, closing the oldest one when there
-// are more than MaxOpenConns.
-func (l *limits) unproven(st *connState) {
-	st.anon.Store(1)
+// attach counts a newly accepted connection: under its client address, and on a server with
+// tokens as unproven, closing one unproven connection when there are more than MaxOpenConns.
+func (l *limits) attach(st *connState) {
+	key := peerKey(st.conn.RemoteAddr())
 	l.mu.Lock()
-	st.elem = l.unprovenList.PushBack(st)
+	l.live[st] = struct{}{}
+	p := l.peers[key]
+	if p == nil {
+		p = &addrState{key: key}
+		l.peers[key] = p
+	}
+	p.conns++
+	st.peer = p
+	l.seq++
+	st.seq = l.seq
 	var evict *connState
-	if int64(l.unprovenList.Len()) > l.maxAnon {
-		evict = l.unprovenList.Remove(l.unprovenList.Front()).(*connState)
-		evict.elem = nil
+	if l.tokens {
+		st.anon.Store(1)
+		st.elem = p.unproven.PushBack(st)
+		l.unprovenN++
+		l.crowded[p] = struct{}{}
+		if int64(l.unprovenN) > l.maxAnon {
+			evict = l.evictLocked()
+		}
 	}
 	l.mu.Unlock()
 	if evict != nil && evict.anon.CompareAndSwap(1, 2) {
-		l.note(l.refAnon, "closing the oldest connection without a token: bound reached (--max-open-conns)", "max", l.maxAnon)
+		l.note(l.refAnon, "closing a connection without a token, the oldest of the client address with the most: bound reached (--max-open-conns)",
+			"max", l.maxAnon, "remote", evict.peer.key.String())
 		evict.conn.Close()
+	}
+}
+
+// evictLocked takes off the unproven lists, and returns, the oldest unproven connection of the
+// address with the most of them. l.mu is held and some connection is unproven.
+func (l *limits) evictLocked() *connState {
+	var worst *addrState
+	var worstSeq uint64
+	for p := range l.crowded {
+		n, seq := p.unproven.Len(), p.unproven.Front().Value.(*connState).seq
+		if worst == nil || n > worst.unproven.Len() || n == worst.unproven.Len() && seq < worstSeq {
+			worst, worstSeq = p, seq
+		}
+	}
+	st := worst.unproven.Front().Value.(*connState)
+	l.unlistLocked(st)
+	return st
+}
+
+// unlistLocked takes st off its address's unproven list; l.mu is held.
+func (l *limits) unlistLocked(st *connState) {
+	if st.elem == nil {
+		return
+	}
+	p := st.peer
+	p.unproven.Remove(st.elem)
+	st.elem = nil
+	l.unprovenN--
+	if p.unproven.Len() == 0 {
+		delete(l.crowded, p)
 	}
 }
 
@@ -152,9 +258,20 @@ func (l *limits) proven(st *connState) {
 // forget takes st off the unproven list.
 func (l *limits) forget(st *connState) {
 	l.mu.Lock()
-	if st.elem != nil {
-		l.unprovenList.Remove(st.elem)
-		st.elem = nil
+	l.unlistLocked(st)
+	l.mu.Unlock()
+}
+
+// detach forgets a closed connection; its address is forgotten with its last connection (what
+// requests of it are still being written count under the old entry).
+func (l *limits) detach(st *connState) {
+	l.mu.Lock()
+	l.unlistLocked(st)
+	delete(l.live, st)
+	if p := st.peer; p != nil {
+		if p.conns--; p.conns == 0 && l.peers[p.key] == p {
+			delete(l.peers, p.key)
+		}
 	}
 	l.mu.Unlock()
 }
@@ -188,57 +305,110 @@ const (
 // ticket is what one request holds of the server-wide bounds, given back when it is over.
 type ticket struct {
 	l           *limits
+	p           *addrState // its client address; nil outside Serve
 	open, watch bool
+	probe       bool         // it holds a slot of the probe reserve instead of the others
 	refs        atomic.Int32 // grpc-go: the stream, and each answer not yet written
+	body        *time.Timer  // grpc-go: ends the stream unless its body has come (BodyTimeout)
 }
 
-// admit takes a request's slots: one of MaxTotalStreams, and for a caller without a token
-// (authed false) one of MaxOpenStreams, and one of MaxOpenWatches for a long-lived stream.
-// It returns nil, with the bound that refused it counted and logged, when one is full.
-func (l *limits) admit(authed, long bool) *ticket {
+// admit takes a request's slots: one of MaxTotalStreams and of its address's MaxAddrStreams,
+// for a caller without a token (authed false) one of MaxOpenStreams, and one of
+// MaxOpenWatches for a long-lived stream; a probe that one of them refuses takes one of the
+// probe reserve instead. It returns nil, with the bound that refused it counted and logged,
+// when one is full.
+func (l *limits) admit(st *connState, authed, long, probe bool) *ticket {
 	t := &ticket{l: l}
-	if !l.take(t, authed, long) {
+	if !l.take(t, st, authed, long, probe) {
 		return nil
 	}
 	return t
 }
 
 // take is admit into a ticket the caller holds (t.l set).
-func (l *limits) take(t *ticket, authed, long bool) bool {
-	if !l.total.take() {
-		l.note(l.refTotal, "refusing requests: server-wide stream bound reached (--max-total-streams)", "max", l.total.max)
-		return false
+func (l *limits) take(t *ticket, st *connState, authed, long, probe bool) bool {
+	if st != nil {
+		t.p = st.peer
 	}
-	if !authed {
-		if !l.open.take() {
-			l.total.give()
-			l.note(l.refOpen, "refusing requests without a token: bound reached (--max-open-streams)", "max", l.open.max)
-			return false
-		}
-		t.open = true
-		if long {
-			if !l.watch.take() {
-				l.open.give()
-				l.total.give()
-				l.note(l.refWatch, "refusing streams without a token: bound reached (--max-open-watches)", "max", l.watch.max)
-				return false
-			}
-			t.watch = true
-		}
+	c, msg, max := l.takeMain(t, authed, long)
+	if c != nil && !(probe && l.takeProbe(t)) {
+		l.note(c, msg, "max", max)
+		return false
 	}
 	t.refs.Store(1)
 	return true
 }
 
-// release gives the slots back.
-func (t *ticket) release() {
+// takeMain takes the slots of the bounds; when one refuses, it gives back the others and
+// returns that bound's counter, log message and size.
+func (l *limits) takeMain(t *ticket, authed, long bool) (prometheus.Counter, string, int64) {
+	if !l.total.take() {
+		return l.refTotal, "refusing requests: server-wide stream bound reached (--max-total-streams)", l.total.max
+	}
+	if t.p != nil && t.p.streams.Add(1) > l.maxAddr {
+		t.p.streams.Add(-1)
+		l.total.give()
+		return l.refAddr, "refusing requests from one client address: its share of the stream bound reached (--max-addr-streams)", l.maxAddr
+	}
+	if !authed {
+		if !l.open.take() {
+			l.giveMain(t)
+			return l.refOpen, "refusing requests without a token: bound reached (--max-open-streams)", l.open.max
+		}
+		t.open = true
+		if long {
+			if !l.watch.take() {
+				l.giveMain(t)
+				t.open = false
+				return l.refWatch, "refusing streams without a token: bound reached (--max-open-watches)", l.watch.max
+			}
+			t.watch = true
+		}
+	}
+	return nil, "", 0
+}
+
+// takeProbe takes a slot of the probe reserve, within the address's share of it.
+func (l *limits) takeProbe(t *ticket) bool {
+	if !l.reserve.take() {
+		return false
+	}
+	if t.p != nil && t.p.probes.Add(1) > probeAddrReserve {
+		t.p.probes.Add(-1)
+		l.reserve.give()
+		return false
+	}
+	t.probe = true
+	return true
+}
+
+// giveMain gives back what takeMain took.
+func (l *limits) giveMain(t *ticket) {
 	if t.watch {
-		t.l.watch.give()
+		l.watch.give()
 	}
 	if t.open {
-		t.l.open.give()
+		l.open.give()
 	}
-	t.l.total.give()
+	if t.p != nil {
+		t.p.streams.Add(-1)
+	}
+	l.total.give()
+}
+
+// release gives the slots back.
+func (t *ticket) release() {
+	if t.body != nil {
+		t.body.Stop()
+	}
+	if t.probe {
+		if t.p != nil {
+			t.p.probes.Add(-1)
+		}
+		t.l.reserve.give()
+		return
+	}
+	t.l.giveMain(t)
 }
 
 func (t *ticket) ref() {
@@ -298,7 +468,9 @@ type connState struct {
 	pending map[*answer]struct{}
 	closed  bool
 	anon    atomic.Int32  // 1 unproven (counted under MaxOpenConns), else 0
-	elem    *list.Element // on limits.unprovenList while unproven; under limits.mu
+	elem    *list.Element // on peer.unproven while unproven; under limits.mu
+	peer    *addrState    // its client address
+	seq     uint64        // its place in the order of accepts
 	gone    atomic.Bool   // closed: its remaining requests are dropped at once
 }
 
@@ -369,12 +541,8 @@ func (c *connState) closeConn() {
 	for _, a := range left {
 		a.finish(c)
 	}
-	if c.anon.Swap(2) == 1 {
-		c.l.forget(c)
-	}
-	c.l.mu.Lock()
-	delete(c.l.live, c)
-	c.l.mu.Unlock()
+	c.anon.Store(2)
+	c.l.detach(c)
 	c.l.conns.Add(-1)
 }
 

@@ -66,6 +66,7 @@ const (
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultWriteTimeout      = 30 * time.Second
+	DefaultBodyTimeout       = 10 * time.Second
 	DefaultShutdownDelay     = 5 * time.Second
 	DefaultDrainTimeout      = 10 * time.Second
 	DefaultMaxTotalStreams   = 4096
@@ -141,6 +142,12 @@ type Config struct {
 	// a request over MaxTotalStreams is refused with UNAVAILABLE (HTTP 503), a Next answer
 	// over MaxTotalBytes waits. See limits.go.
 	MaxTotalStreams, MaxTotalBytes int
+	// MaxAddrStreams bounds the requests in flight from one client address (an IPv4 address,
+	// an IPv6 /64) on all its connections together, so that one client cannot hold all of
+	// MaxTotalStreams; one more is refused as one over MaxTotalStreams is. The default is a
+	// quarter of MaxTotalStreams. Behind a proxy that is the only client address, raise it to
+	// MaxTotalStreams.
+	MaxAddrStreams int
 	// MaxOpenStreams bounds the requests in flight from callers without a token on a server
 	// with Tokens (the open health, reflection and probe paths, and the refusals), and
 	// MaxOpenWatches those of them that may stay open (health Watch, reflection).
@@ -168,6 +175,11 @@ type Config struct {
 	// IdleTimeout an idle connection, and WriteTimeout a write to a connection that makes no
 	// progress (a client that stopped reading), after which the connection is closed.
 	ReadHeaderTimeout, IdleTimeout, WriteTimeout time.Duration
+	// BodyTimeout bounds the time from a request's headers until its body has all come: past
+	// it, reading the body fails and the request ends, which gives back its slot under the
+	// stream bounds. Bidirectional streams (reflection) send their requests as they go and so
+	// last at most this long; reflection clients open another.
+	BodyTimeout time.Duration
 	// ShutdownDelay is how long Serve goes on serving after its context ends while it reports
 	// not ready (/readyz 503, gRPC health NOT_SERVING), so that load balancers and clients
 	// that check health move away before it stops accepting; a negative value means none.
@@ -313,7 +325,8 @@ func (c *Config) fill() error {
 	}
 	if c.MaxCount < 0 || c.MaxRequestBytes < 0 || c.MaxStreams < 0 || c.MaxConnBytes < 0 || c.MaxConns < 0 ||
 		c.MaxTotalStreams < 0 || c.MaxTotalBytes < 0 || c.MaxOpenStreams < 0 || c.MaxOpenWatches < 0 || c.MaxOpenConns < 0 ||
-		c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0 || c.DrainTimeout < 0 {
+		c.MaxAddrStreams < 0 || c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0 || c.DrainTimeout < 0 ||
+		c.BodyTimeout < 0 {
 		return fmt.Errorf("%w: negative limit or timeout", ErrConfig)
 	}
 	if c.MaxStreams > math.MaxUint32 {
@@ -342,8 +355,14 @@ func (c *Config) fill() error {
 			*d.v = d.def
 		}
 	}
+	if c.MaxAddrStreams == 0 {
+		c.MaxAddrStreams = max(c.MaxTotalStreams/4, 1)
+	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
 	}
 	switch {
 	case c.ShutdownDelay == 0:
@@ -539,11 +558,15 @@ func (s *Server) httpServer(tlsCfg *tls.Config) *http.Server {
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		MaxHeaderBytes:    s.cfg.MaxRequestBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		TLSConfig:         tlsCfg.Clone(), // ServeTLS adds its protocols to it
-		Protocols:         new(http.Protocols),
+		// HTTP/2: each stream's body must have come within it (a timer per stream; its reads
+		// fail past it); HTTP/1.1: the whole request, and admit lifts it for the long-lived
+		// streams, whose context it would otherwise end.
+		ReadTimeout:    s.cfg.BodyTimeout,
+		IdleTimeout:    s.cfg.IdleTimeout,
+		MaxHeaderBytes: s.cfg.MaxRequestBytes,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		TLSConfig:      tlsCfg.Clone(), // ServeTLS adds its protocols to it
+		Protocols:      new(http.Protocols),
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams:          s.cfg.MaxStreams,
 			MaxReceiveBufferPerStream:     recvWindow,
@@ -826,9 +849,15 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (http.Response
 		a.s.lim.proven(st)
 	}
 	f := &inFlight{t: ticket{l: a.s.lim}}
-	if !a.s.lim.take(&f.t, !open, open && longStream(r.URL.Path)) {
+	long := longStream(r.URL.Path)
+	if !a.s.lim.take(&f.t, st, !open, open && long, probePaths[r.URL.Path]) {
 		a.s.lim.refuse(st, open, w, r)
 		return w, r, nil, false
+	}
+	if long && r.ProtoMajor == 1 {
+		// HTTP/1.1's read deadline (BodyTimeout) also ends a request's context once its body
+		// has been read; a health Watch goes on for as long as the client likes.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	}
 	if st != nil {
 		f.tw = trackWriter{ResponseWriter: w, st: st, unary: r.ProtoMajor >= 2 && strings.HasPrefix(r.URL.Path, idServicePrefix)}
