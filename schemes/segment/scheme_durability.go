@@ -37,3 +37,8 @@ func (s *segmentScheme) Durability() []idkit.Durability {
 }
 
 var _ idkit.Durabler = (*segmentScheme)(nil)
+
+// Err reports whether the scheme can issue IDs now (idkit.Fenced): see Segment.Err.
+func (s *segmentScheme) Err() error { return s.g.Err() }
+
+var _ idkit.Fenced = (*segmentScheme)(nil)
