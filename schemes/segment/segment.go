@@ -322,8 +322,8 @@ func (s *Segment) Step() uint64 {
 
 // Next returns a new ID. It waits for the store only when both blocks are used up, at most
 // Settings.Wait, and not at all while Err reports that it cannot issue (every store failed its
-// last takes): then it fails at once with Err's error. Errors wrap ErrUnavailable (and the store's error), ErrBackwards,
-// ErrExhausted, ErrClass or ErrClosed.
+// last takes): then it fails at once with Err's error. Errors wrap ErrUnavailable (and the
+// store's error), ErrBackwards, ErrExhausted, ErrClass or ErrClosed.
 func (s *Segment) Next() (uint64, error) { return s.NextContext(context.Background()) }
 
 // NextContext is Next with a context that ends the wait for a block early.
@@ -573,6 +573,7 @@ func (s *Segment) load(done chan struct{}) {
 			continue
 		}
 		step := s.nextStep()
+		check := s.stores[i].fails > 0
 		s.mu.Unlock()
 
 		res := make(chan takeResult, len(s.stores)) // buffered: a late answer never blocks
@@ -597,9 +598,6 @@ func (s *Segment) load(done chan struct{}) {
 				res <- takeResult{i, b, err}
 			}()
 		}
-		s.mu.Lock()
-		check := s.stores[i].fails > 0
-		s.mu.Unlock()
 		ask(i, check)
 		pending := 1
 		hedge := time.NewTimer(s.hedgeDelay())
