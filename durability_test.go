@@ -9,9 +9,20 @@ import (
 
 // TestDurabilityOf finds the segment scheme's durability (one entry per store) also through
 // the wrapper the prefix setting puts around a registered scheme (Unwrap), and none for
-// schemes without a store.
+// schemes without a store. A store is named by its URL, credentials redacted, as
+// docs/service.md shows it (it was "store 1 PostgreSQL table idkit_segments").
 func TestDurabilityOf(t *testing.T) {
-	url := fmt.Sprintf("memseg://dur%d", memSegRuns.Add(1))
+	n := memSegRuns.Add(1)
+	url := fmt.Sprintf("memseg://dur%d", n)
+	secret := fmt.Sprintf("memseg://ids:hunter2@dur%d", n)
+	s, err := idkit.New("segment:store=" + secret + ",key=c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.(interface{ Close() error }).Close()
+	if ds, _ := idkit.DurabilityOf(s); len(ds) != 1 || ds[0].Store != fmt.Sprintf("store 1 memseg://ids:xxxxx@dur%d", n) {
+		t.Errorf("a store URL with a password: DurabilityOf = %v; want store 1 and the URL, redacted", ds)
+	}
 	for _, spec := range []string{"segment:store=" + url + ",key=a", "segment:store=" + url + ",key=b,prefix=ord"} {
 		s, err := idkit.New(spec)
 		if err != nil {
@@ -21,7 +32,7 @@ func TestDurabilityOf(t *testing.T) {
 			t.Fatal(err)
 		}
 		ds, ok := idkit.DurabilityOf(s)
-		const want = "store 1 memory store: unknown: the store does not report its durability"
+		want := "store 1 " + url + ": unknown: the store does not report its durability"
 		if !ok || len(ds) != 1 || ds[0].String() != want {
 			t.Errorf("%s: DurabilityOf = %v, %v; want %q", spec, ds, ok, want)
 		}

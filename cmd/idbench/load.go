@@ -57,10 +57,11 @@ Flags:
   --addr HOST:PORT     a running idkitd
   --spawn              start idkitd in this process on loopback ports (shares the CPU with
                        the load generator), with both of its listeners
-  --stack S            which of the spawned idkitd's listeners to load: net-http (default,
-                       its main port: net/http with Connect, every protocol) or grpc-go (its
-                       --grpc-listen port, grpc-go's own server; --protocol grpc only). With
-                       --addr the address says which
+  --stack S            which of the spawned idkitd's listeners to load: grpc-go (its
+                       --grpc-listen port, grpc-go's own server, where docs/service.md sends
+                       gRPC clients; the default for --protocol grpc) or net-http (its main
+                       port: net/http with Connect, every protocol; the default for the
+                       other protocols). With --addr the address says which
   --gen NAME=SPEC      a generator for --spawn; repeat for more
                        (default orders=snowflake:layout=twitter,node=1)
   --generator NAME     the generator to ask (default: the first --gen, or "orders")
@@ -97,8 +98,8 @@ Flags:
   --markdown           a Markdown section (the command, the machine, the table) for reports
 
 Examples:
-  idbench load --spawn --duration 10s
-  idbench load --spawn --stack grpc-go --duration 10s
+  idbench load --spawn --duration 10s                    # gRPC on the gRPC port (grpc-go)
+  idbench load --spawn --stack net-http --duration 10s   # gRPC on the main port (Connect)
   idbench load --spawn --rate 10000
   idbench load --spawn --batch 1000 --clients 1
   idbench load --addr 127.0.0.1:7070 --generator orders --protocol json --json
@@ -270,6 +271,8 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		return usagef("load", "load: --requests %d: at least one per round (--rounds %d)", c.requests, c.rounds)
 	case *timelinePath != "" && c.rate <= 0:
 		return usagef("load", "load: --timeline needs --rate (it records paced requests)")
+	case *timelinePath != "" && checkTimelineRows(newSchedule(c.rate, c.duration, c.requests).total) != nil:
+		return usagef("load", "load: %v", checkTimelineRows(newSchedule(c.rate, c.duration, c.requests).total))
 	case *asJSON && *asMD:
 		return usagef("load", "load: choose --json or --markdown")
 	case c.spawn && (*useTLS || *tlsCA != ""):
@@ -300,7 +303,13 @@ func runLoad(ctx context.Context, stdout, _ io.Writer, args []string) error {
 		c.gens = []server.Generator{{Name: "orders", Spec: "snowflake:layout=twitter,node=1"}}
 	}
 	if c.spawn && c.stack == "" {
+		// gRPC clients belong on the gRPC port (docs/service.md), so that is what a gRPC
+		// load measures unless told otherwise; the other protocols are served on the main
+		// port only.
 		c.stack = "net-http"
+		if c.protocol == "grpc" {
+			c.stack = "grpc-go"
+		}
 	}
 	if c.generator == "" {
 		c.generator = "orders"
@@ -848,7 +857,7 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 	s := newSchedule(c.rate, d, n)
 	var rec *timelineRecorder
 	if tl != nil {
-		rec = tl.recorder(s.total)
+		rec = tl.recorder(c.clients)
 	}
 	jobs := make(chan time.Time, pacedQueue)
 	hists := make([]*hdrhistogram.Histogram, c.clients)
@@ -872,7 +881,7 @@ func measurePaced(ctx context.Context, c loadConfig, call func(context.Context) 
 				got, err := call(ctx)
 				t1 := time.Now()
 				record(lags[w], t0.Sub(due))
-				rec.record(due, t0, t1, err != nil)
+				rec.record(w, due, t0, t1, err != nil)
 				if err != nil {
 					if !out.failed(ctx, err) {
 						return

@@ -70,6 +70,7 @@ func TestLoadSpawn(t *testing.T) {
 		{[]string{"--protocol", "json", "--gen", "s=ulid"}, 1, "connectrpc.com/connect"},
 		{[]string{"--protocol", "grpc-connect"}, 1, "connectrpc.com/connect"},
 		{[]string{"--protocol", "grpc", "--stack", "grpc-go"}, 1, "google.golang.org/grpc"},
+		{[]string{"--protocol", "grpc", "--stack", "net-http"}, 1, "google.golang.org/grpc"},
 		{[]string{"--protocol", "grpc", "--stack", "grpc-go", "--batch", "50"}, 50, "google.golang.org/grpc"},
 		{[]string{"--protocol", "http", "--batch", "10", "--conns", "2"}, 10, "net/http"},
 		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m"}, 1, "google.golang.org/grpc"},
@@ -101,7 +102,14 @@ func TestLoadSpawn(t *testing.T) {
 			if rep.Client != tc.client {
 				t.Errorf("client %q, want %q", rep.Client, tc.client)
 			}
-			if want := map[bool]string{false: "net-http", true: "grpc-go"}[strings.Contains(strings.Join(tc.args, " "), "grpc-go")]; rep.Stack != want {
+			// gRPC goes to the gRPC port (grpc-go) unless --stack says otherwise, as
+			// docs/service.md sends gRPC clients there; the other protocols to the main port.
+			flags := strings.Join(tc.args, " ")
+			want := "net-http"
+			if strings.Contains(flags, "grpc-go") || !strings.Contains(flags, "--stack") && (!strings.Contains(flags, "--protocol") || strings.Contains(flags, "--protocol grpc ") || strings.HasSuffix(flags, "--protocol grpc")) {
+				want = "grpc-go"
+			}
+			if rep.Stack != want {
 				t.Errorf("stack %q, want %q", rep.Stack, want)
 			}
 			for _, r := range rep.Results {
@@ -154,8 +162,8 @@ func TestLoadTableAndMarkdown(t *testing.T) {
 		flags []string
 		want  []string
 	}{
-		{nil, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (google.golang.org/grpc client, served by net/http with Connect)", "4 clients on 1 connections"}},
-		{[]string{"--markdown"}, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (`google.golang.org/grpc` client, served by net/http with Connect)"}},
+		{nil, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (google.golang.org/grpc client, served by grpc-go)", "4 clients on 1 connections"}},
+		{[]string{"--markdown", "--stack", "net-http"}, []string{"next", "floor", "p99", "of the floor's requests/s", "protocol grpc (`google.golang.org/grpc` client, served by net/http with Connect)"}},
 		{[]string{"--stack", "grpc-go"}, []string{"protocol grpc (google.golang.org/grpc client, served by grpc-go)"}},
 		{[]string{"--rate", "2000", "--protocol", "connect"}, []string{"from schedule", "send lag", "paced open loop at 2,000 req/s", "32 workers", "(connectrpc.com/connect client, served by net/http with Connect)"}},
 		{[]string{"--rate", "2000", "--markdown"}, []string{"| from schedule |", "| send lag |", "paced open loop at 2,000 req/s"}},

@@ -32,7 +32,10 @@ func newSchedule(rate float64, d time.Duration, n int64) schedule {
 	s.perTick = int64((minTick + s.spacing - 1) / s.spacing)
 	s.total = n
 	if n <= 0 {
-		s.total = int64((d + s.spacing - 1) / s.spacing)
+		s.total = int64(d / s.spacing) // rounded up, without overflowing for the longest d
+		if d%s.spacing != 0 {
+			s.total++
+		}
 	}
 	return s
 }

@@ -52,7 +52,7 @@ func TestServiceDocPacedCPU(t *testing.T) {
 		return "below"
 	}
 	want := "the paced figure is " + word("--clients 4 --stack grpc-go", "--rate 10000 --no-floor --stack grpc-go") +
-		" the unpaced one on the grpc-go port and " + word("--clients 4", "--rate 10000 --no-floor") + " it on the main port"
+		" the unpaced one on the grpc-go port and " + word("--clients 4 --stack net-http", "--rate 10000 --no-floor --stack net-http") + " it on the main port"
 	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
 		t.Errorf("docs/service.md should say %q, as docs/service/report.md shows", want)
 	}

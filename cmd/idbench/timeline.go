@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -20,7 +19,7 @@ type timeline struct {
 	baseNS int64     // … and the system's monotonic clock at that moment (monotonicNS)
 	slack  int64     // how far baseNS can be from base's moment: half the gap of its readings
 	mu     sync.Mutex
-	rows   []timelineRow
+	chunks [][]timelineRow // the measurements' rows, as their recorders kept them
 }
 
 // timelineRow is one request: its times in nanoseconds on the system's monotonic clock.
@@ -53,48 +52,95 @@ func newTimeline() *timeline {
 // ns returns t on the timeline's clock.
 func (tl *timeline) ns(t time.Time) int64 { return tl.baseNS + int64(t.Sub(tl.base)) }
 
-// recorder returns where one measurement of at most n requests writes its rows without
-// allocating or locking per request; add merges them into the timeline once the measurement
-// is over.
-func (tl *timeline) recorder(n int64) *timelineRecorder {
-	return &timelineRecorder{tl: tl, rows: make([]timelineRow, max(n, 0))}
+// timelineRowBytes is what one row holds in memory (three int64 and a bool, padded; a test
+// checks it against unsafe.Sizeof); maxTimelineRows bounds the rows a run may
+// plan to keep (4 GiB of them), so that a run too long for memory is refused before it starts
+// rather than dying of it hours in.
+const (
+	timelineRowBytes = 32
+	maxTimelineRows  = 1 << 32 / timelineRowBytes
+)
+
+// checkTimelineRows refuses a run whose planned requests would not fit maxTimelineRows: the
+// timeline holds every row until the run ends.
+func checkTimelineRows(planned int64) error {
+	if planned <= maxTimelineRows {
+		return nil
+	}
+	return fmt.Errorf("--timeline keeps every measured request in memory until the run ends (%d bytes each): the %s requests --rate and --duration (or --requests) plan would need %s; it holds at most %s (%s): shorten --duration, lower --rate or give --requests",
+		timelineRowBytes, thousands(uint64(planned)), bytesText(float64(planned)*float64(timelineRowBytes)),
+		thousands(uint64(maxTimelineRows)), bytesText(float64(maxTimelineRows*timelineRowBytes)))
 }
 
-// timelineRecorder is one measurement's rows, filled concurrently by its workers.
+// bytesText writes a size in GB or TB.
+func bytesText(b float64) string {
+	if b >= 1e12 {
+		return fmt.Sprintf("%.1f TB", b/1e12)
+	}
+	return fmt.Sprintf("%.1f GB", b/1e9)
+}
+
+// timelineChunk is how many rows a worker's recorder allocates at a time: rows are kept as
+// requests go, never reserved for the whole run.
+const timelineChunk = 4096
+
+// recorder returns where one measurement's workers write their rows, each its own without
+// locking, in chunks allocated as requests go; add merges them into the timeline once the
+// measurement is over.
+func (tl *timeline) recorder(workers int) *timelineRecorder {
+	return &timelineRecorder{tl: tl, workers: make([]workerRows, max(workers, 1))}
+}
+
+// timelineRecorder is one measurement's rows, one list of chunks per worker.
 type timelineRecorder struct {
-	tl   *timeline
-	rows []timelineRow
-	next atomic.Int64
+	tl      *timeline
+	workers []workerRows
 }
 
-// record keeps one request; past the capacity it was made with, the request is dropped.
-func (r *timelineRecorder) record(due, sent, done time.Time, failed bool) {
+// workerRows are the rows of one worker, written by it alone.
+type workerRows struct {
+	chunks [][]timelineRow
+	_      [64]byte // the workers' headers on separate cache lines
+}
+
+// record keeps one request of worker w (from 0 to the workers given to recorder).
+func (r *timelineRecorder) record(w int, due, sent, done time.Time, failed bool) {
 	if r == nil {
 		return
 	}
-	i := r.next.Add(1) - 1
-	if i >= int64(len(r.rows)) {
-		return
+	wr := &r.workers[w]
+	if n := len(wr.chunks); n == 0 || len(wr.chunks[n-1]) == cap(wr.chunks[n-1]) {
+		wr.chunks = append(wr.chunks, make([]timelineRow, 0, timelineChunk))
 	}
-	r.rows[i] = timelineRow{due: r.tl.ns(due), sent: r.tl.ns(sent), done: r.tl.ns(done), failed: failed}
+	c := &wr.chunks[len(wr.chunks)-1]
+	*c = append(*c, timelineRow{due: r.tl.ns(due), sent: r.tl.ns(sent), done: r.tl.ns(done), failed: failed})
 }
 
-// add merges the measurement's rows into its timeline.
+// add merges the measurement's rows into its timeline, once its workers are done.
 func (r *timelineRecorder) add() {
 	if r == nil {
 		return
 	}
-	n := min(r.next.Load(), int64(len(r.rows)))
 	r.tl.mu.Lock()
-	r.tl.rows = append(r.tl.rows, r.rows[:n]...)
-	r.tl.mu.Unlock()
+	defer r.tl.mu.Unlock()
+	for i := range r.workers {
+		r.tl.chunks = append(r.tl.chunks, r.workers[i].chunks...)
+		r.workers[i].chunks = nil
+	}
 }
 
 // write prints the timeline, one request a line in order of due time: due, send and answer
 // times in nanoseconds, then 1 for an answer and 0 for a failure.
 func (tl *timeline) write(w io.Writer) error {
 	tl.mu.Lock()
-	rows := slices.Clone(tl.rows)
+	n := 0
+	for _, c := range tl.chunks {
+		n += len(c)
+	}
+	rows := make([]timelineRow, 0, n)
+	for _, c := range tl.chunks {
+		rows = append(rows, c...)
+	}
 	tl.mu.Unlock()
 	slices.SortStableFunc(rows, func(a, b timelineRow) int { return cmp.Compare(a.due, b.due) })
 	bw := bufio.NewWriter(w)

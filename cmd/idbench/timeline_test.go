@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,28 +78,28 @@ func parseTimeline(t *testing.T, text string) []timelineRow {
 }
 
 // TestTimelineRecorder checks the recorder in isolation: rows come out in due order whatever
-// order the workers record them in, a recorder drops what does not fit its capacity rather
-// than growing, two measurements merge, and a nil recorder records nothing.
+// order the workers record them in, two measurements merge, and a nil recorder records
+// nothing.
 func TestTimelineRecorder(t *testing.T) {
 	tl := newTimeline()
 	at := func(ns int64) time.Time { return tl.base.Add(time.Duration(ns)) }
 	r := tl.recorder(2)
-	r.record(at(200), at(250), at(900), false)
-	r.record(at(100), at(100), at(400), true)
-	r.record(at(300), at(300), at(301), false) // over capacity: dropped
+	r.record(1, at(200), at(250), at(900), false)
+	r.record(0, at(100), at(100), at(400), true)
+	r.record(1, at(300), at(300), at(301), false)
 	r.add()
 	r2 := tl.recorder(1)
-	r2.record(at(150), at(160), at(170), false)
+	r2.record(0, at(150), at(160), at(170), false)
 	r2.add()
 	var nilRec *timelineRecorder
-	nilRec.record(at(1), at(2), at(3), false)
+	nilRec.record(0, at(1), at(2), at(3), false)
 	nilRec.add()
 	var b strings.Builder
 	if err := tl.write(&b); err != nil {
 		t.Fatal(err)
 	}
 	got := parseTimeline(t, b.String())
-	want := []timelineRow{{100, 100, 400, true}, {150, 160, 170, false}, {200, 250, 900, false}}
+	want := []timelineRow{{100, 100, 400, true}, {150, 160, 170, false}, {200, 250, 900, false}, {300, 300, 301, false}}
 	if len(got) != len(want) {
 		t.Fatalf("rows %+v, want %+v", got, want)
 	}
@@ -108,6 +109,34 @@ func TestTimelineRecorder(t *testing.T) {
 		if got[i] != w {
 			t.Errorf("row %d: %+v, want %+v", i, got[i], w)
 		}
+	}
+}
+
+// TestTimelineGrows: a recorder takes memory as requests are recorded, not for the whole run
+// up front (a run of --rate 10000 --duration 1h reserved 1.15 GB before its first request,
+// one of --rate 1e7 --duration 100h died of it): 20,000 rows over 32 workers allocate a few
+// MB, and every row is kept past the chunk size.
+func TestTimelineGrows(t *testing.T) {
+	tl := newTimeline()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	r := tl.recorder(32)
+	const n = 20000
+	for i := range n {
+		due := tl.base.Add(time.Duration(i) * 100 * time.Microsecond)
+		r.record(i%32, due, due, due, false)
+	}
+	runtime.ReadMemStats(&m1)
+	if grew := m1.TotalAlloc - m0.TotalAlloc; grew > 8<<20 {
+		t.Errorf("recording %d rows allocated %d bytes, want at most 8 MB", n, grew)
+	}
+	r.add()
+	var b strings.Builder
+	if err := tl.write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if rows := parseTimeline(t, b.String()); len(rows) != n {
+		t.Errorf("%d rows, want %d", len(rows), n)
 	}
 }
 
@@ -164,5 +193,23 @@ func TestLoadTimeline(t *testing.T) {
 	}
 	if r := idbench(t, "", "load", "--spawn", "--timeline", path); r.code != 2 || !strings.Contains(r.stderr, "--timeline needs --rate") {
 		t.Errorf("--timeline without --rate: exit %d, stderr %s; want 2 (usage)", r.code, r.stderr)
+	}
+	// A run whose rows cannot fit is refused before it starts (before the fix: an
+	// out-of-memory death and a makeslice panic); one that fits is not.
+	for _, tc := range []struct{ rate, duration, want string }{
+		{"1e7", "100h", "the 3,600,000,000,000 requests --rate and --duration (or --requests) plan would need 115.2 TB"},
+		{"1e7", "1000000h", "would need"},
+		{"100000", "2h", "would need 23.0 GB"},
+	} {
+		r := idbench(t, "", "load", "--spawn", "--rate", tc.rate, "--duration", tc.duration, "--timeline", path)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "shorten --duration") {
+			t.Errorf("--rate %s --duration %s --timeline: exit %d, stderr %s; want 2 (usage) saying %q", tc.rate, tc.duration, r.code, r.stderr, tc.want)
+		}
+	}
+	if got := int64(unsafe.Sizeof(timelineRow{})); got != timelineRowBytes {
+		t.Errorf("a timeline row holds %d bytes, timelineRowBytes says %d", got, timelineRowBytes)
+	}
+	if err := checkTimelineRows(newSchedule(10000, time.Hour, 0).total); err != nil {
+		t.Errorf("--rate 10000 --duration 1h: %v; want it run (1.15 GB as it goes)", err)
 	}
 }

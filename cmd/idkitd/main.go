@@ -41,7 +41,8 @@
 //
 // Flags override the file; --gen adds generators to the file's. On SIGTERM or Ctrl-C it reports
 // not ready for --shutdown-delay while it still serves, then stops accepting, drains in-flight
-// requests and releases node leases; a second signal ends it at once. Every spec idkit.New
+// requests and releases node leases; a second signal ends it at once, killed by that signal
+// (exit status 143 for SIGTERM as a shell reports it, 130 for Ctrl-C). Every spec idkit.New
 // accepts works, with the stores idkitd links: lease stores (node=etcd://…, node=postgres://…),
 // segment stores (segment:store=pg://…, mysql://…, redis://…) and remote (an idkitd in front of
 // another). A generator whose spec sets prefix= or mask= answers its IDs' text in the public
@@ -75,7 +76,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// After the first signal, a second one ends the process at once (Go's default).
+	// After the first signal, a second one ends the process at once (Go's default): killed by
+	// the signal, exit status 143 for SIGTERM and 130 for SIGINT as a shell reports it (the
+	// --help text and docs/service.md say so).
 	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Stderr, os.Args[1:])
 	stop()
@@ -194,7 +197,10 @@ Schemes: %s.
 
 On SIGTERM it reports not ready (/readyz 503, gRPC health NOT_SERVING) for --shutdown-delay
 while it still serves, then stops accepting, drains in-flight requests for up to
---drain-timeout and releases node leases.
+--drain-timeout and releases node leases; it then exits 0, or 1 if the drain failed. A second
+SIGTERM or Ctrl-C ends it at once, killed by that signal (a shell reports exit status 143
+for SIGTERM, 130 for Ctrl-C), without draining or releasing its leases (they lapse after
+their time to live).
 
 Flags:
 `

@@ -106,7 +106,7 @@ for round in $(seq "$rounds"); do
     p=""; a=$addr
     [ "$v" = base ] && { p=base-; a=$base_addr; }
     L grpc-port --stack grpc-go --clients 4
-    L main-port-grpc --clients 4 --no-floor
+    L main-port-grpc --stack net-http --clients 4 --no-floor
     L main-port-connect --protocol connect --clients 4 --no-floor
     L main-port-grpc-web --protocol grpc-web --clients 4 --no-floor
     L grpc-port-paced-10k --stack grpc-go --rate 10000 --no-floor

@@ -41,14 +41,14 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   load --duration 12s --clients 4 --stack grpc-go
   echo "## Single IDs on the main port (net/http with Connect), stock grpc-go client"
   echo
-  load --duration 12s --clients 4
+  load --duration 12s --clients 4 --stack net-http
   echo "## The same through connect-go's gRPC client"
   echo
   load --duration 12s --clients 4 --protocol grpc-connect
   echo "## Paced at 10,000 requests/s (Twitter's stated minimum), open loop"
   echo
   load --duration 12s --rate 10000 --no-floor --stack grpc-go
-  load --duration 12s --rate 10000 --no-floor
+  load --duration 12s --rate 10000 --no-floor --stack net-http
   echo "## Paced at 10,000 requests/s, idkitd and the load generator on a CPU each"
   echo
   if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
@@ -88,7 +88,7 @@ load() { "$bin/idbench" load --spawn --markdown "$@"; }
   echo
   load --duration 12s --clients 2 --batch 1000 --no-floor --stack grpc-go --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
   load --duration 12s --clients 4 --batch 1000 --no-floor --stack grpc-go --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
-  load --duration 12s --clients 4 --batch 1000 --no-floor --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
+  load --duration 12s --clients 4 --batch 1000 --no-floor --stack net-http --gen 'wide=snowflake:fields=time:41/node:1/seq:21'
   echo "## Other protocols, single IDs"
   echo
   load --duration 6s --clients 4 --protocol connect

@@ -27,7 +27,7 @@ func (s *segmentScheme) Durability() []idkit.Durability {
 		out[i] = idkit.Durability{Store: "store " + strconv.Itoa(i+1), Class: d.Class.String(), Reason: d.Reason,
 			Epoch: d.Epoch, AsyncAccepted: d.AsyncAccepted, Failovers: fo[i]}
 		if i < len(s.urls) {
-			out[i].Store += " " + DescribeStore(s.urls[i])
+			out[i].Store += " " + idkit.Redact(s.urls[i]) // the URL, as the docs show it, never a credential
 		}
 		if _, ok := s.g.stores[i].st.(Durabler); !ok {
 			out[i].Reason = "the store does not report its durability"
@@ -37,3 +37,8 @@ func (s *segmentScheme) Durability() []idkit.Durability {
 }
 
 var _ idkit.Durabler = (*segmentScheme)(nil)
+
+// Err reports whether the scheme can issue IDs now (idkit.Fenced): see Segment.Err.
+func (s *segmentScheme) Err() error { return s.g.Err() }
+
+var _ idkit.Fenced = (*segmentScheme)(nil)

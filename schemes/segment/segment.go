@@ -135,6 +135,17 @@ type Store interface {
 	Close() error
 }
 
+// Checker is implemented by stores that can tell, without taking a block, whether a Take
+// would be refused now (pgstore: the server's crash settings and replication class). A
+// refused take loses its block, so a Segment whose take from a store failed asks Check before
+// it takes from that store again, and takes only once Check passes: a store it refuses is
+// not written to while it stays refused.
+type Checker interface {
+	// Check returns nil when a Take would not be refused for what the store can see before
+	// it (a take can still fail), and otherwise why it would. ctx bounds the round trip.
+	Check(ctx context.Context) error
+}
+
 // Clock is a Segment's time source, read once per block for the dynamic step.
 type Clock interface {
 	Now() time.Time
@@ -310,8 +321,9 @@ func (s *Segment) Step() uint64 {
 }
 
 // Next returns a new ID. It waits for the store only when both blocks are used up, at most
-// Settings.Wait; errors wrap ErrUnavailable (and the store's error), ErrBackwards,
-// ErrExhausted, ErrClass or ErrClosed.
+// Settings.Wait, and not at all while Err reports that it cannot issue (every store failed its
+// last takes): then it fails at once with Err's error. Errors wrap ErrUnavailable (and the
+// store's error), ErrBackwards, ErrExhausted, ErrClass or ErrClosed.
 func (s *Segment) Next() (uint64, error) { return s.NextContext(context.Background()) }
 
 // NextContext is Next with a context that ends the wait for a block early.
@@ -412,6 +424,14 @@ func (s *Segment) refill(ctx context.Context) error {
 		case s.fatal != nil:
 			return s.fatal
 		}
+		if err := s.downError(); err != nil && ctx.Err() == nil {
+			// Every store failed its last takes: waiting would only make the caller wait
+			// as long and fail all the same; the loader keeps trying.
+			if !s.loading {
+				s.startLoad()
+			}
+			return err
+		}
 		if !s.loading {
 			s.startLoad()
 		}
@@ -431,12 +451,76 @@ func (s *Segment) refill(ctx context.Context) error {
 		s.mu.Lock()
 		if err != nil && !s.hasNxt {
 			if s.lastErr != nil {
-				return fmt.Errorf("%w for key %q: %w; last store error: %w", ErrUnavailable, s.set.Key, err, s.lastErr)
+				return &unavailableError{fmt.Errorf("%w for key %q: %w; last store error: %w", ErrUnavailable, s.set.Key, err, s.lastErr), s.retryIn()}
 			}
-			return fmt.Errorf("%w for key %q: %w", ErrUnavailable, s.set.Key, err)
+			return &unavailableError{fmt.Errorf("%w for key %q: %w", ErrUnavailable, s.set.Key, err), s.retryIn()}
 		}
 	}
 }
+
+// Err returns nil while the Segment can issue IDs, and otherwise why not: both blocks are used
+// up and the last two takes from every store failed (or every store handed out a block that
+// cannot be used, or the Segment is closed). Next then fails at once, without waiting, while the
+// loader keeps trying the stores in the background (checking first those that are Checkers);
+// Err is nil again as soon as a block arrives. The error wraps ErrUnavailable and the last
+// store error, and has a method RetryAfter() time.Duration: when the next attempt is due.
+// It makes a Segment (and the segment scheme) an idkit.Fenced, so that a service reports
+// itself not ready while it cannot issue.
+func (s *Segment) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return s.closedError()
+	case s.cur.next <= s.cur.last || s.hasNxt:
+		return nil
+	case s.fatal != nil:
+		return s.fatal
+	}
+	return s.downError()
+}
+
+// downAfter is how many takes in a row a store must have failed to count as down: one failure
+// (a lost packet) is retried within 50 ms, which a Next waits for.
+const downAfter = 2
+
+// downError is nil unless the Segment has no IDs left (the caller checks) and every store is
+// dead or failed its last downAfter takes: then the error Next returns. s.mu is held.
+func (s *Segment) downError() error {
+	for i := range s.stores {
+		if st := &s.stores[i]; st.dead == nil && st.fails < downAfter {
+			return nil
+		}
+	}
+	return &unavailableError{fmt.Errorf("%w for key %q: the last takes from every store failed (retrying in %v): %w", ErrUnavailable, s.set.Key, s.retryIn().Round(time.Millisecond), s.lastErr), s.retryIn()}
+}
+
+// retryIn is how long until the loader asks a store again: the shortest back-off left of
+// the stores that are not dead, at least 100 ms. s.mu is held.
+func (s *Segment) retryIn() time.Duration {
+	now := time.Now()
+	best := time.Duration(-1)
+	for i := range s.stores {
+		if st := &s.stores[i]; st.dead == nil {
+			if d := st.retry.Sub(now); best < 0 || d < best {
+				best = d
+			}
+		}
+	}
+	return max(best, 100*time.Millisecond)
+}
+
+// unavailableError is ErrUnavailable with a retry hint, for a service to pass on.
+type unavailableError struct {
+	err   error
+	retry time.Duration
+}
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// RetryAfter is when the next take is due: the earliest a retry can succeed.
+func (e *unavailableError) RetryAfter() time.Duration { return e.retry }
 
 // Warm takes the first block now, so that the first Next does not wait; New does not touch
 // the stores. Errors are those of Next.
@@ -489,11 +573,14 @@ func (s *Segment) load(done chan struct{}) {
 			continue
 		}
 		step := s.nextStep()
+		check := s.stores[i].fails > 0
 		s.mu.Unlock()
 
 		res := make(chan takeResult, len(s.stores)) // buffered: a late answer never blocks
 		asked := make([]bool, len(s.stores))
-		ask := func(i int) {
+		// ask takes a block from store i; check (read under s.mu: the store's last take
+		// failed) has a Checker store checked first, and not written to unless it passes.
+		ask := func(i int, check bool) {
 			asked[i] = true
 			st := s.stores[i].st
 			s.wg.Add(1)
@@ -501,11 +588,17 @@ func (s *Segment) load(done chan struct{}) {
 				defer s.wg.Done()
 				ctx, cancel := context.WithTimeout(s.ctx, s.set.Timeout)
 				defer cancel()
+				if c, ok := st.(Checker); ok && check {
+					if err := c.Check(ctx); err != nil {
+						res <- takeResult{i, Block{}, fmt.Errorf("not taking (its last take failed, and a check before the next fails): %w", err)}
+						return
+					}
+				}
 				b, err := st.Take(ctx, Request{Key: s.set.Key, Step: step, Index: i, Count: len(s.stores), Gap: s.set.FailoverGap})
 				res <- takeResult{i, b, err}
 			}()
 		}
-		ask(i)
+		ask(i, check)
 		pending := 1
 		hedge := time.NewTimer(s.hedgeDelay())
 		for pending > 0 {
@@ -547,9 +640,10 @@ func (s *Segment) load(done chan struct{}) {
 			case <-hedge.C:
 				s.mu.Lock()
 				j, wait, ok := s.pick(asked)
+				check := ok && s.stores[j].fails > 0
 				s.mu.Unlock()
 				if ok && wait == 0 {
-					ask(j)
+					ask(j, check)
 					pending++
 				}
 			case <-s.ctx.Done():

@@ -354,10 +354,11 @@ func TestUnavailableWithinWait(t *testing.T) {
 	if _, err := s.NextContext(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: err = %v", err)
 	}
-	// The store comes back: IDs flow again.
+	// The store comes back: IDs flow again (a Next fails at once while the store counts as
+	// down, until the loader's next take).
 	st.hang.Store(false)
 	var v uint64
-	for range 100 {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if v, err = s.Next(); err == nil {
 			break
 		}

@@ -54,7 +54,8 @@ func readyReply(w http.ResponseWriter, code int, line string, detail []string) {
 }
 
 // durabilityWatch logs each generator's durability at start and again when a store's class,
-// its acceptance of async or its epoch (a failover) changes.
+// its acceptance of async or its epoch (a failover) changes: a warning when the class is async
+// or unknown, at start too.
 type durabilityWatch struct {
 	s    *Server
 	last [][]idkit.Durability // per generator, what was last logged
@@ -79,6 +80,10 @@ func (w *durabilityWatch) check(first bool) {
 			attrs := []any{"generator", g.name, "store", idkit.Redact(d.Store), "class", d.Class,
 				"reason", idkit.Redact(d.Reason), "epoch", d.Epoch, "async_accepted", d.AsyncAccepted, "failovers", d.Failovers}
 			switch {
+			case first && (d.Class == "async" || d.Class == "unknown"):
+				// Accepted (durability=async) or not known: failover fencing is all that
+				// stands between a failover and repeated IDs.
+				w.s.log.Warn("generator durability", attrs...)
 			case first:
 				w.s.log.Info("generator durability", attrs...)
 			case d.Class == "async" || d.Class == "unknown":

@@ -35,6 +35,10 @@ func init() {
 		d := &durToy{toy: &toy{name: "toydur"}}
 		d.dur.Store(&[]idkit.Durability{{Store: "store 1 postgres://ids:hunter2@db.example:5432/ids", Class: "sync",
 			Reason: "synchronous_standby_names = 'ANY 1 (s1)', s1 sync", Epoch: "7312/3", Failovers: 2}})
+		if strings.HasPrefix(key, "async") { // an asynchronous standby, accepted from the start
+			d.dur.Store(&[]idkit.Durability{{Store: "store 1 postgres://db.example:5432/ids?durability=async", Class: "async",
+				Reason: "standby s1 async", Epoch: "7312/3", AsyncAccepted: true}})
+		}
 		durToys.Store(key, d)
 		return d, nil
 	})
@@ -43,11 +47,13 @@ func init() {
 // TestDurabilityShown: a generator whose scheme rests on a store shows the store's durability
 // class, reason, epoch and failovers in the Generators answer, on /readyz to a caller with a
 // token only (without one, /readyz says "ready" and nothing else), and in the log at start and
-// again when the class changes; the store's password is never shown.
+// again when the class changes, as a warning when the class is async (also an async store
+// accepted from the start, which was logged at INFO); the store's password is never shown.
 func TestDurabilityShown(t *testing.T) {
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
-	cfg.Generators = append(cfg.Generators, server.Generator{Name: "blocks", Spec: "toydur:key=shown"})
+	cfg.Generators = append(cfg.Generators, server.Generator{Name: "blocks", Spec: "toydur:key=shown"},
+		server.Generator{Name: "lagging", Spec: "toydur:key=async-start"})
 	logs := &syncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	r := start(t, cfg)
@@ -70,7 +76,7 @@ func TestDurabilityShown(t *testing.T) {
 		t.Errorf("blocks durability = %v", d)
 	}
 	for _, o := range gens {
-		if o.Name != "blocks" && len(o.Durability) != 0 {
+		if o.Name != "blocks" && o.Name != "lagging" && len(o.Durability) != 0 {
 			t.Errorf("%s has no store but lists durability %v", o.Name, o.Durability)
 		}
 	}
@@ -88,11 +94,14 @@ func TestDurabilityShown(t *testing.T) {
 	}
 	want := "ready\n" + `generator "blocks" durability: store 1 postgres://ids:xxxxx@db.example:5432/ids: sync: ` +
 		`synchronous_standby_names = 'ANY 1 (s1)', s1 sync; epoch 7312/3; failovers seen 2` + "\n"
+	want += `generator "lagging" durability: store 1 postgres://db.example:5432/ids?durability=async: async ` +
+		`(accepted by durability=async: failover fencing is the only protection): standby s1 async; epoch 7312/3` + "\n"
 	if code, body := readyz("Bearer s3cret"); code != 200 || body != want {
 		t.Errorf("/readyz with a token: %d\n%s\nwant\n%s", code, body, want)
 	}
 
-	logs.waitFor(t, `msg="generator durability" generator=blocks store="store 1 postgres://ids:xxxxx@db.example:5432/ids" class=sync`)
+	logs.waitFor(t, `level=INFO msg="generator durability" generator=blocks store="store 1 postgres://ids:xxxxx@db.example:5432/ids" class=sync`)
+	logs.waitFor(t, `level=WARN msg="generator durability" generator=lagging store="store 1 postgres://db.example:5432/ids?durability=async" class=async`)
 	toy, _ := durToys.Load("shown")
 	toy.(*durToy).dur.Store(&[]idkit.Durability{{Store: "store 1 postgres://ids:hunter2@db.example:5432/ids", Class: "async",
 		Reason: "standby s1 async", Epoch: "7312/3", AsyncAccepted: true, Failovers: 2}})

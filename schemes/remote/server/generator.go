@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,8 @@ import (
 	"github.com/idkit/idkit"
 	"github.com/idkit/idkit/schemes"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // batchContexter and nextContexter are idkit's ContextBatcher and ContextScheme, spelled out
@@ -135,13 +138,43 @@ func (g *generator) next(ctx context.Context, n int, use func([]idkit.ID)) error
 	g.bufs.Put(bp)
 	if err != nil {
 		code := codeOf(err)
+		if code == connect.CodeInternal && g.err() != nil {
+			// The scheme says it cannot issue now (a segment whose stores refuse or are
+			// down): a condition that passes, which a client should retry.
+			code = connect.CodeUnavailable
+		}
 		g.errs.WithLabelValues(code.String()).Inc()
 		if errors.Is(err, schemes.ErrClockBackward) {
 			g.drift.Inc()
 		}
-		return connect.NewError(code, fmt.Errorf("generator %q: %w", g.name, err))
+		ce := connect.NewError(code, fmt.Errorf("generator %q: %w", g.name, err))
+		if code == connect.CodeUnavailable {
+			withRetryHint(ce, retryAfter(err))
+		}
+		return ce
 	}
 	return nil
+}
+
+// retryAfter is how long a client should wait before it retries a request that failed with
+// err: what err says (a RetryAfter method, as a segment's unavailable error has), else 1 s.
+func retryAfter(err error) time.Duration {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		return ra.RetryAfter()
+	}
+	return time.Second
+}
+
+// withRetryHint adds to an UNAVAILABLE answer when to retry: a google.rpc.RetryInfo detail
+// (gRPC's grpc-status-details-bin, the Connect protocol's error details) and a Retry-After
+// header in whole seconds, at least 1 (HTTP; Connect unary puts it among the headers, gRPC
+// among the trailers).
+func withRetryHint(ce *connect.Error, d time.Duration) {
+	ce.Meta().Set("Retry-After", strconv.FormatInt(int64(max((d+time.Second-1)/time.Second, 1)), 10))
+	if det, err := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(d)}); err == nil {
+		ce.AddDetail(det)
+	}
 }
 
 func (g *generator) fill(ctx context.Context, buf []idkit.ID) error {
@@ -170,7 +203,8 @@ func (g *generator) fill(ctx context.Context, buf []idkit.ID) error {
 }
 
 // codeOf maps a generator's error to the status a client sees: UNAVAILABLE for conditions that
-// pass (a fenced node, the clock behind, a mark store out of reach) so that clients retry,
+// pass (a fenced node, the clock behind, a mark store out of reach, an error with a retry
+// hint such as a segment's whose stores refuse or are down) so that clients retry,
 // FAILED_PRECONDITION for a layout out of time, the context's own code for a cancelled or
 // expired request, INTERNAL for the rest.
 func codeOf(err error) connect.Code {
@@ -183,6 +217,10 @@ func codeOf(err error) connect.Code {
 		return connect.CodeUnavailable
 	case errors.Is(err, schemes.ErrTimeOverflow):
 		return connect.CodeFailedPrecondition
+	}
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return connect.CodeUnavailable
 	}
 	return connect.CodeInternal
 }

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
 )
 
 // grpcServer builds the grpc-go server of Config.GRPCListen: the same RPCs, limits, tokens,
@@ -369,7 +370,7 @@ func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest)
 				auth = v[0]
 			}
 		}
-		if why := h.s.ready(); why != nil && h.s.mayKnow(auth) {
+		if why, _ := h.s.healthOf(req.GetService()); why != nil && h.s.mayKnow(auth) {
 			_ = grpc.SetHeader(ctx, metadata.Pairs(notReadyHeader, headerText(why)))
 		}
 	}
@@ -400,7 +401,15 @@ func grpcError(err error) error {
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {
-		return status.Error(codes.Code(ce.Code()), idkit.Redact(ce.Message()))
+		st := status.New(codes.Code(ce.Code()), idkit.Redact(ce.Message()))
+		for _, d := range ce.Details() { // a retry hint (RetryInfo)
+			if m, err := d.Value(); err == nil {
+				if withD, err := st.WithDetails(protoadapt.MessageV1Of(m)); err == nil {
+					st = withD
+				}
+			}
+		}
+		return st.Err()
 	}
 	return status.Error(codes.Code(codeOf(err)), idkit.Redact(err.Error()))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit"
@@ -14,8 +15,10 @@ import (
 // Kubernetes gRPC probes work on the same port: served by grpc-go to gRPC clients and through
 // Connect to the rest. The overall service ("") and idkit.v1.IDService are SERVING while the
 // server is ready (see /readyz) and NOT_SERVING otherwise, with the reason /readyz gives in the
-// response header idkit-not-ready of Check (the health message has no field for it); List
-// gives both at once, and Watch (watch.go) streams the changes. On a server with tokens the
+// response header idkit-not-ready of Check (the health message has no field for it);
+// idkit.v1.IDService/NAME is the same for generator NAME alone (a generator that cannot issue,
+// such as a segment whose stores refuse or are down, makes it and the server NOT_SERVING);
+// List gives them all at once, and Watch (watch.go) streams the changes. On a server with tokens the
 // health service, /healthz and /readyz are open, but only a caller with a token is told the
 // reason (it names generators, lease stores and other hosts); the rest see the status, and
 // the log has the reason.
@@ -45,27 +48,53 @@ func (s *Server) mayKnow(auth string) bool {
 	return len(s.cfg.Tokens) == 0 || tokenOK(auth, s.cfg.Tokens)
 }
 
+// generatorService prefixes the health service name of one generator:
+// "idkit.v1.IDService/NAME" is SERVING while the server is up and generator NAME can issue
+// IDs, whatever the other generators do ("" and idkit.v1.IDService need them all).
+const generatorService = "idkit.v1.IDService/"
+
+// healthOf is why a health service name is not SERVING (nil when it is), or ok false for a
+// name the health service does not know.
+func (s *Server) healthOf(service string) (notReady error, ok bool) {
+	switch {
+	case service == "" || service == "idkit.v1.IDService":
+		return s.ready(), true
+	case strings.HasPrefix(service, generatorService):
+		if g := s.gens[service[len(generatorService):]]; g != nil {
+			return s.readyFor(g), true
+		}
+	}
+	return nil, false
+}
+
 // health answers a health check for one service name.
 func (s *Server) health(req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	switch req.GetService() {
-	case "", "idkit.v1.IDService":
-	default:
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q (known: \"\", idkit.v1.IDService)", cut(req.GetService())))
+	notReady, ok := s.healthOf(req.GetService())
+	if !ok {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q (known: \"\", idkit.v1.IDService and %sNAME for each generator: %s)", cut(req.GetService()), generatorService, s.names()))
 	}
 	st := healthpb.HealthCheckResponse_SERVING
-	if s.ready() != nil {
+	if notReady != nil {
 		st = healthpb.HealthCheckResponse_NOT_SERVING
 	}
 	return &healthpb.HealthCheckResponse{Status: st}, nil
 }
 
-// healthServices are the service names the health service knows, as List reports them.
-var healthServices = []string{"", "idkit.v1.IDService"}
+// healthServices are the service names the health service knows, as List reports them: the
+// server's and each generator's.
+func (s *Server) healthServices() []string {
+	names := []string{"", "idkit.v1.IDService"}
+	for _, g := range s.order {
+		names = append(names, generatorService+g.name)
+	}
+	return names
+}
 
 // healthList answers List: every known service's status, a snapshot.
 func (s *Server) healthList() *healthpb.HealthListResponse {
-	out := &healthpb.HealthListResponse{Statuses: make(map[string]*healthpb.HealthCheckResponse, len(healthServices))}
-	for _, name := range healthServices {
+	services := s.healthServices()
+	out := &healthpb.HealthListResponse{Statuses: make(map[string]*healthpb.HealthCheckResponse, len(services))}
+	for _, name := range services {
 		res, err := s.health(&healthpb.HealthCheckRequest{Service: name})
 		if err == nil {
 			out.Statuses[name] = res
@@ -82,7 +111,7 @@ func newHealthHandlers(s *Server, opts ...connect.HandlerOption) map[string]http
 			return nil, err
 		}
 		res := connect.NewResponse(msg)
-		if err := s.ready(); err != nil && msg.Status != healthpb.HealthCheckResponse_SERVING && s.mayKnow(req.Header().Get("Authorization")) {
+		if err, _ := s.healthOf(req.Msg.GetService()); err != nil && msg.Status != healthpb.HealthCheckResponse_SERVING && s.mayKnow(req.Header().Get("Authorization")) {
 			res.Header().Set(notReadyHeader, headerText(err))
 		}
 		return res, nil

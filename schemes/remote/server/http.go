@@ -218,6 +218,9 @@ func httpError(w http.ResponseWriter, err error) connect.Code {
 	var ce *connect.Error
 	if errors.As(err, &ce) {
 		msg = ce.Message()
+		if ra := ce.Meta().Get("Retry-After"); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
 	}
 	textReply(w, httpStatus(code), idkit.Redact(msg))
 	return code

@@ -104,6 +104,9 @@ func (m *metrics) watch(s *Server) {
 		if _, ok := idkit.As[idkit.Fenced](g.s); !ok {
 			continue
 		}
+		if _, ok := idkit.As[idkit.Noder](g.s); !ok {
+			continue // fenced for another reason than a node (a segment whose stores fail): no lease
+		}
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "idkit_lease_held", Help: "1 while the generator's node lease is held, 0 while fenced.",
 			ConstLabels: prometheus.Labels{"generator": g.name},

@@ -203,8 +203,14 @@ func TestHealthList(t *testing.T) {
 		}
 		for _, st := range stacks(r) {
 			got := list(st.addr)
-			if len(got) != 2 || got[""] != want || got["idkit.v1.IDService"] != want {
-				t.Fatalf("%s: List = %v, want \"\" and idkit.v1.IDService %v", st.name, got, want)
+			// The server, the service, and each generator (idkit.v1.IDService/NAME).
+			if len(got) != 2+len(cfg.Generators) || got[""] != want || got["idkit.v1.IDService"] != want {
+				t.Fatalf("%s: List = %v, want \"\", idkit.v1.IDService and each generator %v", st.name, got, want)
+			}
+			for _, g := range cfg.Generators {
+				if got["idkit.v1.IDService/"+g.Name] != want {
+					t.Fatalf("%s: List = %v, want idkit.v1.IDService/%s %v", st.name, got, g.Name, want)
+				}
 			}
 		}
 	}

@@ -665,6 +665,17 @@ func (s *Server) ready() error {
 	return nil
 }
 
+// readyFor is ready for one generator: nil while the server is up and g can issue IDs.
+func (s *Server) readyFor(g *generator) error {
+	if s.draining.Load() {
+		return errors.New("shutting down")
+	}
+	if err := g.err(); err != nil {
+		return fmt.Errorf("generator %q: %w", g.name, err)
+	}
+	return nil
+}
+
 // readyWait returns a channel that is closed when readiness may have changed: the server began
 // shutting down, or a generator lost or regained its node.
 func (s *Server) readyWait() <-chan struct{} {
@@ -922,7 +933,14 @@ func redactError(err error) error {
 	}
 	msg := ce.Message()
 	if red := idkit.Redact(msg); red != msg {
-		return connect.NewError(ce.Code(), errors.New(red))
+		out := connect.NewError(ce.Code(), errors.New(red))
+		for k, v := range ce.Meta() { // a retry hint
+			out.Meta()[k] = v
+		}
+		for _, d := range ce.Details() {
+			out.AddDetail(d)
+		}
+		return out
 	}
 	return err
 }

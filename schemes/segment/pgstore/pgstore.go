@@ -500,6 +500,38 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	return blk, nil
 }
 
+// Check reports whether a Take would be refused now, without taking a block
+// (segment.Checker): it reads fsync, full_page_writes and the replication class as a take
+// does, with synchronous_commit raised as a take raises it, in a read-only transaction that
+// it rolls back. A Segment calls it before taking again after a failed take, so that a store
+// that refuses (its blocks lost) is not written to while it stays refused. Errors wrap
+// ErrNotDurable as Take's refusals do, or are the connection's.
+func (s *Store) Check(ctx context.Context) error {
+	if s.unprotected {
+		return nil
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("pgstore: checking %s: %w", s.table, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var fsync, fpw string
+	if err := tx.QueryRow(ctx, `SELECT current_setting('fsync'), current_setting('full_page_writes'), `+pgrepl.RaiseCommit).Scan(&fsync, &fpw, new(any)); err != nil {
+		return fmt.Errorf("pgstore: checking %s: %w", s.table, err)
+	}
+	if err := s.checkSettings(fsync, fpw); err != nil {
+		return err
+	}
+	f, err := pgrepl.Read(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	_, err = s.checkReplication(f, f)
+	return err
+}
+
+var _ segment.Checker = (*Store)(nil)
+
 // Close closes the store's connections.
 func (s *Store) Close() error {
 	s.pool.Close()
