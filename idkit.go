@@ -37,6 +37,11 @@ var (
 	// ErrScheme reports an ID that is valid but was not made by the scheme asked to handle it,
 	// such as a UUIDv4 given to a uuidv7 scheme.
 	ErrScheme = errors.New("idkit: ID of another scheme")
+	// ErrUnordered reports a time range asked of a scheme whose IDs do not sort by time
+	// (uuidv4, segment, a reversed snowflake layout, one with a node field above the time
+	// field), or whose IDs of a time range are more than one run (Bounds of a sharded or
+	// time-reversed layout, whose runs ShardBounds gives). See TimeRanger.
+	ErrUnordered = errors.New("idkit: IDs not ordered by time")
 )
 
 // Scheme generates and understands one kind of ID. Implementations are safe for concurrent

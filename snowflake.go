@@ -117,9 +117,10 @@ func (sp *Settings) layout() (layouts.Layout, error) {
 }
 
 // rangeLayout applies the settings for range-partitioned databases to l: shard_bits (with
-// shard_from) and reverse.
+// shard_from) and reverse (true: the whole value, Spanner's; time: the time field in place,
+// CockroachDB's).
 func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
-	rev, err := sp.Bool("reverse", false)
+	rev, revTime, err := sp.reverse()
 	if err != nil {
 		return l, err
 	}
@@ -138,6 +139,8 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 		why = "shard_bits and a hash field in fields= both given"
 	case rev && (sharded || l.ShardBits() > 0):
 		why = "reverse=true with shard bits: a reversed layout has no time order for shards to keep"
+	case revTime && (sharded || l.ShardBits() > 0):
+		why = "reverse=time with shard bits: a time-reversed layout has no time order for shards to keep"
 	}
 	if why != "" {
 		return l, sp.Errorf("%s", why)
@@ -156,7 +159,30 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 			return l, sp.Wrapf(err, "reverse=true")
 		}
 	}
+	if revTime {
+		l.ReverseTime = true
+		if err := l.Validate(); err != nil {
+			return l, sp.Wrapf(err, "reverse=time")
+		}
+	}
 	return l, nil
+}
+
+// reverse reads reverse=: true (or another true form strconv.ParseBool reads) reverses the
+// whole value, time the time field alone, false (the default) neither.
+func (sp *Settings) reverse() (whole, timeOnly bool, err error) {
+	v, ok := sp.Lookup("reverse")
+	if !ok {
+		return false, false, nil
+	}
+	if strings.EqualFold(v, "time") {
+		return false, true, nil
+	}
+	b, perr := strconv.ParseBool(strings.ToLower(v))
+	if perr != nil {
+		return false, false, sp.Errorf("reverse=%s: want true (the whole value, as Spanner's bit_reversed_positive), time (the time field alone, as CockroachDB's unordered_unique_rowid) or false", v)
+	}
+	return b, false, nil
 }
 
 // parseFields reads "time:41/datacenter:5/worker:5/seq:12".
@@ -335,6 +361,9 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 	}
 	if l.Reverse {
 		b.WriteString(",reverse=true")
+	}
+	if l.ReverseTime {
+		b.WriteString(",reverse=time")
 	}
 	nf := l.NodeFields()
 	// A node field named "node" cannot be set by name (node= means the whole node), so such

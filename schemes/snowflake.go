@@ -178,6 +178,8 @@ type Snowflake struct {
 	nodePart uint64
 	xform    bool // the stored ID is not the layout's value: a hash field or a reversal
 	rev      bool // reversed layout
+	revTime  bool // time-reversed layout: the time field, at tShift, reversed in place
+	tBits    uint // width of the time field
 	hShift   uint // hash field position and width (hBits 0: none)
 	hBits    uint
 	fence    Fence
@@ -285,10 +287,10 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	}
 	g.seqMask = 1<<g.seqBits - 1
 	g.hShift, g.hBits = l.KindShift(layouts.KindHash)
-	g.rev = l.Reverse
-	g.xform = g.rev || g.hBits > 0
+	g.rev, g.revTime = l.Reverse, l.ReverseTime
+	g.xform = g.rev || g.revTime || g.hBits > 0
 	g.newPacking(l)
-	g.tShift, _ = l.KindShift(layouts.KindTime)
+	g.tShift, g.tBits = l.KindShift(layouts.KindTime)
 	g.sShift, _ = l.KindShift(layouts.KindSeq)
 	g.maxWait, g.maxCont = s.Drift.resolved()
 	if g.clock == nil {
@@ -438,6 +440,12 @@ func (g *Snowflake) value(packed uint64) uint64 {
 // fillStored writes the stored forms of consecutive layout values step apart, starting at v,
 // into out: fill for a sharded or reversed layout, with the transform's loop unswitched.
 func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
+	if g.revTime {
+		// The values share their tick and differ below the time field, which stays in
+		// place: their stored forms are step apart too.
+		fill(out, layouts.ReverseField(v, g.tShift, g.tBits), step)
+		return
+	}
 	if g.rev {
 		for i := range out {
 			out[i] = layouts.Reverse63(v)
@@ -456,6 +464,9 @@ func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
 func (g *Snowflake) stored(v uint64) uint64 {
 	if g.rev {
 		return layouts.Reverse63(v)
+	}
+	if g.revTime {
+		return layouts.ReverseField(v, g.tShift, g.tBits)
 	}
 	return v | layouts.ShardHash(v, g.hBits)<<g.hShift
 }
