@@ -79,7 +79,15 @@ type Codec interface {
 }
 
 // Batcher is implemented by schemes that can reserve many IDs in one step, for bulk inserts.
-// NextBatch fills dst with new IDs in increasing order.
+// NextBatch fills dst with new IDs in the order the scheme issues them, which is increasing
+// for every scheme whose IDs increase: the snowflake layouts with the time field on top (all
+// presets), segment, and the one-at-a-time schemes that increase (sonyflake, monotonic ulid,
+// uuidv7). The layouts made to spread their IDs over a key space are the exception: with
+// shard_bits, reverse=true or reverse=time (and segment with reverse=true) the batch is in
+// issue order, whose layout values (Layout.Value; the sequence number for segment) increase
+// while the stored IDs do not; a reverse=time batch increases within each tick. Such a batch
+// is not sorted: an order would hold within one batch only, and these keys exist to be in no
+// order. A caller that wants them sorted (say, for one multi-row INSERT) sorts them itself.
 type Batcher interface {
 	NextBatch(dst []ID) error
 }

@@ -697,7 +697,9 @@ func (s *snowflakeScheme) why(err error) error {
 	return err
 }
 
-// NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time.
+// NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time, in issue
+// order: increasing for a layout with the time field on top, and for a sharded, reversed or
+// time-reversed one in the order of their layout values (see Batcher).
 func (s *snowflakeScheme) NextBatch(dst []ID) error {
 	return s.NextBatchContext(context.Background(), dst)
 }
