@@ -85,9 +85,10 @@ type Codec interface {
 // uuidv7). The layouts made to spread their IDs over a key space are the exception: with
 // shard_bits, reverse=true or reverse=time (and segment with reverse=true) the batch is in
 // issue order, whose layout values (Layout.Value; the sequence number for segment) increase
-// while the stored IDs do not; a reverse=time batch increases within each tick. Such a batch
-// is not sorted: an order would hold within one batch only, and these keys exist to be in no
-// order. A caller that wants them sorted (say, for one multi-row INSERT) sorts them itself.
+// while the stored IDs do not; a reverse=time or shard_by=tick batch increases within each
+// tick. Such a batch is not sorted: an order would hold within one batch only, and these keys
+// exist to be in no order. A caller that wants them sorted (say, for one multi-row INSERT)
+// sorts them itself.
 type Batcher interface {
 	NextBatch(dst []ID) error
 }

@@ -77,6 +77,9 @@ var schemeCases = []schemeCase{
 	// Time-reversed (reverse=time): CockroachDB's unordered_unique_rowid shape, 48 bits of
 	// 10 µs ticks since 2015 reversed in place above 15 low bits.
 	{spec: "snowflake:reverse=time,worker=9", bits: 64, timed: true, node: node(9)},
+	// TiDB's AUTO_RANDOM shares a shard per transaction: shard_by=tick, one shard per tick.
+	{spec: "snowflake:node=3,shard_bits=4,shard_by=tick", bits: 64, timed: true, node: node(3)},
+	{spec: "snowflake:layout=sonyflake,machine=7,shard_bits=3,shard_by=tick,mask=" + testMaskRef, bits: 64, timed: true, node: node(7)},
 	{spec: "snowflake:fields=time:48/node:10/seq:5,unit=10us,epoch=2015-01-01,reverse=time,node=5,prefix=crdb,mask=" + testMaskRef, bits: 64, timed: true, node: node(5)},
 }
 

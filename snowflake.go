@@ -59,7 +59,7 @@ type Stats struct {
 }
 
 // snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
-var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "reverse", "shard_bits", "shard_from", "lookahead", "drift_wait", "drift_continue"}
+var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "reverse", "shard_bits", "shard_from", "shard_by", "lookahead", "drift_wait", "drift_continue"}
 
 // specLayout builds the layout a snowflake or custom spec describes.
 func (sp *Settings) layout() (layouts.Layout, error) {
@@ -129,8 +129,14 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 		return l, err
 	}
 	from, hasFrom := sp.Lookup("shard_from")
+	by, hasBy := sp.Lookup("shard_by")
+	byTick := hasBy && strings.EqualFold(by, "tick")
 	var why string
 	switch {
+	case hasBy && !byTick && !strings.EqualFold(by, "id"):
+		why = "shard_by: want id (the default) or tick"
+	case hasBy && !sharded && l.ShardBits() == 0:
+		why = "shard_by without shard_bits"
 	case hasFrom && !sharded:
 		why = "shard_from without shard_bits"
 	case sharded && n == 0:
@@ -153,6 +159,7 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 			return l, sp.Wrapf(err, "shard_bits=%d", n)
 		}
 	}
+	l.ShardByTick = byTick
 	if rev {
 		l.Reverse = true
 		if err := l.Validate(); err != nil {
@@ -171,18 +178,14 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 // reverse reads reverse=: true (or another true form strconv.ParseBool reads) reverses the
 // whole value, time the time field alone, false (the default) neither.
 func (sp *Settings) reverse() (whole, timeOnly bool, err error) {
-	v, ok := sp.Lookup("reverse")
-	if !ok {
-		return false, false, nil
-	}
+	v, _ := sp.Lookup("reverse")
 	if strings.EqualFold(v, "time") {
 		return false, true, nil
 	}
-	b, perr := strconv.ParseBool(strings.ToLower(v))
-	if perr != nil {
-		return false, false, sp.Errorf("reverse=%s: want true (the whole value, as Spanner's bit_reversed_positive), time (the time field alone, as CockroachDB's unordered_unique_rowid) or false", v)
+	if whole, err = sp.Bool("reverse", false); err != nil {
+		return false, false, sp.Errorf("reverse=%s: want true (the whole value), time (the time field alone) or false", v)
 	}
-	return b, false, nil
+	return whole, false, nil
 }
 
 // parseFields reads "time:41/datacenter:5/worker:5/seq:12".
@@ -359,12 +362,17 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 		b.WriteString("fields=" + l.FieldList())
 		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	}
-	if l.Reverse {
-		b.WriteString(",reverse=true")
+	// At most one of these: reversed layouts take no shard bits.
+	flag := ""
+	switch {
+	case l.Reverse:
+		flag = ",reverse=true"
+	case l.ReverseTime:
+		flag = ",reverse=time"
+	case l.ShardByTick:
+		flag = ",shard_by=tick"
 	}
-	if l.ReverseTime {
-		b.WriteString(",reverse=time")
-	}
+	b.WriteString(flag)
 	nf := l.NodeFields()
 	// A node field named "node" cannot be set by name (node= means the whole node), so such
 	// layouts spell the node whole too.

@@ -121,6 +121,12 @@ type Layout struct {
 	// run of values; those of consecutive ticks land far apart. It excludes Reverse and a hash
 	// field, and a time field that holds bit 63 (its lowest bit would become the sign bit).
 	ReverseTime bool
+	// ShardByTick makes the hash field (see Sharded) a hash of the time and node fields only,
+	// the value with its sequence field zeroed, so that one node's IDs of one tick share a
+	// shard, as the rows of one transaction share TiDB's AUTO_RANDOM shard: a batch reserved
+	// within one tick lands in one shard, and the shard still changes from tick to tick. It
+	// needs a hash field.
+	ShardByTick bool
 }
 
 // Validate reports whether l describes a usable ID. Its error wraps ErrInvalid and names the
@@ -179,12 +185,19 @@ func (l Layout) Validate() error {
 		return fmt.Errorf("%w: time unit %v is longer than %v (a generator may wait a whole unit for its next tick)", ErrInvalid, l.Unit, MaxUnit)
 	case l.TimeBits() > 62:
 		return fmt.Errorf("%w: time field of %d bits, at most 62 are supported", ErrInvalid, l.TimeBits())
-	case l.ReverseTime && l.Reverse:
-		return fmt.Errorf("%w: layout %s reverses both its whole value and its time field; choose one", ErrInvalid, l.label())
-	case l.ReverseTime && total == 64 && l.Fields[0].Kind == KindTime:
-		return fmt.Errorf("%w: layout %s uses all 64 bits with time on top: reversing its time field in place would put the tick's lowest bit in the sign bit, so every other tick's IDs would be negative as int64 (use a 63-bit layout)", ErrInvalid, l.label())
 	}
-	return nil
+	var why string
+	switch {
+	case l.ShardByTick && l.sumBits(KindHash) == 0:
+		why = "shards by tick without a hash field"
+	case l.ReverseTime && l.Reverse:
+		why = "reverses both its whole value and its time field"
+	case l.ReverseTime && total == 64 && l.Fields[0].Kind == KindTime:
+		why = "has time on top of 64 bits: reversed in place, the tick's lowest bit would be the sign bit (use a 63-bit layout)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: layout %s %s", ErrInvalid, l.label(), why)
 }
 
 // bitString renders the widths as "41/5+5/12" in layout order.
@@ -469,7 +482,7 @@ func (l Layout) Check(id uint64) error {
 		return fmt.Errorf("%w: %d has bits set above the %d bits of layout %s", ErrRange, id, total, l.label())
 	}
 	if hs, hb := l.KindShift(KindHash); hb > 0 {
-		got, want := id>>hs&mask(hb), ShardHash(id&^(mask(hb)<<hs), hb)
+		got, want := id>>hs&mask(hb), ShardHash(l.hashInput(id&^(mask(hb)<<hs)), hb)
 		if got != want {
 			return fmt.Errorf("%w: %d is not an ID of the sharded layout %s: its hash field holds %d, its other fields hash to %d", ErrRange, id, l.label(), got, want)
 		}
@@ -591,6 +604,9 @@ func (l Layout) String() string {
 	}
 	if l.ReverseTime {
 		s += " time-reversed"
+	}
+	if l.ShardByTick {
+		s += " sharded-by-tick"
 	}
 	return s
 }

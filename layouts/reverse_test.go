@@ -115,20 +115,20 @@ func TestReverseTimeValidate(t *testing.T) {
 // can make: the runs hold exactly the IDs of the ticks asked for, ascending and disjoint,
 // with touching runs merged.
 func TestReverseTimeTickRuns(t *testing.T) {
-	l := layouts.Layout{Name: "small", Fields: []layouts.Field{layouts.Time(5), layouts.Node("n", 2), layouts.Seq(2)}, Unit: time.Second, ReverseTime: true}
+	l := layouts.Layout{Name: "small", Fields: []layouts.Field{layouts.Time(4), layouts.Node("n", 1), layouts.Seq(1)}, Unit: time.Second, ReverseTime: true}
 	if err := l.TimeOrder(); !errors.Is(err, layouts.ErrUnordered) {
 		t.Fatalf("TimeOrder = %v, want ErrUnordered", err)
 	}
-	for first := int64(0); first < 32; first++ {
-		for last := first; last < 32; last++ {
+	for first := int64(0); first < 16; first++ {
+		for last := first; last < 16; last++ {
 			runs, err := l.TickRuns(first, last)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var in []uint64
 			for tick := first; tick <= last; tick++ {
-				for node := range uint64(4) {
-					for seq := range uint64(4) {
+				for node := range uint64(2) {
+					for seq := range uint64(2) {
 						id, err := l.Compose(tick, node, seq)
 						if err != nil {
 							t.Fatal(err)
@@ -157,5 +157,70 @@ func TestReverseTimeTickRuns(t *testing.T) {
 	}
 	if runs, err := cockroachRowID.TickRuns(0, layouts.MaxTickRuns-1); err != nil || len(runs) == 0 {
 		t.Errorf("%d ticks: %d runs, %v", layouts.MaxTickRuns, len(runs), err)
+	}
+}
+
+// TestShardByTick: with ShardByTick one node's IDs of one tick share a shard (the hash of
+// their time and node fields), Check accepts them and refuses another hash, the shard changes
+// from tick to tick over every shard, and TickRuns still holds every ID of its ticks.
+func TestShardByTick(t *testing.T) {
+	l, err := layouts.Twitter.Sharded(5, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.ShardByTick = true
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	noHash := layouts.Twitter.Clone()
+	noHash.ShardByTick = true
+	if err := noHash.Validate(); !errors.Is(err, layouts.ErrInvalid) {
+		t.Errorf("ShardByTick without a hash field: %v, want ErrInvalid", err)
+	}
+	const ticks = 3200
+	hits := make([]int, 32)
+	base := l.Tick(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	runs, err := l.TickRuns(base, base+ticks-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range int64(ticks) {
+		// Every sequence number of the first ticks; the first and the last of the others.
+		seqs := []uint64{0, 127}
+		if k < 4 {
+			seqs = seqs[:0]
+			for seq := range uint64(128) {
+				seqs = append(seqs, seq)
+			}
+		}
+		var shard uint64
+		for i, seq := range seqs {
+			id, err := l.Compose(base+k, 3, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := l.Decompose(id)
+			if i == 0 {
+				shard = p.Hash
+				hits[shard]++
+			}
+			if p.Hash != shard || p.Seq != seq || p.Tick != base+k {
+				t.Fatalf("tick %d seq %d: %+v, want shard %d", k, seq, p, shard)
+			}
+			if err := l.Check(id); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Check(id ^ 1<<58); !errors.Is(err, layouts.ErrRange) {
+				t.Fatalf("Check of an ID with another hash: %v", err)
+			}
+			if r := runs[p.Hash]; id < r[0] || id > r[1] {
+				t.Fatalf("ID %d of shard %d outside its run %v", id, p.Hash, r)
+			}
+		}
+	}
+	for h, n := range hits {
+		if n < ticks/32/2 {
+			t.Errorf("shard %d is the shard of %d of %d ticks, want about %d", h, n, ticks, ticks/32)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func ReverseField(v uint64, shift, width uint) uint64 {
 }
 
 // Stored returns the stored ID of a layout value v whose hash field is zero: v with the hash
-// field filled in (ShardHash of v), or v's bit reversal over 63 bits for a reversed layout,
+// field filled in (ShardHash of v, or of v without its sequence field with ShardByTick), or v's bit reversal over 63 bits for a reversed layout,
 // or v with its time field reversed in place (ReverseField) for a time-reversed one, or v
 // itself.
 func (l Layout) Stored(v uint64) uint64 {
@@ -53,11 +53,20 @@ func (l Layout) Stored(v uint64) uint64 {
 		return Reverse63(v)
 	}
 	if l.ReverseTime {
-		s, w := l.KindShift(KindTime)
-		return ReverseField(v, s, w)
+		return l.flipTime(v)
 	}
 	if hs, hb := l.KindShift(KindHash); hb > 0 {
-		return v | ShardHash(v, hb)<<hs
+		return v | ShardHash(l.hashInput(v), hb)<<hs
+	}
+	return v
+}
+
+// hashInput is what the hash field hashes of a value whose hash field is zero: the value, or
+// with ShardByTick the value without its sequence field.
+func (l Layout) hashInput(v uint64) uint64 {
+	if l.ShardByTick {
+		ss, sb := l.KindShift(KindSeq)
+		return v &^ (mask(sb) << ss)
 	}
 	return v
 }
@@ -70,10 +79,17 @@ func (l Layout) Value(id uint64) uint64 {
 		return Reverse63(id)
 	}
 	if l.ReverseTime {
-		s, w := l.KindShift(KindTime)
-		return ReverseField(id, s, w)
+		return l.flipTime(id)
 	}
 	return id
+}
+
+// flipTime reverses v's time field in place (ReverseTime), for Stored and Value alike.
+//
+//go:noinline
+func (l Layout) flipTime(v uint64) uint64 {
+	s, w := l.KindShift(KindTime)
+	return ReverseField(v, s, w)
 }
 
 // ShardBits returns the width of the hash field, 0 when the layout has none.
@@ -202,6 +218,7 @@ func (l Layout) unsharded() Layout {
 	}
 	out := l
 	out.Fields = l.Fields[1:]
+	out.ShardByTick = false
 	return out
 }
 

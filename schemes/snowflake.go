@@ -176,11 +176,12 @@ type Snowflake struct {
 	tShift   uint
 	sShift   uint
 	nodePart uint64
-	xform    bool // the stored ID is not the layout's value: a hash field or a reversal
-	rev      bool // reversed layout
-	revTime  bool // time-reversed layout: the time field, at tShift, reversed in place
-	tBits    uint // width of the time field
-	hShift   uint // hash field position and width (hBits 0: none)
+	xform    bool   // the stored ID is not the layout's value: a hash field or a reversal
+	rev      bool   // reversed layout
+	revTime  bool   // time-reversed layout: the time field, at tShift, reversed in place
+	tBits    uint   // width of the time field
+	hashMask uint64 // what the hash field hashes of a value: all of it, or without the sequence (ShardByTick)
+	hShift   uint   // hash field position and width (hBits 0: none)
 	hBits    uint
 	fence    Fence
 	dl       *Deadline                     // the fence's deadline, when it publishes one
@@ -292,6 +293,10 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	g.newPacking(l)
 	g.tShift, g.tBits = l.KindShift(layouts.KindTime)
 	g.sShift, _ = l.KindShift(layouts.KindSeq)
+	g.hashMask = ^uint64(0)
+	if l.ShardByTick {
+		g.hashMask = ^(g.seqMask << g.sShift)
+	}
 	g.maxWait, g.maxCont = s.Drift.resolved()
 	if g.clock == nil {
 		g.start = time.Now()
@@ -454,6 +459,11 @@ func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
 		return
 	}
 	hb, hs := g.hBits, g.hShift
+	if g.hashMask != ^uint64(0) {
+		// Sharded by tick: the values share their tick and node, and so their shard.
+		fill(out, v|layouts.ShardHash(v&g.hashMask, hb)<<hs, step)
+		return
+	}
 	for i := range out {
 		out[i] = v | layouts.ShardHash(v, hb)<<hs
 		v += step
@@ -468,7 +478,7 @@ func (g *Snowflake) stored(v uint64) uint64 {
 	if g.revTime {
 		return layouts.ReverseField(v, g.tShift, g.tBits)
 	}
-	return v | layouts.ShardHash(v, g.hBits)<<g.hShift
+	return v | layouts.ShardHash(v&g.hashMask, g.hBits)<<g.hShift
 }
 
 // Next returns a new ID. It waits when the sequence of the current tick is used up (or runs

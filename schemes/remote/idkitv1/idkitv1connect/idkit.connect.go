@@ -60,8 +60,8 @@ type IDServiceClient interface {
 	//     (TestNextOrderAsDocumented measures how often);
 	//   - snowflake layouts that spread their IDs (shard_bits, reverse=true, reverse=time) and
 	//     segment with reverse=true: one reservation, in the order issued, not sorted: their
-	//     layout values increase, the stored IDs do not (reverse=time ones increase within a
-	//     tick); a client that wants them sorted sorts them;
+	//     layout values increase, the stored IDs do not (reverse=time and shard_by=tick ones
+	//     increase within a tick); a client that wants them sorted sorts them;
 	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
 	//     IDs are increasing, but other requests' IDs may fall between them;
 	//   - uuidv4 and ulid with monotonic=false: no order at all;
@@ -203,8 +203,8 @@ type IDServiceHandler interface {
 	//     (TestNextOrderAsDocumented measures how often);
 	//   - snowflake layouts that spread their IDs (shard_bits, reverse=true, reverse=time) and
 	//     segment with reverse=true: one reservation, in the order issued, not sorted: their
-	//     layout values increase, the stored IDs do not (reverse=time ones increase within a
-	//     tick); a client that wants them sorted sorts them;
+	//     layout values increase, the stored IDs do not (reverse=time and shard_by=tick ones
+	//     increase within a tick); a client that wants them sorted sorts them;
 	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
 	//     IDs are increasing, but other requests' IDs may fall between them;
 	//   - uuidv4 and ulid with monotonic=false: no order at all;
