@@ -28,10 +28,11 @@ var (
 // TimeRanger is implemented by the schemes whose IDs sort by time across all their nodes, and
 // by their codecs (NewCodec): every snowflake layout whose time field is its top field (all
 // the presets), sonyflake, ulid and uuidv7. Schemes without time order (uuidv4, segment) do
-// not implement it; the package function Bounds says so with an error wrapping ErrScheme. A
-// snowflake layout with shard_bits or reverse=true implements it but refuses every range with
-// an error wrapping ErrScheme: a sharded layout's IDs of a time range are one run per shard
-// (ShardBounds gives them), a reversed layout's are no run at all.
+// not implement it; the package function Bounds says so with an error wrapping ErrUnordered.
+// A snowflake layout with shard_bits, reverse=time or reverse=true implements it but refuses
+// every range with an error wrapping ErrUnordered: a sharded layout's IDs of a time range are
+// one run per shard and a time-reversed layout's one run per tick (ShardBounds gives them), a
+// reversed layout's are no run at all.
 //
 // It answers "the rows made between two times" from the primary key alone:
 //
@@ -54,13 +55,13 @@ type TimeRanger interface {
 	// range that overlaps the life of the scheme's time field is clamped to it.
 	//
 	// Errors wrap ErrTimeRange (from not before to, a range wholly before the epoch or after
-	// the time field runs out, a range inside one tick) or ErrScheme (a custom layout with a
-	// node field above the time field, whose IDs of one time range are no single run).
+	// the time field runs out, a range inside one tick) or ErrUnordered (a custom layout with
+	// a node field above the time field, whose IDs of one time range are no single run).
 	Bounds(from, to time.Time) (lo, hi ID, err error)
 }
 
 // Bounds returns c's bounds of the time range [from, to) when c, or a codec it wraps (see As),
-// is a TimeRanger (see there), and otherwise an error wrapping ErrScheme that says c's IDs
+// is a TimeRanger (see there), and otherwise an error wrapping ErrUnordered that says c's IDs
 // carry no time order.
 func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
 	tr, ok := As[TimeRanger](c)
@@ -69,25 +70,30 @@ func Bounds(c Codec, from, to time.Time) (lo, hi ID, err error) {
 		if n, ok := c.(interface{ Name() string }); ok {
 			name = n.Name()
 		}
-		return ID{}, ID{}, fmt.Errorf("%w: %s: its IDs are not ordered by time, so no range of IDs holds a time range (index a created_at column instead)", ErrScheme, name)
+		return ID{}, ID{}, fmt.Errorf("%w: %s: its IDs are not ordered by time, so no range of IDs holds a time range (index a created_at column instead)", ErrUnordered, name)
 	}
 	return tr.Bounds(from, to)
 }
 
 // Range is one run of stored IDs, Lo to Hi (both included), that ShardBounds returns.
 type Range struct {
-	Shard  uint64 // the shard (the hash field's value) whose IDs the run holds; 0 unsharded
+	// Shard is the shard (the hash field's value) whose IDs the run holds; 0 for a layout
+	// without a hash field (a time-reversed layout's runs, one per tick, are all shard 0).
+	Shard  uint64
 	Lo, Hi ID
-	// LoTime and HiTime are the decoded times of Lo and Hi: the first and the last tick in
-	// the range, the same for every shard. (A sharded layout's Lo and Hi are no IDs of it,
-	// since their hash fields do not match: Decode refuses them.)
+	// LoTime and HiTime are the first and the last tick of the time range asked for, the
+	// same for every run: for one range and for a sharded layout's, the decoded times of Lo
+	// and Hi. (A sharded layout's Lo and Hi are no IDs of it, since their hash fields do not
+	// match: Decode refuses them.)
 	LoTime, HiTime time.Time
 }
 
 // ShardRanger is implemented by the schemes whose IDs of a time range form one run per shard:
 // the snowflake layouts (and their codecs) with shard_bits, whose hash field on top spreads
-// the IDs over 2^S shards, each ordered by time. Call it through ShardBounds, which answers
-// for every time-ordered scheme.
+// the IDs over 2^S shards, each ordered by time; and those with reverse=time, whose IDs of
+// one tick form one run (a time range of n ticks is up to n runs, at most
+// layouts.MaxTickRuns). Call it through ShardBounds, which answers for every time-ordered
+// scheme.
 type ShardRanger interface {
 	// ShardBounds returns, for each shard in order, the smallest and the largest ID any node
 	// can issue in that shard with a decoded time in [from, to); see TimeRanger.Bounds for
@@ -102,13 +108,15 @@ var (
 
 // ShardBounds returns the runs of stored IDs that hold exactly the IDs of c with a decoded
 // time in [from, to): one per shard, in ascending order, for a sharded snowflake layout
-// (shard_bits=S gives 2^S), and for every other TimeRanger the one run Bounds returns. A
-// query ORs them (Where writes the condition):
+// (shard_bits=S gives 2^S); one per tick for a time-reversed one (reverse=time; runs that
+// touch are merged, and a range of more than layouts.MaxTickRuns ticks is refused with
+// ErrUnordered); and for every other TimeRanger the one run Bounds returns. A query ORs them
+// (Where writes the condition):
 //
 //	rs, err := idkit.ShardBounds(s, from, to)
 //	rows, err := db.QueryContext(ctx, "SELECT … FROM t WHERE "+idkit.Where("id", rs))
 //
-// Errors wrap ErrTimeRange or ErrScheme as Bounds'; a scheme without time order (uuidv4,
+// Errors wrap ErrTimeRange or ErrUnordered as Bounds'; a scheme without time order (uuidv4,
 // segment, a reversed layout) gets Bounds' error.
 func ShardBounds(c Codec, from, to time.Time) ([]Range, error) {
 	if sr, ok := c.(ShardRanger); ok {
@@ -165,9 +173,9 @@ func sqlLiteral(id ID) string {
 }
 
 // ShardBounds implements ShardRanger for snowflake layouts: for a sharded one, one range per
-// value of its hash field; otherwise Bounds.
+// value of its hash field; for a time-reversed one, one per tick; otherwise Bounds.
 func (c layoutCodec) ShardBounds(from, to time.Time) ([]Range, error) {
-	if c.l.ShardBits() == 0 {
+	if c.l.ShardBits() == 0 && !c.l.ReverseTime {
 		lo, hi, err := c.Bounds(from, to)
 		if err != nil {
 			return nil, err
@@ -180,25 +188,32 @@ func (c layoutCodec) ShardBounds(from, to time.Time) ([]Range, error) {
 	}
 	runs, err := c.l.TickRuns(first, last)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrScheme, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnordered, err)
 	}
 	out := make([]Range, len(runs))
 	lt, ht := c.l.TickTime(first).UTC(), c.l.TickTime(last).UTC()
 	for i, r := range runs {
-		out[i] = Range{Shard: uint64(i), Lo: FromUint64(r[0]), Hi: FromUint64(r[1]), LoTime: lt, HiTime: ht}
+		out[i] = Range{Lo: FromUint64(r[0]), Hi: FromUint64(r[1]), LoTime: lt, HiTime: ht}
+		if c.l.ShardBits() > 0 {
+			out[i].Shard = uint64(i)
+		}
 	}
 	return out, nil
 }
 
 // Bounds implements TimeRanger for snowflake and sonyflake layouts. A sharded layout's IDs of
-// a time range are one run per shard (ShardBounds), a reversed layout's no run at all: both
-// get an error wrapping ErrScheme that says so.
+// a time range are one run per shard and a time-reversed layout's one per tick
+// (ShardBounds), a reversed layout's no run at all: they get an error wrapping ErrUnordered
+// that says so.
 func (c layoutCodec) Bounds(from, to time.Time) (lo, hi ID, err error) {
 	if err := c.l.TimeOrder(); err != nil {
-		if c.l.ShardBits() > 0 {
-			return ID{}, ID{}, fmt.Errorf("%w: %w; ShardBounds gives one range per shard", ErrScheme, err)
+		switch {
+		case c.l.ShardBits() > 0:
+			return ID{}, ID{}, fmt.Errorf("%w: %w; ShardBounds gives one range per shard", ErrUnordered, err)
+		case c.l.ReverseTime:
+			return ID{}, ID{}, fmt.Errorf("%w: %w; ShardBounds gives one range per tick", ErrUnordered, err)
 		}
-		return ID{}, ID{}, fmt.Errorf("%w: %w", ErrScheme, err)
+		return ID{}, ID{}, fmt.Errorf("%w: %w", ErrUnordered, err)
 	}
 	first, last, err := c.l.TickRange(from, to)
 	if err != nil {

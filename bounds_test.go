@@ -301,8 +301,10 @@ func TestBoundsEdges(t *testing.T) {
 		{"ulid after its run-out", "ulid", time.UnixMilli(1 << 48), time.UnixMilli(1 << 50), "", "", idkit.ErrTimeRange},
 		{"uuidv7 of RFC 9562's example millisecond", "uuidv7", time.UnixMilli(0x017f22e279b0), time.UnixMilli(0x017f22e279b1),
 			"017f22e2-79b0-7000-8000-000000000000", "017f22e2-79b0-7fff-bfff-ffffffffffff", nil},
-		{"uuidv4 has no time order", "uuidv4", ep, ro, "", "", idkit.ErrScheme},
-		{"node bits above the time", "snowflake:fields=region:4/time:41/seq:12", ep, ro, "", "", idkit.ErrScheme},
+		{"uuidv4 has no time order", "uuidv4", ep, ro, "", "", idkit.ErrUnordered},
+		{"node bits above the time", "snowflake:fields=region:4/time:41/seq:12", ep, ro, "", "", idkit.ErrUnordered},
+		{"reversed", "snowflake:reverse=true", ep, ro, "", "", idkit.ErrUnordered},
+		{"time-reversed: one run per tick", "snowflake:reverse=time", ep, ro, "", "", idkit.ErrUnordered},
 	}
 	for _, tt := range tests {
 		c, err := idkit.NewCodec(tt.spec)

@@ -206,7 +206,7 @@ func ExampleBounds() {
 	// A scheme without time order has no such range.
 	v4, _ := idkit.NewCodec("uuidv4")
 	_, _, err = idkit.Bounds(v4, from, from.AddDate(0, 0, 1))
-	fmt.Println(errors.Is(err, idkit.ErrScheme))
+	fmt.Println(errors.Is(err, idkit.ErrUnordered))
 	// Output:
 	// SELECT * FROM orders WHERE id >= $1 AND id <= $2 -- args: 2006515713438646272 2006878101304246271
 	// first tick 2026-01-01T00:00:00Z node 0 seq 0

@@ -37,6 +37,11 @@ var (
 	// ErrScheme reports an ID that is valid but was not made by the scheme asked to handle it,
 	// such as a UUIDv4 given to a uuidv7 scheme.
 	ErrScheme = errors.New("idkit: ID of another scheme")
+	// ErrUnordered reports a time range asked of a scheme whose IDs do not sort by time
+	// (uuidv4, segment, a reversed snowflake layout, one with a node field above the time
+	// field), or whose IDs of a time range are more than one run (Bounds of a sharded or
+	// time-reversed layout, whose runs ShardBounds gives). See TimeRanger.
+	ErrUnordered = errors.New("idkit: IDs not ordered by time")
 )
 
 // Scheme generates and understands one kind of ID. Implementations are safe for concurrent
@@ -74,7 +79,16 @@ type Codec interface {
 }
 
 // Batcher is implemented by schemes that can reserve many IDs in one step, for bulk inserts.
-// NextBatch fills dst with new IDs in increasing order.
+// NextBatch fills dst with new IDs in the order the scheme issues them, which is increasing
+// for every scheme whose IDs increase: the snowflake layouts with the time field on top (all
+// presets), segment, and the one-at-a-time schemes that increase (sonyflake, monotonic ulid,
+// uuidv7). The layouts made to spread their IDs over a key space are the exception: with
+// shard_bits, reverse=true or reverse=time (and segment with reverse=true) the batch is in
+// issue order, whose layout values (Layout.Value; the sequence number for segment) increase
+// while the stored IDs do not; a reverse=time or shard_by=tick batch increases within each
+// tick. Such a batch is not sorted: an order would hold within one batch only, and these keys
+// exist to be in no order. A caller that wants them sorted (say, for one multi-row INSERT)
+// sorts them itself.
 type Batcher interface {
 	NextBatch(dst []ID) error
 }

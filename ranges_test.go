@@ -3,6 +3,7 @@ package idkit_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -134,7 +135,7 @@ func TestRangeLayoutsMillion(t *testing.T) {
 
 // TestShardBounds: a sharded layout answers with one range per shard and Where ORs them; an
 // unsharded one with Bounds' one range; a reversed one, and Bounds of a sharded one, with an
-// error wrapping ErrScheme that says why.
+// error wrapping ErrUnordered (not ErrScheme: no ID is of another scheme) that says why.
 func TestShardBounds(t *testing.T) {
 	from, to := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	c, err := idkit.NewCodec("snowflake:shard_bits=2")
@@ -159,7 +160,7 @@ func TestShardBounds(t *testing.T) {
 	if got := idkit.Where("id", rs); got != want {
 		t.Errorf("Where = %s\nwant    %s", got, want)
 	}
-	if _, _, err := idkit.Bounds(c, from, to); !errors.Is(err, idkit.ErrScheme) || !errors.Is(err, layouts.ErrUnordered) || !strings.Contains(err.Error(), "ShardBounds") {
+	if _, _, err := idkit.Bounds(c, from, to); !errors.Is(err, idkit.ErrUnordered) || errors.Is(err, idkit.ErrScheme) || !errors.Is(err, layouts.ErrUnordered) || !strings.Contains(err.Error(), "ShardBounds") {
 		t.Errorf("Bounds of a sharded layout: %v", err)
 	}
 	if _, err := idkit.ShardBounds(c, to, from); !errors.Is(err, idkit.ErrTimeRange) {
@@ -178,8 +179,8 @@ func TestShardBounds(t *testing.T) {
 	}
 	for _, spec := range []string{"snowflake:reverse=true", "uuidv4"} {
 		c, _ := idkit.NewCodec(spec)
-		if _, err := idkit.ShardBounds(c, from, to); !errors.Is(err, idkit.ErrScheme) {
-			t.Errorf("%s: ShardBounds = %v, want ErrScheme", spec, err)
+		if _, err := idkit.ShardBounds(c, from, to); !errors.Is(err, idkit.ErrUnordered) || strings.Contains(err.Error(), "another scheme") {
+			t.Errorf("%s: ShardBounds = %v, want ErrUnordered", spec, err)
 		}
 	}
 	rev, _ := idkit.NewCodec("snowflake:reverse=true")
@@ -249,4 +250,74 @@ func FuzzShardBounds(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReverseTimeScheme: a reverse=time scheme issues the stored forms of increasing layout
+// values (its time field reversed in place, the rest kept), which decode to its node and the
+// time they were made; ShardBounds answers a time range with one run per tick that holds every
+// one of them and no ID of a tick outside it, and Bounds refuses, saying so (not "ID of
+// another scheme").
+func TestReverseTimeScheme(t *testing.T) {
+	s, err := idkit.New("snowflake:reverse=time,node=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.(io.Closer).Close()
+	l := s.(idkit.Layouter).Layout()
+	before := time.Now()
+	ids := make([]idkit.ID, 10_000)
+	if err := s.(idkit.Batcher).NextBatch(ids); err != nil {
+		t.Fatal(err)
+	}
+	var prev uint64
+	first, last := int64(1<<62), int64(0)
+	for i, id := range ids {
+		v := l.Value(id.Uint64())
+		if i > 0 && v <= prev {
+			t.Fatalf("ID %d: layout value %d not above %d", i, v, prev)
+		}
+		prev = v
+		if id.Uint64() != layouts.ReverseField(v, 22, 41) {
+			t.Fatalf("ID %d = %d, want its value %d with bits 22 to 62 reversed", i, id.Uint64(), v)
+		}
+		p, err := s.Decode(id)
+		if err != nil || p.Node != 3 || p.Time.Before(before.Truncate(time.Millisecond)) || p.Time.After(time.Now()) {
+			t.Fatalf("Decode(%s) = node %d, time %v, %v", id, p.Node, p.Time, err)
+		}
+		tick := l.Tick(p.Time)
+		first, last = min(first, tick), max(last, tick)
+	}
+	from, to := l.TickTime(first), l.TickTime(last+1)
+	rs, err := idkit.ShardBounds(s, from, to)
+	if err != nil || len(rs) == 0 || len(rs) > int(last-first+1) {
+		t.Fatalf("ShardBounds over %d ticks: %d runs, %v", last-first+1, len(rs), err)
+	}
+	in := func(v uint64) bool {
+		for _, r := range rs {
+			if v >= r.Lo.Uint64() && v <= r.Hi.Uint64() {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range ids {
+		if !in(id.Uint64()) {
+			t.Fatalf("ID %s outside the runs %v", id, rs)
+		}
+	}
+	for _, tick := range []int64{first - 1, last + 1, last + 1000} {
+		if out, _ := l.Compose(tick, 3, 0); in(out) {
+			t.Errorf("an ID of tick %d (outside %d..%d) lies in the runs", tick, first, last)
+		}
+	}
+	if !strings.Contains(idkit.Where("id", rs), "id >= ") {
+		t.Errorf("Where = %s", idkit.Where("id", rs))
+	}
+	_, _, err = idkit.Bounds(s, from, to)
+	if !errors.Is(err, idkit.ErrUnordered) || errors.Is(err, idkit.ErrScheme) || !strings.Contains(err.Error(), "one range per tick") || strings.Contains(err.Error(), "another scheme") {
+		t.Errorf("Bounds of a time-reversed layout: %v", err)
+	}
+	if _, err := idkit.ShardBounds(s, from, from.Add(time.Hour)); !errors.Is(err, idkit.ErrUnordered) {
+		t.Errorf("ShardBounds over an hour of 1 ms ticks: %v, want ErrUnordered (more than %d runs)", err, layouts.MaxTickRuns)
+	}
 }

@@ -74,6 +74,13 @@ var schemeCases = []schemeCase{
 	{spec: "snowflake:reverse=true,worker=9", bits: 64, timed: true, node: node(9)},
 	{spec: "snowflake:layout=discord,worker=3,process=1,reverse=true,prefix=ord,mask=" + testMaskRef, bits: 64, timed: true, node: node(3<<5 | 1)},
 	{spec: "snowflake:layout=sonyflake,machine=7,reverse=true", bits: 64, timed: true, node: node(7)},
+	// Time-reversed (reverse=time): CockroachDB's unordered_unique_rowid shape, 48 bits of
+	// 10 µs ticks since 2015 reversed in place above 15 low bits.
+	{spec: "snowflake:reverse=time,worker=9", bits: 64, timed: true, node: node(9)},
+	// TiDB's AUTO_RANDOM shares a shard per transaction: shard_by=tick, one shard per tick.
+	{spec: "snowflake:node=3,shard_bits=4,shard_by=tick", bits: 64, timed: true, node: node(3)},
+	{spec: "snowflake:layout=sonyflake,machine=7,shard_bits=3,shard_by=tick,mask=" + testMaskRef, bits: 64, timed: true, node: node(7)},
+	{spec: "snowflake:fields=time:48/node:10/seq:5,unit=10us,epoch=2015-01-01,reverse=time,node=5,prefix=crdb,mask=" + testMaskRef, bits: 64, timed: true, node: node(5)},
 }
 
 // testMaskRef names the key of the masked schemes of the tests, set by setTestMaskKey.

@@ -59,7 +59,7 @@ type Stats struct {
 }
 
 // snowflakeKeys are the settings the snowflake scheme reads itself; node sources add theirs.
-var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "reverse", "shard_bits", "shard_from", "lookahead", "drift_wait", "drift_continue"}
+var snowflakeKeys = []string{"layout", "fields", "time_bits", "node_bits", "seq_bits", "unit", "epoch", "reverse", "shard_bits", "shard_from", "shard_by", "lookahead", "drift_wait", "drift_continue"}
 
 // specLayout builds the layout a snowflake or custom spec describes.
 func (sp *Settings) layout() (layouts.Layout, error) {
@@ -117,9 +117,10 @@ func (sp *Settings) layout() (layouts.Layout, error) {
 }
 
 // rangeLayout applies the settings for range-partitioned databases to l: shard_bits (with
-// shard_from) and reverse.
+// shard_from) and reverse (true: the whole value, Spanner's; time: the time field in place,
+// CockroachDB's).
 func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
-	rev, err := sp.Bool("reverse", false)
+	rev, revTime, err := sp.reverse()
 	if err != nil {
 		return l, err
 	}
@@ -128,8 +129,14 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 		return l, err
 	}
 	from, hasFrom := sp.Lookup("shard_from")
+	by, hasBy := sp.Lookup("shard_by")
+	byTick := hasBy && strings.EqualFold(by, "tick")
 	var why string
 	switch {
+	case hasBy && !byTick && !strings.EqualFold(by, "id"):
+		why = "shard_by: want id (the default) or tick"
+	case hasBy && !sharded && l.ShardBits() == 0:
+		why = "shard_by without shard_bits"
 	case hasFrom && !sharded:
 		why = "shard_from without shard_bits"
 	case sharded && n == 0:
@@ -138,6 +145,8 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 		why = "shard_bits and a hash field in fields= both given"
 	case rev && (sharded || l.ShardBits() > 0):
 		why = "reverse=true with shard bits: a reversed layout has no time order for shards to keep"
+	case revTime && (sharded || l.ShardBits() > 0):
+		why = "reverse=time with shard bits: a time-reversed layout has no time order for shards to keep"
 	}
 	if why != "" {
 		return l, sp.Errorf("%s", why)
@@ -150,13 +159,33 @@ func (sp *Settings) rangeLayout(l layouts.Layout) (layouts.Layout, error) {
 			return l, sp.Wrapf(err, "shard_bits=%d", n)
 		}
 	}
+	l.ShardByTick = byTick
 	if rev {
 		l.Reverse = true
 		if err := l.Validate(); err != nil {
 			return l, sp.Wrapf(err, "reverse=true")
 		}
 	}
+	if revTime {
+		l.ReverseTime = true
+		if err := l.Validate(); err != nil {
+			return l, sp.Wrapf(err, "reverse=time")
+		}
+	}
 	return l, nil
+}
+
+// reverse reads reverse=: true (or another true form strconv.ParseBool reads) reverses the
+// whole value, time the time field alone, false (the default) neither.
+func (sp *Settings) reverse() (whole, timeOnly bool, err error) {
+	v, _ := sp.Lookup("reverse")
+	if strings.EqualFold(v, "time") {
+		return false, true, nil
+	}
+	if whole, err = sp.Bool("reverse", false); err != nil {
+		return false, false, sp.Errorf("reverse=%s: want true (the whole value), time (the time field alone) or false", v)
+	}
+	return whole, false, nil
 }
 
 // parseFields reads "time:41/datacenter:5/worker:5/seq:12".
@@ -333,9 +362,17 @@ func snowflakeName(l layouts.Layout, node, look uint64, drift schemes.DriftPolic
 		b.WriteString("fields=" + l.FieldList())
 		fmt.Fprintf(&b, ",unit=%v,epoch=%s", l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	}
-	if l.Reverse {
-		b.WriteString(",reverse=true")
+	// At most one of these: reversed layouts take no shard bits.
+	flag := ""
+	switch {
+	case l.Reverse:
+		flag = ",reverse=true"
+	case l.ReverseTime:
+		flag = ",reverse=time"
+	case l.ShardByTick:
+		flag = ",shard_by=tick"
 	}
+	b.WriteString(flag)
 	nf := l.NodeFields()
 	// A node field named "node" cannot be set by name (node= means the whole node), so such
 	// layouts spell the node whole too.
@@ -668,7 +705,9 @@ func (s *snowflakeScheme) why(err error) error {
 	return err
 }
 
-// NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time.
+// NextBatch reserves len(dst) IDs through the core's NextN, a chunk at a time, in issue
+// order: increasing for a layout with the time field on top, and for a sharded, reversed or
+// time-reversed one in the order of their layout values (see Batcher).
 func (s *snowflakeScheme) NextBatch(dst []ID) error {
 	return s.NextBatchContext(context.Background(), dst)
 }

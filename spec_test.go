@@ -94,8 +94,14 @@ var specErrors = []struct {
 	{"snowflake:shard_bits=4,shard_from=time", idkit.ErrSpec, []string{"cannot come out of the time field"}},
 	{"snowflake:shard_bits=4,shard_from=region", idkit.ErrSpec, []string{`no field "region"`}},
 	{"snowflake:shard_from=worker", idkit.ErrSpec, []string{"shard_from without shard_bits"}},
-	{"snowflake:reverse=yes", idkit.ErrSpec, []string{"reverse=yes", "true or false"}},
+	{"snowflake:reverse=yes", idkit.ErrSpec, []string{"reverse=yes", "want true", "time (the time field alone", "or false"}},
 	{"snowflake:reverse=true,shard_bits=3", idkit.ErrSpec, []string{"reverse=true with shard bits"}},
+	{"snowflake:reverse=time,shard_bits=3", idkit.ErrSpec, []string{"reverse=time with shard bits"}},
+	{"snowflake:fields=hash:3/time:41/node:10/seq:9,reverse=time", idkit.ErrSpec, []string{"reverse=time with shard bits"}},
+	{"snowflake:layout=discord,reverse=time", idkit.ErrSpec, []string{"reverse=time", "sign bit", "63-bit layout"}},
+	{"snowflake:reverse=times", idkit.ErrSpec, []string{"reverse=times", "want true"}},
+	{"snowflake:shard_by=tick", idkit.ErrSpec, []string{"shard_by without shard_bits"}},
+	{"snowflake:shard_bits=3,shard_by=txn", idkit.ErrSpec, []string{"shard_by=txn", "want id (the default) or tick"}},
 	{"snowflake:fields=hash:4/time:41/node:10/seq:8,shard_bits=2", idkit.ErrSpec, []string{"shard_bits and a hash field in fields= both given"}},
 	{"snowflake:fields=time:41/hash:4/node:10/seq:8", idkit.ErrSpec, []string{"must be the top field"}},
 	{"snowflake:fields=hash:4/node:10/time:41/seq:8", idkit.ErrSpec, []string{"directly above the time field"}},
@@ -145,6 +151,11 @@ func TestNewNames(t *testing.T) {
 		{"snowflake:node=3,shard_bits=4", "snowflake:layout=twitter,shard_bits=4,datacenter=0,worker=3"},
 		{"snowflake:layout=discord,reverse=true,worker=1", "snowflake:layout=discord,reverse=true,worker=1,process=0"},
 		{"snowflake:reverse=false", "snowflake:layout=twitter,datacenter=0,worker=0"},
+		{"snowflake:reverse=Time,node=3", "snowflake:layout=twitter,reverse=time,datacenter=0,worker=3"},
+		{"snowflake:node=3,shard_bits=5,shard_by=TICK", "snowflake:layout=twitter,shard_bits=5,shard_by=tick,datacenter=0,worker=3"},
+		{"snowflake:node=3,shard_bits=5,shard_by=id", "snowflake:layout=twitter,shard_bits=5,datacenter=0,worker=3"},
+		{"snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01,node=7,shard_by=tick", "snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01T00:00:00Z,shard_by=tick,node=7"},
+		{"snowflake:fields=time:48/node:10/seq:5,unit=10us,epoch=2015-01-01,reverse=time,node=1", "snowflake:fields=time:48/node:10/seq:5,unit=10µs,epoch=2015-01-01T00:00:00Z,reverse=time,node=1"},
 		{"snowflake:shard_bits=2,shard_from=datacenter", "snowflake:fields=hash:2/time:41/datacenter:3/worker:5/seq:12,unit=1ms,epoch=2010-11-04T01:42:54.657Z,datacenter=0,worker=0"},
 		{"snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01,node=7", "snowflake:fields=hash:3/time:40/node:10/seq:10,unit=1ms,epoch=2024-01-01T00:00:00Z,node=7"},
 		{"snowflake:layout=instagram,shard_bits=3,reverse=FALSE", "snowflake:layout=instagram,shard_bits=3,node=0"},
@@ -197,6 +208,10 @@ func FuzzNew(f *testing.F) {
 	f.Add("snowflake:fields=time:41/node:5/worker:5/seq:12,node=100")
 	f.Add("snowflake:layout=sonyflake,seq_bits=10,unit=1s,epoch=1700000000000")
 	f.Add("snowflake:layout=discord,reverse=true,worker=3")
+	f.Add("snowflake:reverse=time,worker=3")
+	f.Add("snowflake:shard_bits=5,shard_by=tick,node=3")
+	f.Add("snowflake:fields=time:48/node:10/seq:5,unit=10us,epoch=2015-01-01,reverse=TIME,node=1")
+	f.Add("snowflake:layout=mastodon,reverse=time")
 	f.Add("snowflake:node=3,shard_bits=4")
 	f.Add("snowflake:shard_bits=2,shard_from=worker,seq_bits=10")
 	f.Add("snowflake:fields=hash:5/time:41/node:10/seq:7,epoch=2024-01-01,node=9")

@@ -30,6 +30,9 @@ func (l Layout) TimeOrder() error {
 	if l.Reverse {
 		return fmt.Errorf("%w: layout %s is reversed, its IDs spread over the whole key space", ErrUnordered, l.label())
 	}
+	if l.ReverseTime {
+		return fmt.Errorf("%w: layout %s has its time field reversed, its IDs of a time range form one run per tick", ErrUnordered, l.label())
+	}
 	if hb := l.ShardBits(); hb > 0 {
 		return fmt.Errorf("%w: layout %s is sharded, its IDs of a time range form one run per shard (%d)", ErrUnordered, l.label(), uint64(1)<<hb)
 	}

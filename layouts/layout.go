@@ -97,12 +97,14 @@ func Node(name string, bits uint) Field { return Field{Name: name, Kind: KindNod
 // The node value of an ID is the concatenation of its node fields in layout order, so for
 // Twitter's datacenter(5)+worker(5) the node is datacenter<<5 | worker.
 //
-// Two settings shape the IDs for range-partitioned databases (Spanner, CockroachDB, TiDB),
+// Three settings shape the IDs for range-partitioned databases (Spanner, CockroachDB, TiDB),
 // where an ever-increasing key sends every insert to the last range. A hash field on top
 // (Sharded, TiDB's AUTO_RANDOM shape) spreads the IDs over 2^S shards, each time-ordered.
 // Reverse (Spanner's bit_reversed_positive) stores the bit reversal of the layout's value,
-// which spreads them over the whole key space and gives up time order. The layout's value is
-// what the fields compose; the stored ID is what Compose returns and Decompose and Check read.
+// which spreads them over the whole key space and gives up time order. ReverseTime
+// (CockroachDB's unordered_unique_rowid) reverses the time field's bits alone, in place. The
+// layout's value is what the fields compose; the stored ID is what Compose returns and
+// Decompose and Check read.
 type Layout struct {
 	Name   string        // the preset's name, or a user's label
 	Fields []Field       // from the most significant field down
@@ -112,6 +114,19 @@ type Layout struct {
 	// bit i becomes bit 62-i, and bit 63 stays zero (see Stored). A layout of 64 bits then
 	// ends at Int64Until: MaxTick is the last tick whose value stays below 2^63.
 	Reverse bool
+	// ReverseTime stores each ID with its time field's bits reversed in place (tick bit i
+	// becomes bit width-1-i of the field) and every other field where it was. On a layout of
+	// 48 time bits on top of 15 low bits it is CockroachDB's mapToUnorderedUniqueInt, which
+	// unordered_unique_rowid() applies to unique_rowid()'s value. The IDs of one tick stay one
+	// run of values; those of consecutive ticks land far apart. It excludes Reverse and a hash
+	// field, and a time field that holds bit 63 (its lowest bit would become the sign bit).
+	ReverseTime bool
+	// ShardByTick makes the hash field (see Sharded) a hash of the time and node fields only,
+	// the value with its sequence field zeroed, so that one node's IDs of one tick share a
+	// shard, as the rows of one transaction share TiDB's AUTO_RANDOM shard: a batch reserved
+	// within one tick lands in one shard, and the shard still changes from tick to tick. It
+	// needs a hash field.
+	ShardByTick bool
 }
 
 // Validate reports whether l describes a usable ID. Its error wraps ErrInvalid and names the
@@ -171,7 +186,18 @@ func (l Layout) Validate() error {
 	case l.TimeBits() > 62:
 		return fmt.Errorf("%w: time field of %d bits, at most 62 are supported", ErrInvalid, l.TimeBits())
 	}
-	return nil
+	var why string
+	switch {
+	case l.ShardByTick && l.sumBits(KindHash) == 0:
+		why = "shards by tick without a hash field"
+	case l.ReverseTime && l.Reverse:
+		why = "reverses both its whole value and its time field"
+	case l.ReverseTime && total == 64 && l.Fields[0].Kind == KindTime:
+		why = "has time on top of 64 bits: reversed in place, the tick's lowest bit would be the sign bit (use a 63-bit layout)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: layout %s %s", ErrInvalid, l.label(), why)
 }
 
 // bitString renders the widths as "41/5+5/12" in layout order.
@@ -456,7 +482,7 @@ func (l Layout) Check(id uint64) error {
 		return fmt.Errorf("%w: %d has bits set above the %d bits of layout %s", ErrRange, id, total, l.label())
 	}
 	if hs, hb := l.KindShift(KindHash); hb > 0 {
-		got, want := id>>hs&mask(hb), ShardHash(id&^(mask(hb)<<hs), hb)
+		got, want := id>>hs&mask(hb), ShardHash(l.hashInput(id&^(mask(hb)<<hs)), hb)
 		if got != want {
 			return fmt.Errorf("%w: %d is not an ID of the sharded layout %s: its hash field holds %d, its other fields hash to %d", ErrRange, id, l.label(), got, want)
 		}
@@ -568,12 +594,19 @@ func mask(bits uint) uint64 {
 }
 
 // String describes the layout in one line, e.g. "twitter 41/5+5/12 1ms epoch
-// 2010-11-04T01:42:54.657Z", with " reversed" at the end for a reversed layout. A hash field
+// 2010-11-04T01:42:54.657Z", with " reversed" at the end for a reversed layout and
+// " time-reversed" for one whose time field is reversed (ReverseTime). A hash field
 // shows as its width, first: "4/41/5+5/8".
 func (l Layout) String() string {
 	s := fmt.Sprintf("%s %s %v epoch %s", l.label(), l.bitString(), l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	if l.Reverse {
 		s += " reversed"
+	}
+	if l.ReverseTime {
+		s += " time-reversed"
+	}
+	if l.ShardByTick {
+		s += " sharded-by-tick"
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package layouts
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -33,26 +34,62 @@ func ShardHash(v uint64, width uint) uint64 {
 // bit_reversed_positive sequences apply to a counter, and it is its own inverse.
 func Reverse63(v uint64) uint64 { return bits.Reverse64(v&(1<<63-1)) >> 1 }
 
+// ReverseField reverses the width bits of v from bit shift up, in place: bit shift+i becomes
+// bit shift+width-1-i, and the bits outside the field are kept. It is its own inverse. With
+// shift 15 and width 48 it is CockroachDB's mapToUnorderedUniqueInt (pkg/util/unique), which
+// unordered_unique_rowid() applies to unique_rowid()'s 48-bit timestamp above its 15 node
+// bits. width is 1 to 64 and shift+width at most 64.
+func ReverseField(v uint64, shift, width uint) uint64 {
+	f := v >> shift & mask(width)
+	return v&^(mask(width)<<shift) | bits.Reverse64(f)>>(64-width)<<shift
+}
+
 // Stored returns the stored ID of a layout value v whose hash field is zero: v with the hash
-// field filled in (ShardHash of v), or v's bit reversal over 63 bits for a reversed layout,
-// or v itself.
+// field filled in (ShardHash of v, or of v without its sequence field with ShardByTick), or v's bit reversal over 63 bits for a reversed layout,
+// or v with its time field reversed in place (ReverseField) for a time-reversed one, or v
+// itself.
 func (l Layout) Stored(v uint64) uint64 {
 	if l.Reverse {
 		return Reverse63(v)
 	}
+	if l.ReverseTime {
+		return l.flipTime(v)
+	}
 	if hs, hb := l.KindShift(KindHash); hb > 0 {
-		return v | ShardHash(v, hb)<<hs
+		return v | ShardHash(l.hashInput(v), hb)<<hs
+	}
+	return v
+}
+
+// hashInput is what the hash field hashes of a value whose hash field is zero: the value, or
+// with ShardByTick the value without its sequence field.
+func (l Layout) hashInput(v uint64) uint64 {
+	if l.ShardByTick {
+		ss, sb := l.KindShift(KindSeq)
+		return v &^ (mask(sb) << ss)
 	}
 	return v
 }
 
 // Value returns the layout value of a stored ID: the ID itself, or for a reversed layout its
-// reversal (Reverse63 undoes itself). The hash field is kept.
+// reversal (Reverse63 undoes itself), or for a time-reversed one the ID with its time field
+// reversed back. The hash field is kept.
 func (l Layout) Value(id uint64) uint64 {
 	if l.Reverse {
 		return Reverse63(id)
 	}
+	if l.ReverseTime {
+		return l.flipTime(id)
+	}
 	return id
+}
+
+// flipTime reverses v's time field in place (ReverseTime), for Stored and Value alike.
+//
+//go:noinline
+func (l Layout) flipTime(v uint64) uint64 {
+	s, w := l.KindShift(KindTime)
+	return ReverseField(v, s, w)
 }
 
 // ShardBits returns the width of the hash field, 0 when the layout has none.
@@ -80,7 +117,7 @@ func (l Layout) validHash(i int, f Field) error {
 		why = "it must be the top field"
 	case f.Bits > MaxShardBits:
 		why = "at most 15 bits"
-	case l.Reverse:
+	case l.Reverse || l.ReverseTime:
 		why = "the layout is both reversed and sharded"
 	case len(l.Fields) < 2 || l.Fields[1].Kind != KindTime:
 		why = "it must sit directly above the time field"
@@ -138,12 +175,22 @@ func (l Layout) Sharded(shardBits uint, from string) (Layout, error) {
 	return l, fmt.Errorf("%w: %d shard bits on layout %s: %s", ErrInvalid, shardBits, l.label(), why)
 }
 
+// MaxTickRuns is the most runs TickRuns returns: 2^MaxShardBits, the shards of the widest
+// hash field, and the ticks of the longest time range it answers for a time-reversed layout.
+const MaxTickRuns = 1 << MaxShardBits
+
 // TickRuns returns the runs of stored IDs, in ascending order, that hold every ID with a tick
-// from first to last (both included): one run, TickBounds, for a time-ordered layout, and one
-// per shard for a sharded one, whose shard h holds h's hash bits over TickBounds of the fields
-// below. runs[h] is shard h's. Errors are those of TickBounds: ErrUnordered for a reversed
-// layout or a node field above the time field, ErrRange for ticks out of range.
+// from first to last (both included): one run, TickBounds, for a time-ordered layout; one per
+// shard for a sharded one, whose shard h holds h's hash bits over TickBounds of the fields
+// below (runs[h] is shard h's); and for a time-reversed layout (ReverseTime) one per tick,
+// the tick's reversed time field over every value of the bits below it, ascending, with runs
+// that touch merged. Errors are those of TickBounds: ErrUnordered for a reversed layout, a
+// node field above the time field, or a time-reversed range of more than MaxTickRuns ticks;
+// ErrRange for ticks out of range.
 func (l Layout) TickRuns(first, last int64) (runs [][2]uint64, err error) {
+	if l.ReverseTime {
+		return l.reversedTickRuns(first, last)
+	}
 	hs, hb := l.KindShift(KindHash)
 	if hb == 0 {
 		lo, hi, err := l.TickBounds(first, last)
@@ -171,5 +218,36 @@ func (l Layout) unsharded() Layout {
 	}
 	out := l
 	out.Fields = l.Fields[1:]
+	out.ShardByTick = false
 	return out
+}
+
+// reversedTickRuns is TickRuns for a time-reversed layout: each tick's IDs are one run, the
+// reversed tick above every value of the fields below the time field.
+func (l Layout) reversedTickRuns(first, last int64) ([][2]uint64, error) {
+	plain := l
+	plain.ReverseTime = false
+	if _, _, err := plain.TickBounds(first, last); err != nil {
+		return nil, err
+	}
+	if n := uint64(last - first + 1); n > MaxTickRuns {
+		return nil, fmt.Errorf("%w: layout %s has its time field reversed: ticks %d to %d are %d runs of IDs, more than %d (narrow the range, or index a created_at column)",
+			ErrUnordered, l.label(), first, last, n, MaxTickRuns)
+	}
+	shift, width := l.KindShift(KindTime)
+	revs := make([]uint64, 0, last-first+1)
+	for t := first; t <= last; t++ {
+		revs = append(revs, bits.Reverse64(uint64(t))>>(64-width))
+	}
+	slices.Sort(revs)
+	runs := make([][2]uint64, 0, len(revs))
+	for _, r := range revs {
+		lo, hi := r<<shift, r<<shift|mask(shift)
+		if n := len(runs); n > 0 && runs[n-1][1]+1 == lo {
+			runs[n-1][1] = hi
+			continue
+		}
+		runs = append(runs, [2]uint64{lo, hi})
+	}
+	return runs, nil
 }

@@ -176,9 +176,12 @@ type Snowflake struct {
 	tShift   uint
 	sShift   uint
 	nodePart uint64
-	xform    bool // the stored ID is not the layout's value: a hash field or a reversal
-	rev      bool // reversed layout
-	hShift   uint // hash field position and width (hBits 0: none)
+	xform    bool   // the stored ID is not the layout's value: a hash field or a reversal
+	rev      bool   // reversed layout
+	revTime  bool   // time-reversed layout: the time field, at tShift, reversed in place
+	tBits    uint   // width of the time field
+	hashMask uint64 // what the hash field hashes of a value: all of it, or without the sequence (ShardByTick)
+	hShift   uint   // hash field position and width (hBits 0: none)
 	hBits    uint
 	fence    Fence
 	dl       *Deadline                     // the fence's deadline, when it publishes one
@@ -285,11 +288,15 @@ func NewSnowflakeContext(ctx context.Context, s SnowflakeSettings) (*Snowflake, 
 	}
 	g.seqMask = 1<<g.seqBits - 1
 	g.hShift, g.hBits = l.KindShift(layouts.KindHash)
-	g.rev = l.Reverse
-	g.xform = g.rev || g.hBits > 0
+	g.rev, g.revTime = l.Reverse, l.ReverseTime
+	g.xform = g.rev || g.revTime || g.hBits > 0
 	g.newPacking(l)
-	g.tShift, _ = l.KindShift(layouts.KindTime)
+	g.tShift, g.tBits = l.KindShift(layouts.KindTime)
 	g.sShift, _ = l.KindShift(layouts.KindSeq)
+	g.hashMask = ^uint64(0)
+	if l.ShardByTick {
+		g.hashMask = ^(g.seqMask << g.sShift)
+	}
 	g.maxWait, g.maxCont = s.Drift.resolved()
 	if g.clock == nil {
 		g.start = time.Now()
@@ -438,6 +445,12 @@ func (g *Snowflake) value(packed uint64) uint64 {
 // fillStored writes the stored forms of consecutive layout values step apart, starting at v,
 // into out: fill for a sharded or reversed layout, with the transform's loop unswitched.
 func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
+	if g.revTime {
+		// The values share their tick and differ below the time field, which stays in
+		// place: their stored forms are step apart too.
+		fill(out, layouts.ReverseField(v, g.tShift, g.tBits), step)
+		return
+	}
 	if g.rev {
 		for i := range out {
 			out[i] = layouts.Reverse63(v)
@@ -446,6 +459,11 @@ func (g *Snowflake) fillStored(out []uint64, v, step uint64) {
 		return
 	}
 	hb, hs := g.hBits, g.hShift
+	if g.hashMask != ^uint64(0) {
+		// Sharded by tick: the values share their tick and node, and so their shard.
+		fill(out, v|layouts.ShardHash(v&g.hashMask, hb)<<hs, step)
+		return
+	}
 	for i := range out {
 		out[i] = v | layouts.ShardHash(v, hb)<<hs
 		v += step
@@ -457,7 +475,10 @@ func (g *Snowflake) stored(v uint64) uint64 {
 	if g.rev {
 		return layouts.Reverse63(v)
 	}
-	return v | layouts.ShardHash(v, g.hBits)<<g.hShift
+	if g.revTime {
+		return layouts.ReverseField(v, g.tShift, g.tBits)
+	}
+	return v | layouts.ShardHash(v&g.hashMask, g.hBits)<<g.hShift
 }
 
 // Next returns a new ID. It waits when the sequence of the current tick is used up (or runs

@@ -122,7 +122,7 @@ func FuzzInspectBounds(f *testing.F) {
 			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 				t.Fatalf("%q: bad JSON %q: %v", args, r.stdout, err)
 			}
-		case errors.As(r.err, &ue), errors.Is(r.err, flag.ErrHelp), errors.Is(r.err, idkit.ErrTimeRange), errors.Is(r.err, idkit.ErrScheme):
+		case errors.As(r.err, &ue), errors.Is(r.err, flag.ErrHelp), errors.Is(r.err, idkit.ErrTimeRange), errors.Is(r.err, idkit.ErrScheme), errors.Is(r.err, idkit.ErrUnordered):
 		default:
 			t.Fatalf("%q: %v", args, r.err)
 		}

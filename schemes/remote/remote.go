@@ -325,7 +325,9 @@ func (s *Scheme) NextContext(ctx context.Context) (idkit.ID, error) {
 	return one[0], nil
 }
 
-// NextBatch fills dst with new IDs, in increasing order for time-ordered schemes.
+// NextBatch fills dst with new IDs in the order the origin generator issued them (see
+// idkit.Batcher and the service's Next): increasing for time-ordered schemes, issue order for
+// the layouts that spread their IDs (shard_bits, reverse=true, reverse=time).
 func (s *Scheme) NextBatch(dst []idkit.ID) error {
 	return s.NextBatchContext(context.Background(), dst)
 }

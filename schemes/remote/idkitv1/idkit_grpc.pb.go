@@ -39,9 +39,14 @@ const (
 type IDServiceClient interface {
 	// Next returns count new IDs of one generator. Their order depends on the generator's
 	// scheme (Generators names it):
-	//   - snowflake (every layout) and segment: the IDs are increasing, reserved a tick (or a
-	//     block) at a time, so another request's IDs can fall between two of them only where a
-	//     batch spans ticks or blocks (TestNextOrderAsDocumented measures how often);
+	//   - snowflake layouts with the time field on top (every preset) and segment: the IDs are
+	//     increasing, reserved a tick (or a block) at a time, so another request's IDs can fall
+	//     between two of them only where a batch spans ticks or blocks
+	//     (TestNextOrderAsDocumented measures how often);
+	//   - snowflake layouts that spread their IDs (shard_bits, reverse=true, reverse=time) and
+	//     segment with reverse=true: one reservation, in the order issued, not sorted: their
+	//     layout values increase, the stored IDs do not (reverse=time and shard_by=tick ones
+	//     increase within a tick); a client that wants them sorted sorts them;
 	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
 	//     IDs are increasing, but other requests' IDs may fall between them;
 	//   - uuidv4 and ulid with monotonic=false: no order at all;
@@ -74,7 +79,9 @@ type IDServiceClient interface {
 	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
 	// boundary can differ from a query on a created_at column by at most one tick at each edge
 	// (BoundsResponse.note says so with the tick). A sharded snowflake layout (shard_bits)
-	// answers one range per shard in BoundsResponse.shards, and a where that ORs them.
+	// answers one range per shard in BoundsResponse.shards, and a where that ORs them; a
+	// time-reversed one (reverse=time) one range per tick there, for a range of at most
+	// layouts.MaxTickRuns ticks (INVALID_ARGUMENT beyond).
 	//
 	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
 	// carry no time order (uuidv4, segment, a snowflake layout with reverse=true: index a
@@ -155,9 +162,14 @@ func (c *iDServiceClient) Ping(ctx context.Context, in *PingRequest, opts ...grp
 type IDServiceServer interface {
 	// Next returns count new IDs of one generator. Their order depends on the generator's
 	// scheme (Generators names it):
-	//   - snowflake (every layout) and segment: the IDs are increasing, reserved a tick (or a
-	//     block) at a time, so another request's IDs can fall between two of them only where a
-	//     batch spans ticks or blocks (TestNextOrderAsDocumented measures how often);
+	//   - snowflake layouts with the time field on top (every preset) and segment: the IDs are
+	//     increasing, reserved a tick (or a block) at a time, so another request's IDs can fall
+	//     between two of them only where a batch spans ticks or blocks
+	//     (TestNextOrderAsDocumented measures how often);
+	//   - snowflake layouts that spread their IDs (shard_bits, reverse=true, reverse=time) and
+	//     segment with reverse=true: one reservation, in the order issued, not sorted: their
+	//     layout values increase, the stored IDs do not (reverse=time and shard_by=tick ones
+	//     increase within a tick); a client that wants them sorted sorts them;
 	//   - sonyflake, ulid (monotonic=true, the default) and uuidv7 make them one at a time: the
 	//     IDs are increasing, but other requests' IDs may fall between them;
 	//   - uuidv4 and ulid with monotonic=false: no order at all;
@@ -190,7 +202,9 @@ type IDServiceServer interface {
 	// moves to the start of the next tick, so a query by a wall-clock time that is not on a tick
 	// boundary can differ from a query on a created_at column by at most one tick at each edge
 	// (BoundsResponse.note says so with the tick). A sharded snowflake layout (shard_bits)
-	// answers one range per shard in BoundsResponse.shards, and a where that ORs them.
+	// answers one range per shard in BoundsResponse.shards, and a where that ORs them; a
+	// time-reversed one (reverse=time) one range per tick there, for a range of at most
+	// layouts.MaxTickRuns ticks (INVALID_ARGUMENT beyond).
 	//
 	// Errors: NOT_FOUND for an unknown generator; INVALID_ARGUMENT for a generator whose IDs
 	// carry no time order (uuidv4, segment, a snowflake layout with reverse=true: index a

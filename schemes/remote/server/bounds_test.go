@@ -225,7 +225,7 @@ func TestBounds(t *testing.T) {
 				code connect.Code
 				msg  string
 			}{
-				{&v1.BoundsRequest{Generator: "v4"}, connect.CodeInvalidArgument, "idkit: ID of another scheme: uuidv4: its IDs are not ordered by time"},
+				{&v1.BoundsRequest{Generator: "v4"}, connect.CodeInvalidArgument, "idkit: IDs not ordered by time: uuidv4: its IDs are not ordered by time"},
 				{&v1.BoundsRequest{Generator: "orders", To: "2000-01-01"}, connect.CodeInvalidArgument, "idkit: no IDs in the time range: no ID has a decoded time before 2000-01-01T00:00:00.000Z: its first tick starts at 2010-11-04T01:42:54.657Z"},
 				{&v1.BoundsRequest{Generator: "orders", From: "2026-01-01T00:00:00.0001Z", To: "2026-01-01T00:00:00.0002Z"}, connect.CodeInvalidArgument, "idkit: no IDs in the time range"},
 				{&v1.BoundsRequest{Generator: "orders", From: "2026-01-02", To: "2026-01-01"}, connect.CodeInvalidArgument, "idkit: no IDs in the time range"},
