@@ -250,7 +250,7 @@ func TestFaultFailoverPG(t *testing.T) {
 	}
 }
 
-// TestFaultHiddenCancelPG is issue 36's repeat, three rounds per row on a synchronous pair
+// TestFaultFailoverHiddenCancelPG is issue 36's repeat, three rounds per row on a synchronous pair
 // whose role default keeps warnings from clients (ALTER ROLE … SET client_min_messages =
 // error: replicated, so the promoted standby has it too, and no store URL shows it). Each
 // round opens a store, freezes the WAL senders, takes a block of a key never taken before,
@@ -260,7 +260,7 @@ func TestFaultFailoverPG(t *testing.T) {
 // and the same numbers again after the failover; the fixed store drops the first block (the
 // warning, forced through for the transaction, or Confirm, which finds no standby flushed
 // past the commit) and starts the new row after the gap.
-func TestFaultHiddenCancelPG(t *testing.T) {
+func TestFaultFailoverHiddenCancelPG(t *testing.T) {
 	const rounds = 3
 	for _, control := range []bool{true, false} {
 		name := map[bool]string{true: "legacy-control", false: "fixed"}[control]
