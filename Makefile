@@ -33,7 +33,8 @@ test:
 # repeat; docs/nodes.md); the
 # segment stores' failover matrix (PostgreSQL primary + standby, Redis primary + replica,
 # MariaDB primary + semi-sync replica: primaries SIGKILLed and standbys promoted five times per
-# row, each protected row with its control; docs/segment.md "Replicated stores"). One package
+# row, each protected row with its control; docs/segment.md "Replicated stores"; and issue 36's
+# cancelled synchronous take with the warning hidden, whose control repeats). One package
 # at a time (-p 1): they time leases and failovers on 2 cores. CI runs it after `make test`.
 FAULT_PKGS = ./cmd/idkitd/ ./schemes/nodeid/etcdlease/ ./schemes/nodeid/pglease/
 fault:

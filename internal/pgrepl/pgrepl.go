@@ -14,8 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -284,9 +286,136 @@ func cutWord(s string) (word, rest string) {
 }
 
 // CancelledWait reports whether n is PostgreSQL's warning that a commit stopped waiting for
-// its synchronous standbys ("canceling wait for synchronous replication …"): the commit has
-// then happened on the server only, and a failover can lose it although it was acknowledged.
-// Watch for it with pgconn.Config.OnNotice on the connection that commits.
+// its synchronous standbys ("canceling wait for synchronous replication …", sent by
+// SyncRepWaitForLSN in syncrep.c): the commit has then happened on the server only, and a
+// failover can lose it although it was acknowledged. It recognises the warning by the
+// routine and source file the server names in every notice, which lc_messages does not
+// translate, and by its English text. Watch for it with pgconn.Config.OnNotice on the
+// connection that commits; but a session's client_min_messages = error (a role's or
+// database's default, or the options connection parameter) keeps the warning from the
+// client, so a store vouches for a commit with Confirm, and counts the warning only as a
+// second sign.
 func CancelledWait(n *pgconn.Notice) bool {
-	return n != nil && strings.Contains(n.Message, "wait for synchronous replication")
+	return n != nil && (n.Routine == "SyncRepWaitForLSN" || n.File == "syncrep.c" ||
+		strings.Contains(n.Message, "wait for synchronous replication"))
+}
+
+// ForceNotices is a SQL expression that sets client_min_messages to warning for the rest of
+// the transaction (set_config(…, true) is SET LOCAL, allowed to any role), so the warning
+// CancelledWait looks for reaches the client whatever the session's setting.
+const ForceNotices = `pg_catalog.set_config('client_min_messages', 'warning', true)`
+
+// ErrUnconfirmed reports a commit that Confirm could not find on as many synchronous
+// standbys as synchronous_standby_names makes a commit wait for: its wait was cancelled (or
+// the standbys left), and it may be on the primary only.
+var ErrUnconfirmed = errors.New("pgrepl: no synchronous standby confirmed the commit")
+
+// VouchQuery is the statement to run right after COMMIT on the connection that committed
+// (in the same batch: no other statement of the session in between). It reads the server's
+// WAL flush position, which is at or past the end of the commit's record (a commit flushes
+// its record locally before it waits for the standbys), and what pg_stat_replication shows
+// of the synchronous standbys against it. Every name is schema-qualified, so a search_path
+// cannot put another object in the place of the catalog's. Scan its row into Vouch.Dest.
+const VouchQuery = `SELECT l.lsn::pg_catalog.text, pg_catalog.current_setting('synchronous_standby_names'),
+	(SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_replication r WHERE ` + syncState + `),
+	(SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_replication r WHERE ` + syncState + `
+		AND r.flush_lsn OPERATOR(pg_catalog.>=) l.lsn)
+	FROM (SELECT pg_catalog.pg_current_wal_flush_lsn() AS lsn) AS l`
+
+// syncState selects the standbys a commit waits for (sync_state sync under FIRST n,
+// quorum under ANY n).
+const syncState = `(r.sync_state OPERATOR(pg_catalog.=) 'sync' OR r.sync_state OPERATOR(pg_catalog.=) 'quorum')`
+
+// waitQuery is VouchQuery's standby counts again, for the LSN it read.
+const waitQuery = `SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_replication r WHERE ` + syncState + `),
+	(SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_replication r WHERE ` + syncState + `
+		AND r.flush_lsn OPERATOR(pg_catalog.>=) $1::pg_catalog.pg_lsn)`
+
+// Vouch is VouchQuery's row: what Confirm checks.
+type Vouch struct {
+	LSN   string // the server's WAL flush position right after the commit
+	Names string // synchronous_standby_names
+	// Sync counts the standbys in sync_state sync or quorum; Flushed those of them whose
+	// flush_lsn is at or past LSN.
+	Sync, Flushed int64
+}
+
+// Dest returns the scan destinations of VouchQuery's four columns, in order.
+func (v *Vouch) Dest() []any { return []any{&v.LSN, &v.Names, &v.Sync, &v.Flushed} }
+
+// Confirm checks that a commit v was read after is on disk on as many synchronous standbys
+// as synchronous_standby_names makes a commit wait for (FIRST n: the n in sync_state sync;
+// ANY n: n of those in quorum), reading pg_stat_replication again through q until they have
+// flushed WAL up to v.LSN, for at most limit or until ctx ends. Flushed is what a failover
+// needs: a promoted standby replays every record it flushed. Nothing a session sets hides the
+// result, unlike the warning CancelledWait recognises. Call it only when the facts read in
+// the commit's transaction have class Sync. Errors wrap ErrUnconfirmed, or are q's.
+func Confirm(ctx context.Context, q Querier, v Vouch, limit time.Duration) error {
+	names, err := ParseStandbyNames(v.Names)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnconfirmed, err)
+	}
+	need := int64(names.Num)
+	if need == 0 {
+		return fmt.Errorf("%w: synchronous_standby_names was emptied, so the commit may not have waited for any standby", ErrUnconfirmed)
+	}
+	deadline := time.Now().Add(limit)
+	pause := time.Millisecond
+	for v.Flushed < need {
+		if v.Sync < need || !time.Now().Before(deadline) {
+			return fmt.Errorf("%w: %d of the %d synchronous standbys a commit waits for (synchronous_standby_names = '%s') flushed WAL up to %s after the commit (%d in sync_state sync or quorum): its wait was cancelled, or the standbys left", ErrUnconfirmed, v.Flushed, need, v.Names, v.LSN, v.Sync)
+		}
+		t := time.NewTimer(min(pause, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: waiting for the synchronous standbys to flush WAL up to %s: %w", ErrUnconfirmed, v.LSN, ctx.Err())
+		case <-t.C:
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+		if err := q.QueryRow(ctx, waitQuery, v.LSN).Scan(&v.Sync, &v.Flushed); err != nil {
+			return fmt.Errorf("pgrepl: reading pg_stat_replication: %w", err)
+		}
+	}
+	return nil
+}
+
+// ErrOverride reports connection parameters that set what a store's check of its commits
+// relies on: the options parameter (or PGOPTIONS) or a startup parameter setting
+// client_min_messages or lc_messages, which hide or translate the warning CancelledWait
+// looks for.
+var ErrOverride = errors.New("pgrepl: a connection parameter overrides a setting the durability check relies on")
+
+// guarded are the settings CheckParams refuses.
+var guarded = []string{"client_min_messages", "lc_messages"}
+
+// CheckParams refuses, with an error wrapping ErrOverride that names the parameter and the
+// setting but never a value, runtime parameters (pgconn.Config.RuntimeParams: the
+// connection string's settings, PGOPTIONS included) that set client_min_messages or
+// lc_messages, directly or in options (-c name=value, --name=value, in any case, with '-'
+// for '_' or backslash escapes, as the server reads it).
+func CheckParams(params map[string]string) error {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		key := normalize(k)
+		for _, g := range guarded {
+			switch {
+			case key == g:
+				return fmt.Errorf("%w: parameter %s: the store needs the server's warnings in full, so it does not let a connection set %s", ErrOverride, g, g)
+			case key == "options" && strings.Contains(normalize(params[k]), g):
+				return fmt.Errorf("%w: parameter options (or PGOPTIONS) sets %s: the store needs the server's warnings in full, so it does not let a connection set %s", ErrOverride, g, g)
+			}
+		}
+	}
+	return nil
+}
+
+// normalize reads a setting's name as the server does: case does not matter, '-' stands for
+// '_' in a long option, and a backslash escapes the next character in options.
+func normalize(s string) string {
+	return strings.NewReplacer(`\`, "", "-", "_").Replace(strings.ToLower(s))
 }

@@ -109,8 +109,86 @@ func TestCancelledWait(t *testing.T) {
 	if !pgrepl.CancelledWait(n) {
 		t.Error("the cancel warning was not recognised")
 	}
-	if pgrepl.CancelledWait(&pgconn.Notice{Severity: "NOTICE", Message: `relation "t" already exists, skipping`}) || pgrepl.CancelledWait(nil) {
+	if pgrepl.CancelledWait(&pgconn.Notice{Severity: "NOTICE", Message: `relation "t" already exists, skipping`, File: "tablecmds.c", Routine: "transformCreateStmt"}) || pgrepl.CancelledWait(nil) {
 		t.Error("another notice was taken for the cancel warning")
+	}
+	// lc_messages translates the text, not the routine or file the server names.
+	de := &pgconn.Notice{Severity: "WARNUNG", SeverityUnlocalized: "WARNING", Code: "01000", Message: "breche Warten auf synchrone Replikation ab wegen Benutzeraufforderung",
+		File: "syncrep.c", Routine: "SyncRepWaitForLSN"}
+	if !pgrepl.CancelledWait(de) {
+		t.Error("the translated cancel warning was not recognised")
+	}
+}
+
+// params are runtime parameters (as pgconn.Config.RuntimeParams holds them) and the setting
+// CheckParams must name, "" when they are accepted.
+var params = []struct {
+	in   map[string]string
+	name string
+}{
+	{nil, ""},
+	{map[string]string{"application_name": "idkit", "search_path": "s", "options": "-c statement_timeout=5s"}, ""},
+	{map[string]string{"options": "-cclient_min_messages=error"}, "options (or PGOPTIONS) sets client_min_messages"},
+	{map[string]string{"options": "-c client_min_messages=warning"}, "sets client_min_messages"},
+	{map[string]string{"options": "--client-min-messages=error"}, "sets client_min_messages"},
+	{map[string]string{"options": `-c Client\_Min\_Messages=error`}, "sets client_min_messages"},
+	{map[string]string{"options": "-c statement_timeout=1s -c lc_messages=de_DE"}, "sets lc_messages"},
+	{map[string]string{"client_min_messages": "error"}, "parameter client_min_messages"},
+	{map[string]string{"LC_MESSAGES": "C"}, "parameter lc_messages"},
+}
+
+func TestCheckParams(t *testing.T) {
+	for _, tc := range params {
+		err := pgrepl.CheckParams(tc.in)
+		switch {
+		case tc.name == "" && err != nil:
+			t.Errorf("CheckParams(%v) = %v, want nil", tc.in, err)
+		case tc.name != "" && (!errors.Is(err, pgrepl.ErrOverride) || !strings.Contains(err.Error(), tc.name)):
+			t.Errorf("CheckParams(%v) = %v, want ErrOverride naming %q", tc.in, err, tc.name)
+		case err != nil && strings.Contains(err.Error(), "=error"):
+			t.Errorf("CheckParams(%v) = %v: shows the value", tc.in, err)
+		}
+	}
+}
+
+func FuzzCheckParams(f *testing.F) {
+	for _, tc := range params {
+		f.Add(tc.in["options"], "application_name")
+	}
+	f.Fuzz(func(t *testing.T, options, key string) {
+		err := pgrepl.CheckParams(map[string]string{"options": options, key: options})
+		if err != nil && !errors.Is(err, pgrepl.ErrOverride) {
+			t.Fatalf("error %v does not wrap ErrOverride", err)
+		}
+		if err == nil && (strings.Contains(strings.ToLower(options), "client_min_messages") || strings.Contains(strings.ToLower(options), "lc_messages")) {
+			t.Fatalf("options %q accepted", options)
+		}
+		if err != nil && len(options) > 3 && strings.Contains(err.Error(), options) {
+			t.Fatalf("CheckParams shows the value %q: %v", options, err)
+		}
+	})
+}
+
+// TestConfirmRefusesAtOnce: Confirm refuses without reading pg_stat_replication again when
+// fewer standbys are synchronous than a commit waits for, or synchronous_standby_names is
+// empty or unreadable, and accepts at once what VouchQuery already showed flushed.
+func TestConfirmRefusesAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		v    pgrepl.Vouch
+		want string // "" for nil
+	}{
+		{pgrepl.Vouch{LSN: "0/10", Names: "s1", Sync: 1, Flushed: 1}, ""},
+		{pgrepl.Vouch{LSN: "0/10", Names: "ANY 2 (s1, s2)", Sync: 2, Flushed: 2}, ""},
+		{pgrepl.Vouch{LSN: "0/10", Names: "nobody", Sync: 0, Flushed: 0}, "0 of the 1 synchronous standbys"},
+		{pgrepl.Vouch{LSN: "0/10", Names: "FIRST 2 (s1, s2)", Sync: 1, Flushed: 1}, "1 of the 2 synchronous standbys"},
+		{pgrepl.Vouch{LSN: "0/10", Names: "", Sync: 1, Flushed: 1}, "emptied"},
+		{pgrepl.Vouch{LSN: "0/10", Names: "ANY x", Sync: 1, Flushed: 1}, "bad synchronous_standby_names"},
+	} {
+		// A nil Querier: Confirm must decide without a query.
+		err := pgrepl.Confirm(context.Background(), nil, tc.v, time.Second)
+		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, pgrepl.ErrUnconfirmed) || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Confirm(%+v) = %v, want %q", tc.v, err, tc.want)
+		}
 	}
 }
 

@@ -45,10 +45,16 @@
 // in the write's own transaction, after raising synchronous_commit: single (no standby
 // streams), sync (every streaming standby is synchronous) or async. An async or unknown class
 // is refused with ErrNotDurable naming synchronous_standby_names or the standby, unless the
-// store URL says durability=async (Settings.AcceptAsync); a commit whose wait for the
-// synchronous standbys was cancelled (PostgreSQL's "canceling wait for synchronous
-// replication" warning: the commit is local only) counts as not durable. Store.Replication
-// shows the last class read.
+// store URL says durability=async (Settings.AcceptAsync). A commit whose wait for the
+// synchronous standbys was cancelled is local only and counts as not durable: under class
+// sync, a write counts only once pgrepl.Confirm, run right after COMMIT in the same batch,
+// finds as many standbys in sync_state sync or quorum as synchronous_standby_names waits for
+// with flush_lsn past the server's WAL flush position (waiting up to DefaultConfirmWait); the
+// server's "canceling wait for synchronous replication" warning is a second sign (the write
+// sets client_min_messages to warning for its transaction, and the warning is recognised by
+// its routine, whatever lc_messages), and a DSN or Config whose options (or PGOPTIONS) or
+// parameters set client_min_messages or lc_messages is refused (pgrepl.ErrOverride).
+// Store.Replication shows the last class read.
 //
 // Failover fence: every claim records the server's epoch (system identifier and timeline,
 // pg_epoch) in its row, and renewals, marks and claims again succeed only in the epoch the
@@ -127,8 +133,9 @@ type Settings struct {
 // not parse (';', %zz), a key given twice and a key that is neither the store's, nor pgx's,
 // nor one of a few session settings (application_name, search_path, options,
 // client_encoding, timezone, statement_timeout, lock_timeout,
-// idle_in_transaction_session_timeout) are refused, naming the parameter. Errors never show a
-// password the URL holds.
+// idle_in_transaction_session_timeout) are refused, naming the parameter, and so are options
+// or parameters that set client_min_messages or lc_messages (pgrepl.CheckParams). Errors never
+// show a password the URL holds.
 func ParseURL(raw string) (Settings, error) {
 	s, err := parseURL(raw)
 	return s, redact.Error(err)
@@ -152,8 +159,13 @@ func parseURL(raw string) (Settings, error) {
 	if u.Fragment != "" {
 		return Settings{}, errors.New("pglease: store URL: a fragment is not supported")
 	}
-	q, err := urlquery.Parse(u.RawQuery, knownParam, knownHint)
+	// The settings CheckParams refuses are let through urlquery to be refused by name.
+	known := func(k string) bool { return knownParam(k) || pgrepl.CheckParams(map[string]string{k: ""}) != nil }
+	q, err := urlquery.Parse(u.RawQuery, known, knownHint)
 	if err != nil {
+		return Settings{}, fmt.Errorf("pglease: store URL: %w", err)
+	}
+	if err := pgrepl.CheckParams(q); err != nil {
 		return Settings{}, fmt.Errorf("pglease: store URL: %w", err)
 	}
 	ns, hasNS := q["namespace"]
@@ -244,6 +256,13 @@ type Store struct {
 	// asyncCommit leaves synchronous_commit to the server: only the durability test sets it,
 	// for its control run.
 	asyncCommit bool
+	// legacy, set by the tests' controls only, vouches for a write as before pgrepl.Confirm:
+	// by the English text of the cancel warning alone, client_min_messages as the session has
+	// it. noNotice, set by tests only, ignores the warning: Confirm alone vouches.
+	legacy, noNotice bool
+	// confirmWait bounds how long a write waits for its synchronous standbys to report its
+	// WAL flushed (pgrepl.Confirm).
+	confirmWait time.Duration
 
 	mu   sync.Mutex // serialises use of conn
 	conn *pgx.Conn  // nil or closed: connect on next use
@@ -351,11 +370,19 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
+	if err := pgrepl.CheckParams(cfg.RuntimeParams); err != nil {
+		return nil, fmt.Errorf("pglease: %w: %w", ErrNotDurable, err)
+	}
 	cfg = cfg.Copy() // OnNotice below must not change the caller's Config
-	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table, true), unsafe: s.Unsafe, async: s.AcceptAsync}
+	st := &Store{cfg: cfg, ns: ns, table: table, q: newQueries(table, true), unsafe: s.Unsafe, async: s.AcceptAsync,
+		confirmWait: DefaultConfirmWait}
 	onNotice := cfg.OnNotice
 	cfg.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
-		if pgrepl.CancelledWait(n) {
+		cancelled := pgrepl.CancelledWait(n)
+		if st.legacy {
+			cancelled = n != nil && strings.Contains(n.Message, "wait for synchronous replication")
+		}
+		if cancelled && !st.noNotice {
 			st.cancelled.Store(true)
 		}
 		if onNotice != nil {
@@ -403,11 +430,24 @@ func (s *Store) where() string {
 }
 
 // durableSetting is the first statement of every write's transaction: it raises
-// synchronous_commit to on for the transaction (remote_apply, stronger, stays) and reads the
-// settings checkSettings looks at.
+// synchronous_commit to on for the transaction (remote_apply, stronger, stays), sets
+// client_min_messages to warning for it (pgrepl.ForceNotices, so the cancel warning reaches
+// the store whatever the session's setting) and reads the settings checkSettings looks at.
 const durableSetting = `SELECT set_config('synchronous_commit',
+	CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true)
+	|| ` + pgrepl.ForceNotices + `,
+	current_setting('fsync'), current_setting('full_page_writes')`
+
+// legacySetting is durableSetting as before pgrepl.ForceNotices, for the tests' controls.
+const legacySetting = `SELECT set_config('synchronous_commit',
 	CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true),
 	current_setting('fsync'), current_setting('full_page_writes')`
+
+// DefaultConfirmWait is how long a write waits, after its COMMIT, for the synchronous standbys
+// to report its WAL flushed (pgrepl.Confirm). A standby that ended the commit's wait has
+// flushed the commit already; the wait covers only WAL that other sessions flushed right
+// after it.
+const DefaultConfirmWait = 2 * time.Second
 
 // checkSettings refuses a server with fsync or full_page_writes off, unless the store is
 // unsafe: with either, a crash of its machine can lose or corrupt committed rows.
@@ -433,19 +473,25 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 	var n int64
 	var fsync, fpw string
 	var rs pgrepl.Scan
+	var vouch pgrepl.Vouch
 	cancelled := false
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		s.cancelled.Store(false)
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		settings := durableSetting
-		if s.asyncCommit {
+		switch {
+		case s.asyncCommit:
 			settings = `SELECT '', current_setting('fsync'), current_setting('full_page_writes')`
+		case s.legacy:
+			settings = legacySetting
 		}
 		b.Queue(settings)
 		b.Queue(pgrepl.Query)
 		b.Queue(sql, args...)
 		b.Queue("COMMIT")
+		// The commit's WAL position and the standbys' flush, with no statement between.
+		b.Queue(pgrepl.VouchQuery)
 		br := c.SendBatch(ctx, b)
 		err := func() error {
 			if _, err := br.Exec(); err != nil {
@@ -470,8 +516,10 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 				}
 				n = tag.RowsAffected()
 			}
-			_, err := br.Exec()
-			return err
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			return br.QueryRow().Scan(vouch.Dest()...)
 		}()
 		if cerr := br.Close(); err == nil {
 			err = cerr
@@ -504,6 +552,15 @@ func (s *Store) write(ctx context.Context, sql string, args []any, dest ...any) 
 			err = s.checkReplication(f)
 		} else {
 			err = fmt.Errorf("%w: reading the replication of the server at %s: %w", ErrNotDurable, s.where(), err)
+		}
+		if c, _ := f.Class(); err == nil && c == pgrepl.Sync && !s.legacy {
+			// The commit waited for standbys. The warning above can be kept from the client
+			// (client_min_messages) or translated: the standbys' own flush positions vouch
+			// for the write.
+			err = s.with(ctx, func(c *pgx.Conn) error { return pgrepl.Confirm(ctx, c, vouch, s.confirmWait) })
+			if err != nil {
+				err = fmt.Errorf("%w: the server at %s: %w", ErrNotDurable, s.where(), err)
+			}
 		}
 	}
 	return n, err

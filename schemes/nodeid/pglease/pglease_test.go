@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/internal/redact"
 	"github.com/idkit/idkit/schemes"
 	"github.com/idkit/idkit/schemes/nodeid"
@@ -102,6 +103,9 @@ var strictURLs = []struct{ in, names string }{
 	{"pg://u@h/app?password=hunter2;x", `password=xxxxx`},
 	{"pg://u@h/app?password=hunter2&password=hunter3", `"password" given twice`},
 	{"pg://u@h/app?namespace=a&", "empty parameter"},
+	{"pg://u:hunter2@h/app?options=-cclient_min_messages%3Derror", "options (or PGOPTIONS) sets client_min_messages"},
+	{"pg://u:hunter2@h/app?options=--lc-messages%3Dfr_FR", "options (or PGOPTIONS) sets lc_messages"},
+	{"pg://u:hunter2@h/app?lc_messages=C", "parameter lc_messages"},
 }
 
 func TestParseURLStrict(t *testing.T) {
@@ -122,7 +126,7 @@ func TestParseURLStrict(t *testing.T) {
 }
 
 func FuzzParseURL(f *testing.F) {
-	for _, s := range []string{"postgres://u@127.0.0.1:5432/app", "pg://u@h/app?sslmode=disable&namespace=orders", "postgresql://h/app?table=ids.slots", "pg://h/app?table=a;drop", "pg://h/app?unsafe=true"} {
+	for _, s := range []string{"pg://h/app?options=-c%20statement_timeout%3D5s", "pg://h/app?options=-c%20client%5C_min%5C_messages%3Derror", "postgres://u@127.0.0.1:5432/app", "pg://u@h/app?sslmode=disable&namespace=orders", "postgresql://h/app?table=ids.slots", "pg://h/app?table=a;drop", "pg://h/app?unsafe=true"} {
 		f.Add(s)
 	}
 	for _, tc := range strictURLs {
@@ -156,6 +160,12 @@ func FuzzParseURL(f *testing.F) {
 		}
 		if q := u.Query(); q.Has("namespace") || q.Has("table") || q.Has("unsafe") {
 			t.Fatalf("ParseURL(%q) left idkit parameters in the DSN %q", in, s.DSN)
+		}
+		// What reaches the server sets nothing the durability check relies on.
+		if cfg, err := pgx.ParseConfig(s.DSN); err == nil {
+			if err := pgrepl.CheckParams(cfg.RuntimeParams); err != nil {
+				t.Fatalf("ParseURL(%q) accepted a DSN whose parameters %v: %v", in, cfg.RuntimeParams, err)
+			}
 		}
 	})
 }

@@ -6,16 +6,14 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/jackc/pgx/v5"
 )
@@ -28,56 +26,10 @@ func replCluster(t *testing.T) *pglocal.Cluster {
 	})
 }
 
-// receiveWAL runs pg_receivewal against cl, which the server lists in pg_stat_replication
-// as a standby named pg_receivewal (async, or sync once named in synchronous_standby_names
-// and run with --synchronous), and waits until the server shows it streaming. The returned
-// function kills it; so does the end of the test.
+// receiveWAL runs pg_receivewal against cl as a standby (pgrepltest.ReceiveWAL); the
+// returned function kills it, and so does the end of the test.
 func receiveWAL(t *testing.T, cl *pglocal.Cluster, synchronous bool) (stop func()) {
-	t.Helper()
-	dir, err := pglocal.FindBinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "pg_receivewal")
-	args := []string{"-D", t.TempDir(), "-d", cl.DSN(), "--no-loop"}
-	if synchronous {
-		args = append(args, "--synchronous")
-	}
-	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	stop = sync.OnceFunc(func() { cmd.Process.Kill(); <-done })
-	t.Cleanup(stop)
-	want := "async"
-	if synchronous {
-		want = "sync"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, cl.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for {
-		var n int
-		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE application_name = 'pg_receivewal' AND state = 'streaming' AND sync_state = $1`, want).Scan(&n)
-		if err == nil && n == 1 {
-			return stop
-		}
-		select {
-		case <-done:
-			t.Fatalf("pg_receivewal exited: %s", out.String())
-		case <-ctx.Done():
-			t.Fatalf("pg_receivewal not streaming (%s) after 20 s: %v %s", want, err, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return pgrepltest.ReceiveWAL(t, cl.DSN(), synchronous).Stop
 }
 
 // TestReplicationClass runs the lease store against a server without a standby (class single),

@@ -38,7 +38,7 @@ func execSQL(t testing.TB, dsn string, stmts ...string) {
 // the value.
 func setAndReload(t *testing.T, dsn, name, value string) {
 	t.Helper()
-	execSQL(t, dsn, fmt.Sprintf("ALTER SYSTEM SET %s = %s", name, value), "SELECT pg_reload_conf()")
+	execSQL(t, dsn, fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", name, value), "SELECT pg_reload_conf()")
 	segtest.WaitFor(t, name+" = "+value, 10*time.Second, func() bool {
 		conn, err := pgx.Connect(context.Background(), dsn)
 		if err != nil {

@@ -279,3 +279,85 @@ func TestFaultFailoverPG(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultFailoverHiddenCancelPG is issue 36's repeat, three rounds per row on a synchronous pair
+// whose role default keeps warnings from clients (ALTER ROLE … SET client_min_messages =
+// error: replicated, so the promoted standby has it too, and no store URL shows it). Each
+// round opens a store, freezes the WAL senders, takes a block of a key never taken before,
+// cancels the take's wait for the standby with pg_cancel_backend, kills the primary, promotes
+// the standby (which lacks the row) and takes the same key there. The control (Legacy: the
+// warning's English text alone, as before the fix) hands out the first block as synchronous
+// and the same numbers again after the failover; the fixed store drops the first block (the
+// warning, forced through for the transaction, or Confirm, which finds no standby flushed
+// past the commit) and starts the new row after the gap.
+func TestFaultFailoverHiddenCancelPG(t *testing.T) {
+	const rounds = 3
+	for _, control := range []bool{true, false} {
+		name := map[bool]string{true: "legacy-control", false: "fixed"}[control]
+		t.Run(name, func(t *testing.T) {
+			p := startPair(t, true)
+			p.query(`ALTER ROLE postgres SET client_min_messages = 'error'`)
+			open := func() *pgstore.Store {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				st, err := pgstore.Open(ctx, pgstore.Settings{DSN: p.dsn, Unsafe: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if control {
+					pgstore.Legacy(st)
+				}
+				return st
+			}
+			repeated := 0
+			for round := 1; round <= rounds; round++ {
+				key := fmt.Sprint("new", round)
+				req := segment.Request{Key: key, Step: 50, Count: 1, Gap: 1000}
+				st := open()
+				p.cut()
+				type result struct {
+					b   segment.Block
+					err error
+				}
+				done := make(chan result, 1)
+				go func() {
+					b, err := st.Take(context.Background(), req)
+					done <- result{b, err}
+				}()
+				segtest.WaitFor(t, "the take waiting for the standby", 10*time.Second, func() bool {
+					return len(p.query(`SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)) > 0
+				})
+				p.cancelWaits()
+				var first result
+				select {
+				case first = <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("Take did not return after its wait was cancelled")
+				}
+				st.Close()
+				p.fail()
+				st = open()
+				second, err := st.Take(context.Background(), req)
+				st.Close()
+				if err != nil {
+					t.Fatalf("round %d: take after the failover: %v", round, err)
+				}
+				n := 0
+				if first.err == nil && first.b.First <= second.Last && second.First <= first.b.Last {
+					n = int(min(first.b.Last, second.Last) - max(first.b.First, second.First) + 1)
+				}
+				repeated += n
+				t.Logf("round %d: before the failover %v, %v; after it %v: %d numbers repeated", round, first.b, first.err, second, n)
+				switch {
+				case control && (first.err != nil || !first.b.Synchronous || n == 0):
+					t.Errorf("round %d, control: want a block called synchronous and repeated after the failover", round)
+				case !control && !errors.Is(first.err, pgstore.ErrNotDurable):
+					t.Errorf("round %d: the take whose wait was cancelled: %v, %v; want ErrNotDurable", round, first.b, first.err)
+				case !control && n > 0:
+					t.Errorf("round %d: %d numbers repeated", round, n)
+				}
+			}
+			t.Logf("%s: %d rounds, %d numbers repeated", name, rounds, repeated)
+		})
+	}
+}

@@ -55,10 +55,21 @@
 // failover fencing as the only protection: every row records the epoch it was last written
 // in (pg_control_system()'s system identifier and the timeline of the current WAL file, which
 // pg_promote() changes), and a take in another epoch first adds Request.Gap blocks to
-// max_id; under durability=async a new row starts after the gap too (the lost primary may
-// have had it). A commit whose wait for the synchronous standbys was cancelled (PostgreSQL
-// warns "canceling wait for synchronous replication": the commit is local only) and any
-// error at or after COMMIT drop the block: its numbers are lost, never used.
+// max_id; a new row starts after the gap too under durability=async (the lost primary may
+// have had it) and whenever the server has or had a standby (one streams, or
+// synchronous_standby_names is set, or its timeline is above 1) or the store saw one: a row is
+// new on a promoted standby when the take that made it was lost.
+//
+// A commit whose wait for the synchronous standbys was cancelled (pg_cancel_backend, a
+// statement_timeout) is on the primary only. Under class sync a take is handed out only once
+// pgrepl.Confirm, run right after COMMIT in the same batch, finds as many standbys in
+// sync_state sync or quorum as synchronous_standby_names waits for with flush_lsn past the
+// server's WAL flush position (waiting up to DefaultConfirmWait for their reports). The
+// server's warning ("canceling wait for synchronous replication") is a second sign: the take
+// sets client_min_messages to warning for its transaction and recognises the warning by its
+// routine, whatever lc_messages; a DSN whose options (or PGOPTIONS) or parameters set
+// client_min_messages or lc_messages is refused (pgrepl.ErrOverride). Either sign, and any
+// error at or after COMMIT, drops the block: its numbers are lost, never used.
 package pgstore
 
 import (
@@ -70,6 +81,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/internal/redact"
@@ -205,6 +218,18 @@ type Store struct {
 	// unprotected, set by the fault tests' controls only, takes blocks as before failover
 	// fencing: no epoch, no gap, no replication check, no look at a cancelled wait.
 	unprotected bool
+	// legacy, set by the tests' controls only, vouches for a take as before Confirm: by the
+	// English text of the cancel warning alone, without forcing client_min_messages, and a
+	// new row starts after the gap only under durability=async.
+	legacy bool
+	// noNotice, set by the tests only, ignores the cancel warning: Confirm alone vouches.
+	noNotice bool
+	// confirmWait bounds how long a take waits for its synchronous standbys to report its
+	// WAL flushed (pgrepl.Confirm).
+	confirmWait time.Duration
+	// replicated is set once the store has seen a standby stream from its server or
+	// synchronous_standby_names set: new rows then start after the gap too.
+	replicated atomic.Bool
 
 	mu  sync.Mutex
 	dur segment.Durability
@@ -219,24 +244,45 @@ var _ segment.Store = (*Store)(nil)
 // epochSQL is the server's epoch as pgrepl.Epoch.String writes it.
 const epochSQL = pgrepl.EpochSQL
 
+// DefaultConfirmWait is how long a take waits, after its COMMIT, for the synchronous standbys
+// to report its WAL flushed. A standby that ended the commit's wait has flushed the commit
+// already; the wait covers only WAL that other sessions flushed right after it.
+const DefaultConfirmWait = 2 * time.Second
+
+// standbySQL is true on a server that has or had a standby: one streams from it,
+// synchronous_standby_names is set, or its timeline is above 1 (it was promoted, or restored
+// to a point in time). A new row starts after the gap there: the row may be new only because
+// the server was promoted without the take that made it on the old primary.
+const standbySQL = `(EXISTS (SELECT 1 FROM pg_catalog.pg_stat_replication)
+	OR pg_catalog.current_setting('synchronous_standby_names') <> ''
+	OR ('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::bigint > 1)`
+
 // takeQuery is the statement that takes a block. It returns the new max_id, the epoch the row
 // now records and the server's fsync and full_page_writes. With syncCommit it makes its own
 // commit wait for the WAL flush (see the package doc); without, only the tests' control run
-// uses it. With fence the row records the epoch, and a row last written in another epoch
-// skips $6 blocks first; a new row skips $5 blocks.
-func takeQuery(table string, syncCommit, fence bool) string {
+// uses it. With notices it sets client_min_messages to warning for its transaction
+// (pgrepl.ForceNotices). With fence the row records the epoch, and a row last written in
+// another epoch skips $6 blocks first; a new row skips $5 blocks when $7 is true, or, with
+// standbyGap, when the server has or had a standby (standbySQL).
+func takeQuery(table string, syncCommit, notices, fence, standbyGap bool) string {
 	// A volatile function in FROM runs once, before the row is inserted; a setting made local
 	// to the transaction lasts until its commit, which reads it.
-	raise, epoch := "NULL", "NULL::text"
+	raise, force, epoch, standby := "NULL", "NULL", "NULL::text", "false"
 	if syncCommit {
 		raise = pgrepl.RaiseCommit
+	}
+	if notices {
+		force = pgrepl.ForceNotices
 	}
 	if fence {
 		epoch = epochSQL
 	}
+	if standbyGap {
+		standby = standbySQL
+	}
 	return `INSERT INTO ` + table + ` AS s (biz_tag, max_id, step, store_index, store_count, updated_at, epoch)
-			SELECT $1::text, $2::bigint * (1 + $5::bigint), $2::bigint, $3::int, $4::int, now(), f.epoch
-			FROM (SELECT ` + raise + ` AS durable, ` + epoch + ` AS epoch) AS f
+			SELECT $1::text, $2::bigint * (1 + CASE WHEN $7::bool OR f.standby THEN $5::bigint ELSE 0 END), $2::bigint, $3::int, $4::int, now(), f.epoch
+			FROM (SELECT ` + raise + ` AS durable, ` + force + ` AS notices, ` + epoch + ` AS epoch, ` + standby + ` AS standby) AS f
 			ON CONFLICT (biz_tag) DO UPDATE SET
 				max_id = s.max_id + EXCLUDED.step * (1 + CASE WHEN s.epoch <> EXCLUDED.epoch THEN $6::bigint ELSE 0 END),
 				step = EXCLUDED.step, updated_at = now(), epoch = EXCLUDED.epoch
@@ -256,18 +302,26 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", redact.Error(err))
 	}
+	if err := pgrepl.CheckParams(cfg.ConnConfig.RuntimeParams); err != nil {
+		return nil, fmt.Errorf("pgstore: %w: %w", ErrNotDurable, err)
+	}
 	cfg.MaxConns = 2
 	s := &Store{
-		table:  table,
-		server: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))),
-		unsafe: set.Unsafe,
-		async:  set.AcceptAsync,
-		take:   takeQuery(table, true, true),
-		class:  `SELECT store_index, store_count FROM ` + table + ` WHERE biz_tag = $1`,
+		table:       table,
+		server:      net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))),
+		unsafe:      set.Unsafe,
+		async:       set.AcceptAsync,
+		take:        takeQuery(table, true, true, true, true),
+		class:       `SELECT store_index, store_count FROM ` + table + ` WHERE biz_tag = $1`,
+		confirmWait: DefaultConfirmWait,
 	}
 	onNotice := cfg.ConnConfig.OnNotice
 	cfg.ConnConfig.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
-		if pgrepl.CancelledWait(n) {
+		cancelled := pgrepl.CancelledWait(n)
+		if s.legacy {
+			cancelled = n != nil && strings.Contains(n.Message, "wait for synchronous replication")
+		}
+		if cancelled && !s.noNotice {
 			s.waits.Store(c, struct{}{})
 		}
 		if onNotice != nil {
@@ -359,6 +413,11 @@ func (s *Store) checkReplication(before, after pgrepl.Facts) (sync bool, err err
 	after.SynchronousCommit = before.SynchronousCommit
 	c1, r1 := before.Class()
 	c2, r2 := after.Class()
+	for _, f := range []pgrepl.Facts{before, after} {
+		if len(f.Standbys) > 0 || strings.TrimSpace(f.SynchronousStandbyNames) != "" {
+			s.replicated.Store(true)
+		}
+	}
 	class, reason := c1, r1
 	if c2 < c1 {
 		class, reason = c2, r2
@@ -407,7 +466,8 @@ func (s *Store) Table() string { return s.table }
 // Errors wrap segment.ErrClass when the key's row belongs to another store position,
 // segment.ErrExhausted when max_id would leave the bigint range, and ErrNotDurable when
 // fsync or full_page_writes was turned off since Open, the replication became asynchronous
-// (without durability=async) or the commit's wait for the synchronous standbys was cancelled;
+// (without durability=async) or the commit's wait for the synchronous standbys was cancelled
+// (the warning, or no standby flushed past the commit: pgrepl.Confirm);
 // the block is then lost, never used, as after any error at COMMIT.
 func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, error) {
 	conn, err := s.pool.Acquire(ctx)
@@ -419,28 +479,31 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	pc := conn.Conn().PgConn()
 	s.waits.Delete(pc)
 
-	var newGap, gap uint64
+	var gap uint64
 	if !s.unprotected {
 		gap = req.Gap
-		if s.async {
-			newGap = req.Gap
-		}
 	}
 	take := s.take
-	if s.unprotected {
-		take = takeQuery(s.table, true, false)
+	switch {
+	case s.unprotected:
+		take = takeQuery(s.table, true, false, false, false)
+	case s.legacy:
+		take = takeQuery(s.table, true, false, true, false)
 	}
-	// One round trip: the take and the replication state before COMMIT, then after it.
+	// One round trip: the take and the replication state before COMMIT, then the commit's
+	// WAL position with the standbys' and the replication state after it.
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(take, req.Key, int64(req.Step), req.Index, req.Count, int64(newGap), int64(gap))
+	b.Queue(take, req.Key, int64(req.Step), req.Index, req.Count, int64(gap), int64(gap), s.async || !s.legacy && s.replicated.Load())
 	b.Queue(pgrepl.Query)
 	b.Queue("COMMIT")
+	b.Queue(pgrepl.VouchQuery)
 	b.Queue(pgrepl.Query)
 	res := conn.SendBatch(ctx, b)
 	var maxID int64
 	var epoch, fsync, fpw string
 	var before, after pgrepl.Scan
+	var vouch pgrepl.Vouch
 	_, err = res.Exec()
 	if err == nil {
 		err = res.QueryRow().Scan(&maxID, &epoch, &fsync, &fpw)
@@ -453,6 +516,9 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 		// From here on, an error leaves the outcome unknown: the block is dropped all the same.
 		_, err = res.Exec()
 		committed = err == nil
+	}
+	if err == nil {
+		err = res.QueryRow().Scan(vouch.Dest()...)
 	}
 	if err == nil {
 		err = res.QueryRow().Scan(after.Dest()...)
@@ -491,6 +557,14 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 		}
 		if _, cancelled := s.waits.LoadAndDelete(pc); cancelled {
 			return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w: the commit's wait for the synchronous standbys was cancelled, so it may be on the primary only", req.Key, s.table, maxID, ErrNotDurable)
+		}
+		if c, _ := fb.Class(); (sync || c == pgrepl.Sync) && !s.legacy {
+			// The commit waited for standbys, or should have. The warning above can be kept
+			// from the client (client_min_messages) or translated: the standbys' own flush
+			// positions vouch for the take.
+			if err := pgrepl.Confirm(ctx, conn, vouch, s.confirmWait); err != nil {
+				return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: block up to %d dropped: %w: %w", req.Key, s.table, maxID, ErrNotDurable, err)
+			}
 		}
 		blk.Epoch, blk.Synchronous = epoch, sync
 	}

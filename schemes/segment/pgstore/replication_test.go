@@ -7,71 +7,221 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/internal/pgrepl"
+	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// takeResult is what a Take returned.
+type takeResult struct {
+	b   segment.Block
+	err error
+}
+
+// cancelledTake takes a block of key on st while the server's commits wait for a standby
+// that does not answer, and cancels the wait with pg_cancel_backend, as a statement_timeout
+// or an operator does: PostgreSQL then commits on the primary only, with a warning.
+func cancelledTake(t *testing.T, dsn string, st *pgstore.Store, key string) takeResult {
+	t.Helper()
+	ctx := context.Background()
+	done := make(chan takeResult, 1)
+	go func() {
+		b, err := st.Take(ctx, segment.Request{Key: key, Step: 10, Count: 1, Gap: 1000})
+		done <- takeResult{b, err}
+	}()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	segtest.WaitFor(t, "a commit waiting for the standby", 10*time.Second, func() bool {
+		var n int
+		conn.QueryRow(ctx, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`).Scan(&n)
+		return n > 0
+	})
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("Take did not return after its wait was cancelled")
+	}
+	return takeResult{}
+}
+
 // TestCancelledSyncWait: with synchronous_standby_names naming a standby that never connects,
-// a take's COMMIT waits for it; pg_cancel_backend ends the wait and PostgreSQL commits on the
-// primary only, with a warning. The store must drop that block (a failover to a standby would
-// lose it); the unprotected control hands it out. The class is sync (no standby streams, and
-// commits wait for one).
+// a take's COMMIT waits for it until pg_cancel_backend ends the wait, and the commit is on the
+// primary only. The store must drop that block whether PostgreSQL's warning reaches it or not:
+// the server's client_min_messages = error keeps it from the client (as the store URL's
+// options=-cclient_min_messages=error did, which Open now refuses), and lc_messages = German
+// translates it. The controls take as before the fix: unprotected (no look at the
+// replication), and legacy (the warning's English text alone), which hands the block out as
+// synchronous under a hidden or translated warning: the repeat of issue 36 after a failover.
+// confirm-only ignores the warning, to show that Confirm (the standbys' flush positions)
+// alone catches it.
 func TestCancelledSyncWait(t *testing.T) {
+	lc := pgrepltest.Translated(t) // before the server starts: it inherits LOCPATH
 	c := private(t)
 	ctx := context.Background()
-	for _, unprotected := range []bool{false, true} {
-		execSQL(t, c.DSN(), "ALTER SYSTEM RESET synchronous_standby_names", "SELECT pg_reload_conf()")
-		time.Sleep(200 * time.Millisecond) // the postmaster signals the backends; new sessions read the file
+	stores := map[string]*pgstore.Store{}
+	for _, mode := range []string{"protected", "unprotected", "legacy", "confirm-only"} {
 		st, err := pgstore.Open(ctx, pgstore.Settings{DSN: c.DSN(), Unsafe: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if unprotected {
+		defer st.Close()
+		switch mode {
+		case "unprotected":
 			pgstore.Unprotected(st)
+		case "legacy":
+			pgstore.Legacy(st)
+		case "confirm-only":
+			pgstore.NoNotice(st)
 		}
 		if d := st.Durability(); d.Class != segment.ClassSingle || d.Epoch == "" {
 			t.Errorf("durability %v, want single with an epoch", d)
 		}
-		setAndReload(t, c.DSN(), "synchronous_standby_names", "nobody")
-		type result struct {
-			b   segment.Block
-			err error
+		stores[mode] = st
+	}
+	setAndReload(t, c.DSN(), "synchronous_standby_names", "nobody")
+	for _, phase := range []struct {
+		name, setting, value string
+		modes                []string
+	}{
+		{"warning", "", "", []string{"protected", "unprotected"}},
+		{"hidden", "client_min_messages", "error", []string{"protected", "legacy", "confirm-only"}},
+		{"translated", "lc_messages", lc, []string{"protected", "legacy"}},
+	} {
+		execSQL(t, c.DSN(), "ALTER SYSTEM RESET client_min_messages", "ALTER SYSTEM RESET lc_messages")
+		if phase.setting != "" {
+			setAndReload(t, c.DSN(), phase.setting, phase.value)
 		}
-		done := make(chan result, 1)
-		go func() {
-			b, err := st.Take(ctx, segment.Request{Key: "k", Step: 10, Count: 1, Gap: 1000})
-			done <- result{b, err}
-		}()
-		conn, err := pgx.Connect(ctx, c.DSN())
+		if phase.setting == "lc_messages" {
+			var e *pgconn.PgError
+			if err := pgxExec(c.DSN(), "SELECT 1/0"); !errors.As(err, &e) || e.Message == "division by zero" {
+				t.Fatalf("lc_messages = %s: 1/0 says %v; want a translated message", lc, err)
+			} else {
+				t.Logf("lc_messages = %s: 1/0 says %q", lc, e.Message)
+			}
+		}
+		for _, mode := range phase.modes {
+			st := stores[mode]
+			res := cancelledTake(t, c.DSN(), st, "k")
+			t.Logf("%s, %s: %v, %v", phase.name, mode, res.b, res.err)
+			switch mode {
+			case "unprotected", "legacy":
+				if res.err != nil || res.b.Synchronous != (mode == "legacy") {
+					t.Errorf("%s, control %s: %v, %v; want the block, synchronous %v (as before the fix)", phase.name, mode, res.b, res.err, mode == "legacy")
+				}
+			case "confirm-only":
+				if !errors.Is(res.err, pgrepl.ErrUnconfirmed) || !errors.Is(res.err, pgstore.ErrNotDurable) {
+					t.Errorf("%s, Confirm alone: %v, %v; want ErrNotDurable wrapping pgrepl.ErrUnconfirmed", phase.name, res.b, res.err)
+				}
+			default:
+				if !errors.Is(res.err, pgstore.ErrNotDurable) {
+					t.Errorf("%s: take after a cancelled wait: %v, %v; want ErrNotDurable", phase.name, res.b, res.err)
+				}
+			}
+			if d := st.Durability(); mode != "unprotected" && d.Class != segment.ClassSync {
+				t.Errorf("%s, %s: durability %v, want sync", phase.name, mode, d)
+			}
+		}
+	}
+	t.Run("standby", func(t *testing.T) { confirmStandbyFlush(t, c.DSN()) })
+}
+
+// confirmStandbyFlush runs the store against a real synchronous standby (pg_receivewal
+// --synchronous) with the cancel warning hidden by the server's client_min_messages = error:
+// a take is vouched for by the standby's flush position (synchronous); a new key starts after
+// the gap, since a standby exists; with the standby stopped (SIGSTOP), a take whose wait is
+// cancelled is dropped by Confirm, while the legacy control hands it out as synchronous; once
+// the standby runs again, takes are synchronous again.
+func confirmStandbyFlush(t *testing.T, dsn string) {
+	ctx := context.Background()
+	execSQL(t, dsn, "ALTER SYSTEM RESET ALL")
+	setAndReload(t, dsn, "synchronous_standby_names", "pg_receivewal")
+	rcv := pgrepltest.ReceiveWAL(t, dsn, true)
+	setAndReload(t, dsn, "client_min_messages", "error")
+	open := func() *pgstore.Store {
+		st, err := pgstore.Open(ctx, pgstore.Settings{DSN: dsn, Unsafe: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		segtest.WaitFor(t, "a commit waiting for the standby", 10*time.Second, func() bool {
-			var n int
-			conn.QueryRow(ctx, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`).Scan(&n)
-			return n > 0
-		})
-		conn.Close(ctx)
-		var r result
-		select {
-		case r = <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("Take did not return after its wait was cancelled")
+		t.Cleanup(func() { st.Close() })
+		pgstore.SetConfirmWait(st, 300*time.Millisecond)
+		return st
+	}
+	st, old := open(), open()
+	pgstore.NoNotice(st) // Confirm alone
+	pgstore.Legacy(old)
+	take := func(st *pgstore.Store, key string) (segment.Block, error) {
+		return st.Take(ctx, segment.Request{Key: key, Step: 10, Count: 1, Gap: 1000})
+	}
+	b, err := take(st, "fresh")
+	if err != nil || !b.Synchronous || b.First != 10*1000+1 {
+		t.Fatalf("take with a synchronous standby: %v, %v; want a synchronous block from 10001 (a new row skips the gap when a standby exists)", b, err)
+	}
+	if d := st.Durability(); d.Class != segment.ClassSync {
+		t.Errorf("durability %v, want sync", d)
+	}
+	rcv.Pause(t)
+	res := cancelledTake(t, dsn, st, "fresh")
+	if !errors.Is(res.err, pgstore.ErrNotDurable) || !errors.Is(res.err, pgrepl.ErrUnconfirmed) {
+		t.Errorf("take with the standby stopped, wait cancelled: %v, %v; want ErrNotDurable wrapping pgrepl.ErrUnconfirmed", res.b, res.err)
+	}
+	t.Logf("Confirm: %v", res.err)
+	res = cancelledTake(t, dsn, old, "fresh")
+	if res.err != nil || !res.b.Synchronous {
+		t.Errorf("legacy control, standby stopped, wait cancelled, warning hidden: %v, %v; want a block called synchronous (the defect)", res.b, res.err)
+	}
+	t.Logf("legacy control: %v, %v", res.b, res.err)
+	rcv.Resume(t)
+	if b, err := take(st, "fresh"); err != nil || !b.Synchronous {
+		t.Errorf("take after the standby came back: %v, %v; want a synchronous block", b, err)
+	}
+}
+
+// pgxExec runs one statement on a connection of its own.
+func pgxExec(dsn, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// TestRefusesHidingParams: a store URL or DSN whose options or startup parameters set
+// client_min_messages or lc_messages is refused, naming the setting and not the password.
+func TestRefusesHidingParams(t *testing.T) {
+	for _, in := range []string{
+		"pg://u:hunter2@h/db?options=-cclient_min_messages%3Derror",
+		"pg://u:hunter2@h/db?options=-c%20lc_messages%3Dde_DE",
+		"pg://u:hunter2@h/db?options=--client-min-messages%3Dwarning",
+		"pg://u:hunter2@h/db?client_min_messages=error",
+	} {
+		_, err := pgstore.ParseURL(in)
+		if !errors.Is(err, pgrepl.ErrOverride) || !strings.Contains(err.Error(), "_messages") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("ParseURL(%q) = %v; want pgrepl.ErrOverride naming the setting, no password", in, err)
 		}
-		switch {
-		case unprotected && r.err != nil:
-			t.Errorf("control: %v; want the block (as before the fix)", r.err)
-		case !unprotected && (!errors.Is(r.err, pgstore.ErrNotDurable) || !strings.Contains(r.err.Error(), "cancelled")):
-			t.Errorf("Take after a cancelled wait: %v, %v; want ErrNotDurable naming the cancelled wait", r.b, r.err)
+	}
+	for _, dsn := range []string{
+		"host=h user=u password=hunter2 options='-c client_min_messages=error'",
+		"postgres://u:hunter2@h/db?client_min_messages=error",
+	} {
+		_, err := pgstore.Open(context.Background(), pgstore.Settings{DSN: dsn})
+		if !errors.Is(err, pgrepl.ErrOverride) || !errors.Is(err, pgstore.ErrNotDurable) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open(%q) = %v; want ErrNotDurable wrapping pgrepl.ErrOverride, no password", dsn, err)
 		}
-		t.Logf("unprotected %v: %v, %v", unprotected, r.b, r.err)
-		if !unprotected {
-			if d := st.Durability(); d.Class != segment.ClassSync {
-				t.Errorf("durability %v, want sync", d)
-			}
-		}
-		st.Close()
+	}
+	t.Setenv("PGOPTIONS", "-c lc_messages=C")
+	if _, err := pgstore.Open(context.Background(), pgstore.Settings{DSN: "host=h"}); !errors.Is(err, pgrepl.ErrOverride) {
+		t.Errorf("Open with PGOPTIONS setting lc_messages: %v; want pgrepl.ErrOverride", err)
 	}
 }
