@@ -84,10 +84,10 @@ func TestRootDependencies(t *testing.T) {
 
 // TestLightRoot builds the same small program against idkit (testdata/lightroot/idkit) and
 // against the three ID libraries directly (testdata/lightroot/direct), and holds idkit's
-// binary to 1.315 times the direct program's (1.3 until the range-partitioned layouts,
-// reverse= and shard_bits=, took it from 1.296 to 1.302; 1.31 until reverse=time and
-// shard_by=tick took it from 1.3068 to 1.3104) and its package count to 1.3
-// times. Both are deterministic for a toolchain, so this is no timing test. It also checks that a spec naming a lease store
+// binary to 1.25 times the direct program's (it had grown to 1.31; linking neither
+// encoding/gob nor database/sql, whose interfaces ID implements, and doing the far-off tick
+// arithmetic without math/big took it to 1.259, then 1.239, with go1.26.8) and its package
+// count to 1.3 times. Both are deterministic for a toolchain, so this is no timing test. It also checks that a spec naming a lease store
 // whose package was not imported says which import to add.
 func TestLightRoot(t *testing.T) {
 	if testing.Short() {
@@ -109,8 +109,8 @@ func TestLightRoot(t *testing.T) {
 	t.Logf("binary: idkit %d bytes, direct %d bytes (%.3fx); packages: %d and %d (%.3fx)",
 		size["idkit"], size["direct"], float64(size["idkit"])/float64(size["direct"]),
 		pkgs["idkit"], pkgs["direct"], float64(pkgs["idkit"])/float64(pkgs["direct"]))
-	if float64(size["idkit"]) > 1.315*float64(size["direct"]) {
-		t.Errorf("the idkit program is %d bytes, more than 1.315x the direct program's %d", size["idkit"], size["direct"])
+	if float64(size["idkit"]) > 1.25*float64(size["direct"]) {
+		t.Errorf("the idkit program is %d bytes, more than 1.25x the direct program's %d", size["idkit"], size["direct"])
 	}
 	if float64(pkgs["idkit"]) > 1.3*float64(pkgs["direct"]) {
 		t.Errorf("the idkit program links %d packages, more than 1.3x the direct program's %d", pkgs["idkit"], pkgs["direct"])

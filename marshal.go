@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -18,8 +17,6 @@ var (
 	_ encoding.BinaryMarshaler   = ID{}
 	_ encoding.BinaryAppender    = ID{}
 	_ encoding.BinaryUnmarshaler = (*ID)(nil)
-	_ gob.GobEncoder             = ID{}
-	_ gob.GobDecoder             = (*ID)(nil)
 	_ json.Marshaler             = ID{}
 	_ json.Unmarshaler           = (*ID)(nil)
 	_ json.Marshaler             = JSONNumber{}

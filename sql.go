@@ -1,7 +1,6 @@
 package idkit
 
 import (
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"math"
@@ -9,9 +8,7 @@ import (
 )
 
 var (
-	_ sql.Scanner   = (*ID)(nil)
 	_ driver.Valuer = ID{}
-	_ sql.Scanner   = (*NullID)(nil)
 	_ driver.Valuer = NullID{}
 )
 

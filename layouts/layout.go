@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"strings"
 	"time"
 )
@@ -367,16 +366,16 @@ func (l Layout) tickTime(tick int64) time.Time {
 	if d, ok := mulDuration(tick, l.Unit); ok {
 		return l.Epoch.Add(d)
 	}
-	total := new(big.Int).Mul(big.NewInt(tick), big.NewInt(int64(l.Unit)))
-	secs, nsec := new(big.Int).DivMod(total, big.NewInt(int64(time.Second)), new(big.Int))
-	secs.Add(secs, big.NewInt(l.Epoch.Unix()))
-	if !secs.IsInt64() {
-		if secs.Sign() > 0 {
+	secs, nsec := int128Of(tick).mul(uint64(l.Unit)).divFloor(uint64(time.Second))
+	sum := secs.add(int128Of(l.Epoch.Unix()))
+	s, ok := sum.int64()
+	if !ok {
+		if sum.hi >= 0 {
 			return time.Unix(math.MaxInt64/2, 0).In(l.Epoch.Location())
 		}
 		return time.Unix(math.MinInt64/2, 0).In(l.Epoch.Location())
 	}
-	return time.Unix(secs.Int64(), int64(l.Epoch.Nanosecond())+nsec.Int64()).In(l.Epoch.Location())
+	return time.Unix(s, int64(l.Epoch.Nanosecond())+int64(nsec)).In(l.Epoch.Location())
 }
 
 // mulDuration returns tick*unit when it fits a Duration.
@@ -404,16 +403,14 @@ func (l Layout) Tick(t time.Time) int64 {
 		}
 		return q
 	}
-	// Sub saturated: count whole seconds and nanoseconds instead. big.Int's Div rounds
-	// towards minus infinity for a positive divisor, which is the floor wanted here.
-	total := new(big.Int).Sub(big.NewInt(t.Unix()), big.NewInt(l.Epoch.Unix()))
-	total.Mul(total, big.NewInt(int64(time.Second)))
-	total.Add(total, big.NewInt(int64(t.Nanosecond()-l.Epoch.Nanosecond())))
-	q := total.Div(total, big.NewInt(int64(l.Unit)))
-	switch {
-	case q.IsInt64():
-		return q.Int64()
-	case q.Sign() > 0:
+	// Sub saturated: count whole seconds and nanoseconds instead, floored.
+	total := int128Of(t.Unix()).add(int128Of(l.Epoch.Unix()).neg()).mul(uint64(time.Second))
+	total = total.add(int128Of(int64(t.Nanosecond() - l.Epoch.Nanosecond())))
+	q, _ := total.divFloor(uint64(l.Unit))
+	if v, ok := q.int64(); ok {
+		return v
+	}
+	if q.hi >= 0 {
 		return math.MaxInt64
 	}
 	return math.MinInt64

@@ -73,11 +73,11 @@ func TestLoadSpawn(t *testing.T) {
 		{[]string{"--protocol", "grpc", "--stack", "net-http"}, 1, "google.golang.org/grpc"},
 		{[]string{"--protocol", "grpc", "--stack", "grpc-go", "--batch", "50"}, 50, "google.golang.org/grpc"},
 		{[]string{"--protocol", "http", "--batch", "10", "--conns", "2"}, 10, "net/http"},
-		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m"}, 1, "google.golang.org/grpc"},
+		{[]string{"--rate", "400", "--requests", "60", "--duration", "1m", "--rounds", "1"}, 1, "google.golang.org/grpc"},
 		{[]string{"--rate", "2000", "--requests", "100", "--rounds", "3", "--protocol", "grpc", "--conns", "2"}, 1, "google.golang.org/grpc"},
 		{[]string{"--rate", "2000", "--requests", "50", "--rounds", "1", "--protocol", "connect"}, 1, "connectrpc.com/connect"},
 		{[]string{"--rate", "2000", "--requests", "50", "--rounds", "1", "--protocol", "http"}, 1, "net/http"},
-		{[]string{"--rate", "3000"}, 1, "google.golang.org/grpc"},
+		{[]string{"--rate", "3000", "--rounds", "1"}, 1, "google.golang.org/grpc"}, // rounds: the default 3 is the case above
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			args := append([]string{"load", "--spawn", "--duration", "300ms", "--warmup", "50ms", "--clients", "2", "--json"}, tc.args...)

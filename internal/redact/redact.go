@@ -33,7 +33,8 @@ type span struct{ start, end int }
 // Redacting twice gives what redacting once gives.
 //
 // It errs on the side of hiding too much: where it cannot tell where a password ends, it hides
-// up to the next blank (for a URL query value, up to the next '&'). A password that contains
+// up to the next blank (for a URL query value, up to the next '&', '#', '"', '\' or
+// ',' that starts a spec's next key=). A password that contains
 // blanks is only found whole inside a quoted key=value value or a URL (where blanks are
 // percent-encoded); pass each command-line argument separately rather than a joined line.
 // String never fails and never panics.
@@ -117,7 +118,8 @@ func secretKey(key string) bool {
 
 // keyValuePasswords adds the value of every credential key=value pair in s. Blanks may surround
 // '=' as libpq allows. A quoted value ends at its closing quote (” and \' stay inside); an
-// unquoted one at the next blank, and in a URL query (key after '?' or '&') also at '&' or '#'.
+// unquoted one at the next blank, and in a URL query (key after '?' or '&') also where
+// queryValueEnd says.
 // An '=' inside a password found before (in spans) is not a key's.
 func keyValuePasswords(s string, spans []span) []span {
 	found := spans
@@ -150,7 +152,7 @@ func keyValuePasswords(s string, spans []span) []span {
 			continue
 		}
 		end := v
-		for end < len(s) && !isBlank(s[end]) && !(query && (s[end] == '&' || s[end] == '#')) {
+		for end < len(s) && !isBlank(s[end]) && !(query && queryValueEnd(s, end)) {
 			end++
 		}
 		if end > v {
@@ -387,3 +389,22 @@ func RefError(ref string) string {
 // SafeRef reports whether ref is a key reference, env:NAME or file:PATH, whose text may be
 // printed: RefError has nothing to say about it.
 func SafeRef(ref string) bool { return RefError(ref) == "" }
+
+// queryValueEnd reports whether s[i] ends a URL query's value: at '&' or '#', which a query
+// value cannot hold unencoded; at '"' or '\', which no URL holds unencoded, so a quoted URL or
+// spec (%q in an error) keeps its closing quote and what follows; and at a ',' followed by
+// key=, where a URL sits inside an idkit spec (store=pg://…?password=pw,key=orders), whose
+// settings are split at every ',' before the URL is read, so its value never holds one.
+func queryValueEnd(s string, i int) bool {
+	switch s[i] {
+	case '&', '#', '"', '\\':
+		return true
+	case ',':
+		k := i + 1
+		for k < len(s) && (s[k] == '_' || s[k] >= '0' && s[k] <= '9' || s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z') {
+			k++
+		}
+		return k > i+1 && k < len(s) && s[k] == '='
+	}
+	return false
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,17 +61,65 @@ func startServer(t testing.TB, extra ...string) *server {
 		s.stop(t)
 		os.RemoveAll(dir)
 	})
+	tmpl, err := installed(install)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", tmpl, s.data).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	s.start(t)
+	return s
+}
+
+// installedData is the data directory mariadb-install-db made once for this test binary:
+// each private server starts on a copy of it (a copy takes a fraction of a second, an install
+// several seconds of CPU, and a dozen tests start servers). TestMain removes it.
+var installedData struct {
+	sync.Mutex
+	dir, data string
+}
+
+// installed returns the test binary's installed data directory, running mariadb-install-db
+// (at the path install) the first time.
+func installed(install string) (string, error) {
+	installedData.Lock()
+	defer installedData.Unlock()
+	if installedData.data != "" {
+		return installedData.data, nil
+	}
+	dir, err := os.MkdirTemp("", "mdb-tmpl-")
+	if err != nil {
+		return "", err
+	}
+	data := filepath.Join(dir, "data")
 	// A private tmpdir: mariadbd deletes every #sql file in its tmpdir when it starts, so
 	// servers sharing /tmp delete each other's live temporary tables (see privateTmp).
-	args := []string{"--no-defaults", "--datadir=" + s.data, "--tmpdir=" + privateTmp(t, dir), "--auth-root-authentication-method=normal", "--skip-test-db"}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	args := []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--auth-root-authentication-method=normal", "--skip-test-db"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
 	if out, err := exec.Command(install, args...).CombinedOutput(); err != nil {
-		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
 	}
-	s.start(t)
-	return s
+	installedData.dir, installedData.data = dir, data
+	return data, nil
+}
+
+// removeInstalled removes the installed data directory, if one was made.
+func removeInstalled() {
+	installedData.Lock()
+	defer installedData.Unlock()
+	if installedData.dir != "" {
+		os.RemoveAll(installedData.dir)
+		installedData.dir, installedData.data = "", ""
+	}
 }
 
 // privateTmp returns dir/tmp, created, for a test server's --tmpdir. mariadbd removes every

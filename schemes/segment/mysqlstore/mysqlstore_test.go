@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -15,7 +16,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	removeInstalled()
+	os.Exit(code)
+}
 
 // open opens a store on dsn as a program does: the private servers run with InnoDB's
 // durable defaults, which the store accepts.
