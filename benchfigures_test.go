@@ -30,7 +30,6 @@ var benchFigures = map[string]map[string]benchFigure{
 		"2,550":  {HeldBy: "TestFailoverLossMatchesRun"},
 		"50,000": {Other: "the failover gap, a setting of the test"},
 		"1,000":  {Other: "the gap in blocks, a setting of the test"},
-		"50":     {Other: "the block size (step) and back-off, settings"},
 		"300":    {Other: "rpl_semi_sync_master_timeout, a setting of the test"},
 	},
 	"docs/service.md": {
@@ -43,7 +42,6 @@ var benchFigures = map[string]map[string]benchFigure{
 		"401": {Other: "an HTTP status"}, "404": {Other: "an HTTP status"}, "413": {Other: "an HTTP status"},
 		"429": {Other: "an HTTP status"}, "503": {Other: "an HTTP status"},
 		"128":    {Other: "128-bit IDs, and a default of --max-open-watches"},
-		"10":     {Other: "seconds between log lines and memory returns, a setting"},
 		"10,000": {Other: "IDs per request in the floods, a setting of the tests"},
 		"1024":   {Other: "the --max-conns cap, a setting"},
 		"16":     {Other: "MiB of --max-conn-bytes, a setting"},
@@ -51,7 +49,6 @@ var benchFigures = map[string]map[string]benchFigure{
 		"20,000": {Other: "handlers of the open flood (200 × 100), its settings"},
 		"4096":   {Other: "the --max-total-streams default"},
 		"470":    {Other: "an estimate from the defaults and the handler size the sentence gives"},
-		"5":      {Other: "KB per handler, the estimate's basis, and the header read time"},
 		"500":    {Other: "streams of the one-connection control, a setting of the test"},
 		"512":    {Other: "the --max-open-streams default"},
 		"2.2":    {Unheld: "grpc-port.txt: the range of requests/s ratios in the port table"},
