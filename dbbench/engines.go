@@ -75,7 +75,7 @@ func engines() []engineEntry {
 				return sqlite.Open(ctx, cfg.options())
 			}},
 		{name: pebble.Name, byName: true, columns: pebble.Columns, schemes: sharedSchemes, secondaryIndex: true, report: pebble.Report,
-			table: writePebbleTable, markdown: writePebbleMarkdown,
+			table: writePebbleTable, markdown: writePebbleMarkdown, summary: writePebbleSummary,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return pebble.Open(ctx, cfg.options())
 			}},

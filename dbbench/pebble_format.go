@@ -120,3 +120,31 @@ func writePebbleMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// writePebbleSummary is the block a document quotes from a Pebble report: per scheme the
+// figures that do not depend on the machine's load (bytes written and stored per row, write
+// and space amplification, compactions, L0 sublevels, blocks read), and rows/s with the load
+// average it was measured under.
+func writePebbleSummary(w io.Writer, rep *Report) error {
+	s := rep.Settings
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	if s.Command != "" {
+		p("Command: `%s`\n\n", s.Command)
+	}
+	p("%s; %s rows per scheme, secondary index on payload %v, batches of %d with the WAL synced, memtable %s, block cache %s; %d run(s); load average %s at start, end on %d shared CPUs; %s.\n\n",
+		s.ServerVersion, thousands(int64(s.Rows)), s.SecondaryIndex, s.Batch, s.PebbleMemTable, s.PebbleBlockCache, s.Repeat, s.LoadAverage, s.NumCPU, s.Started.Format("2006-01-02"))
+	p("| scheme | column | bytes written per row (WAL + flush + compaction) | write amp | disk B/row | space amp | compactions by output level | L0 sublevels max | write stalls | blocks per point read | blocks per %d-row time window | rows/s (loaded machine) |\n", s.RangeN)
+	p("|---|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|\n")
+	for _, r := range rep.Results {
+		l := r.LSM
+		if l == nil {
+			continue
+		}
+		p("| %s | %s | %.1f | %.2f | %.1f | %.2f | %s | %d | %d | %.1f | %s | %s |\n", mdEscape(r.Scheme), mdEscape(r.ColumnType),
+			perRow(l.WALBytes+l.FlushBytes+l.CompactionBytes, r.Rows), l.WriteAmp, perRow(l.LiveBytes, r.Rows), l.SpaceAmp,
+			lsmLevels(l.Compactions), l.L0SublevelsMax, l.WriteStalls, l.PointBlocks, windowBlocks(l), thousands(int64(r.RowsPerSec+0.5)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
