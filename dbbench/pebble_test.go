@@ -53,7 +53,12 @@ func TestPebbleLoadCounters(t *testing.T) {
 		}
 	}
 	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM
-	if rnd.WindowBlocks < 5*seq.WindowBlocks {
+	if raceEnabled {
+		// Pebble built with -race turns on its invariants checks, which vary how iterators
+		// reuse loaded blocks: block counts mean nothing there. `make test` runs this test
+		// again without the race detector (-run 'SQLite|Pebble').
+		t.Logf("race detector on: windows of %.1f and %.1f blocks not compared", seq.WindowBlocks, rnd.WindowBlocks)
+	} else if rnd.WindowBlocks < 5*seq.WindowBlocks {
 		t.Errorf("a uuidv4 window read %.1f blocks, a sequence's %.1f: want the random key's rows scattered over many more blocks", rnd.WindowBlocks, seq.WindowBlocks)
 	}
 	var md bytes.Buffer
