@@ -7,6 +7,7 @@ import (
 
 	"github.com/idkit/idkit/dbbench/engine"
 	"github.com/idkit/idkit/dbbench/innodb"
+	"github.com/idkit/idkit/dbbench/pebble"
 	"github.com/idkit/idkit/dbbench/pg"
 	"github.com/idkit/idkit/dbbench/sqlite"
 )
@@ -72,6 +73,11 @@ func engines() []engineEntry {
 		{name: EngineSQLite, byName: true, columns: sqlite.Columns, schemes: sharedSchemes, report: sqlite.Report,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return sqlite.Open(ctx, cfg.options())
+			}},
+		{name: pebble.Name, byName: true, columns: pebble.Columns, schemes: sharedSchemes, secondaryIndex: true, report: pebble.Report,
+			table: writePebbleTable, markdown: writePebbleMarkdown, summary: writePebbleSummary,
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
+				return pebble.Open(ctx, cfg.options())
 			}},
 	}
 }

@@ -40,7 +40,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	ent := engineNamed(cfg.to.engine)
 	if cfg.SecondaryIndex && !ent.secondaryIndex {
-		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL only (--db mariadb-local or mysql://…)")
+		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL and Pebble only (--db mariadb-local, mysql://… or pebble)")
 	}
 	rows := make([]engine.Row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {
@@ -247,7 +247,7 @@ func summarize(r engine.Row, colType string, ms []metrics) Result {
 	res.RangeScan = Latency{Count: ms[0].RangeScan.Count, P50Micros: median(rangeP50), P99Micros: median(rangeP99)}
 	summarizeCounters(&res, ms)
 	summarizeStructures(&res, ms)
-	// The curve of the run whose throughput is the median.
+	// The curve (and LSM figures) of the run whose throughput is the median.
 	mid := median(rate)
 	best := 0
 	for i, r := range rate {
@@ -256,6 +256,7 @@ func summarize(r engine.Row, colType string, ms []metrics) Result {
 		}
 	}
 	res.Curve = ms[best].Curve
+	res.LSM = ms[best].LSM
 	return res
 }
 

@@ -101,6 +101,8 @@ type metrics struct {
 	LeafPages   *int64
 	Lookup      Latency
 	RangeScan   Latency
+	// LSM is the LSM-tree figures of an engine that has them (engine.LSMEngine), else nil.
+	LSM *engine.LSM
 }
 
 // tableLoad is one load of the table workload, the same on every engine: it creates table t,
@@ -181,7 +183,12 @@ func tableLoad(ctx context.Context, cfg Config, eng engine.Engine, t engine.Tabl
 		}
 	}
 	if cfg.Lookups > 0 {
-		m.Lookup, m.RangeScan, err = timeQueries(ctx, cfg, eng, t, m.Rows)
+		if m.Lookup, m.RangeScan, err = timeQueries(ctx, cfg, eng, t, m.Rows); err != nil {
+			return m, err
+		}
+	}
+	if l, ok := eng.(engine.LSMEngine); ok {
+		m.LSM, err = l.LSM(ctx, t, m.Rows, cfg.RangeN)
 	}
 	return m, err
 }

@@ -31,6 +31,10 @@ Flags:
   --db ENGINE        pg-local: a private throwaway PostgreSQL cluster started from the
                      installed server binaries, on a unix socket, removed afterwards;
                      sqlite: an embedded SQLite database (pure Go) in a temp directory;
+                     pebble: Pebble, CockroachDB's LSM storage engine (pure Go), keys laid
+                     out as CockroachDB lays out a table, in a temp directory; reports write
+                     and space amplification, compactions, L0 sublevels, write stalls and
+                     blocks read (table workload; --secondary-index for time-window scans);
                      pg: the server the libpq variables (PGHOST, PGUSER, …) describe;
                      or a connection string: postgres://user@host/db, "host=… dbname=…";
                      mariadb-local: a private throwaway MariaDB/MySQL server (InnoDB) started

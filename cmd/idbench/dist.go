@@ -39,9 +39,11 @@ How the model works:
     half stays on its node until the rebalancer runs (every --rebalance) and moves ranges,
     busiest first, to the least-loaded node. Each node sustains C writes/s; the cluster
     sustains the rate at which its busiest node saturates.
-  - Capacity C per scheme: rows/s that 'idbench db' measured for that scheme on this machine
-    (--capacity-from, default idbench-report/report.json when it exists), else --capacity.
-    It sets the scale only: these databases are LSM trees, so B-tree costs do not carry over.
+  - Capacity C per scheme: from an 'idbench db' report (--capacity-from, default
+    idbench-report/report.json when it exists), else --capacity. A Pebble report (keys laid
+    out as CockroachDB lays them out, on its LSM engine) gives the ratios between schemes (rows
+    per byte written), and the target's published per-node write figure the scale; a B-tree report's raw rows/s are
+    this machine's, far above what these systems publish per node.
   - Free parameters (fitted to TiDB's test in the calibration tests, default 1, 0, 0):
     --index-share, --scatter-cost, --fixed-tier.
 
@@ -50,7 +52,7 @@ of the writes, mean utilisation, ranges, size and load splits (and failed load s
 ranges a query for the last --window of writes touches, the warm-up, and for --buckets the
 spans a point read by the ID alone probes. Then the crossover N at which a spreading key
 overtakes a time-ordered one. Every assumption is printed. The same --seed gives the same
-report. Calibration: go test ./dbbench/dist -run Calibration -v.
+report. Calibration: go test ./dbbench/dist -run 'Calibration|Fit|Sanity' -v.
 
 Flags:
   --target T          cockroachdb (default), spanner, tidb, yugabyte (HASH-sharded first column)
@@ -62,7 +64,12 @@ Flags:
   --capacity W        writes/s one node sustains, for schemes without a measured figure
                       (default 10000)
   --capacity-from F   an 'idbench db' report.json whose rows/s give each scheme's capacity
-                      ("none" to use --capacity for all)
+                      ("none" to use --capacity for all). From an LSM report (--db pebble, e.g.
+                      docs/report-pebble-layouts/report.json) each scheme's rows per byte
+                      written (WAL, flushes, compactions) scaled to the target's published
+                      per-node writes/s, printed with its source; a B-tree report (PostgreSQL,
+                      InnoDB) gives its rows/s as measured
+  --capacity-scale S  published (default): scale an LSM report as above; raw: use its rows/s
   --nodes K           application nodes generating keys (default 8)
   --skew D            standard deviation of their clock offsets (default 1ms)
   --pre-split P       start the table as P ranges (default 1)
@@ -97,6 +104,7 @@ func runDist(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	clusterFlag := fset.String("cluster", "", "")
 	capacity := fset.Float64("capacity", 0, "")
 	capFrom := fset.String("capacity-from", "", "")
+	capScale := fset.String("capacity-scale", "published", "")
 	nodes := fset.Int("nodes", 0, "")
 	skew := fset.Duration("skew", 0, "")
 	preSplit := fset.Int("pre-split", 0, "")
@@ -146,7 +154,10 @@ func runDist(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if set["capacity"] && !(*capacity > 0) {
 		return usagef("dist", "dist: --capacity %v: want a positive number of writes/s", *capacity)
 	}
-	if err := loadCapacities(&c, *capFrom); err != nil {
+	if *capScale != "published" && *capScale != "raw" {
+		return usagef("dist", "dist: --capacity-scale %q: want published or raw", *capScale)
+	}
+	if err := loadCapacities(&c, *capFrom, *capScale == "published"); err != nil {
 		return err
 	}
 	rep, err := dist.Model(ctx, c)
@@ -175,8 +186,11 @@ func runDist(ctx context.Context, stdout, stderr io.Writer, args []string) error
 }
 
 // loadCapacities fills c.Capacities from an idbench db report: each row's rows/s, the
-// database's own sequence (bigserial, auto-increment) for the row "sequence".
-func loadCapacities(c *dist.Config, from string) error {
+// database's own sequence (bigserial, auto-increment) for the row "sequence". An LSM report
+// (--db pebble) gives, when scale is set, each scheme's rows per byte the engine wrote,
+// scaled to the target's published per-node write figure (dist.ScaleCapacities); a B-tree
+// report's rows/s are used as measured.
+func loadCapacities(c *dist.Config, from string, scale bool) error {
 	explicit := from != ""
 	switch from {
 	case "none":
@@ -206,6 +220,29 @@ func loadCapacities(c *dist.Config, from string) error {
 		}
 	}
 	c.CapacitySource = fmt.Sprintf("rows/s of %s (idbench db, %s)", from, rep.Settings.Engine)
+	if !scale || rep.Results[0].LSM == nil {
+		return nil
+	}
+	// On an LSM tree a node's write capacity is bound by the bytes it writes per row (WAL,
+	// flushes, compactions): load-independent, unlike rows/s on a shared machine.
+	perByte := map[string]float64{}
+	for _, r := range rep.Results {
+		name := r.Scheme
+		if name == dbbench.RowBigserial || name == dbbench.RowAutoIncrement {
+			name = dist.SchemeSequence
+		}
+		if l := r.LSM; l != nil && r.Rows > 0 {
+			if w := l.WALBytes + l.FlushBytes + l.CompactionBytes; w > 0 {
+				perByte[name] = float64(r.Rows) / float64(w)
+			}
+		}
+	}
+	scaled, how, err := dist.ScaleCapacities(perByte, "rows per byte written (WAL, flushes and compactions) on the LSM engine", c.Target)
+	if err != nil {
+		return usagef("dist", "dist: --capacity-from %s: %w", from, err)
+	}
+	c.Capacities = scaled
+	c.CapacitySource = fmt.Sprintf("%s (%s, %s; source: %s)", how, from, rep.Settings.Engine, c.Target.NodeWritesSource)
 	return nil
 }
 

@@ -105,3 +105,31 @@ func TestDistBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDistCapacityFromLSM checks that an LSM report's capacities come out at each target's
+// published per-node scale, with the source quoted: the best scheme at the published figure,
+// every other at or below it, and --capacity-scale raw keeping the measured rows/s.
+func TestDistCapacityFromLSM(t *testing.T) {
+	t.Parallel()
+	const lsm = "../../docs/report-pebble-layouts/report.json"
+	for _, tc := range []struct {
+		target, best, url string
+	}{
+		{"spanner", "3,500", "https://cloud.google.com/spanner/docs/performance"},
+		{"tidb", "4,281", "https://docs.pingcap.com/tidbcloud/tidb-cloud-performance-reference"},
+	} {
+		r := idbench(t, "", "dist", "--target", tc.target, "--schemes", "sequence,uuidv4", "--cluster", "1", "--seconds", "10", "--samples", "10", "--capacity-from", lsm)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.target, r.code, r.stderr)
+		}
+		for _, want := range []string{"sequence  (capacity C = " + tc.best + " writes/s per node", tc.url, "rows per byte written"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.target, want, r.stdout)
+			}
+		}
+	}
+	raw := idbench(t, "", "dist", "--schemes", "sequence", "--cluster", "1", "--seconds", "10", "--samples", "10", "--capacity-from", lsm, "--capacity-scale", "raw")
+	if raw.code != 0 || !strings.Contains(raw.stdout, "from rows/s of "+lsm) {
+		t.Errorf("--capacity-scale raw: exit %d, output:\n%s%s", raw.code, raw.stdout, raw.stderr)
+	}
+}

@@ -18,7 +18,7 @@ const (
 )
 
 // distReports are the committed model reports the guide quotes, each in a block of its own.
-var distReports = []string{"docs/report-dist/dist.json", "docs/report-dist-flat/dist.json", "docs/report-dist-yugabyte/dist.json"}
+var distReports = []string{"docs/report-dist/dist.json", "docs/report-dist-flat/dist.json", "docs/report-dist-yugabyte/dist.json", "docs/report-dist-pebble-cockroachdb/dist.json"}
 
 func distBegin(report string) string {
 	return "<!-- BEGIN idbench dist: generated from " + report + " by `go test ./dbbench/dist -run TestChoosingAnIDDist -update`; do not edit -->\n"

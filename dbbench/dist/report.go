@@ -32,7 +32,27 @@ type Report struct {
 	// Crossovers are, for each scheme whose writes spread and each whose writes pile onto
 	// one range, the smallest modelled N at which the first sustains more than the second.
 	Crossovers []Crossover `json:"crossovers"`
+	// FitCrossovers are the same crossovers with the free parameters of the TiDB fit
+	// (TiDBFit), which the one measured source gives, beside the defaults' (1, 0, 0) that no
+	// source pins down: the range of outcomes. Absent when the run set the free parameters.
+	FitCrossovers []Crossover `json:"fit_crossovers,omitempty"`
+	// FitGain is, per spreading scheme, its throughput over the sequence's at each modelled N
+	// under the defaults and under the TiDB fit (FitGains).
+	FitGains []Gain `json:"fit_gains,omitempty"`
 }
+
+// Gain is a spreading scheme's throughput over the sequence's at N nodes, under the default
+// free parameters and under the TiDB fit.
+type Gain struct {
+	Scheme  string  `json:"scheme"`
+	Nodes   int     `json:"nodes"`
+	Default float64 `json:"default"`
+	Fit     float64 `json:"fit"`
+}
+
+// TiDBFit is the free parameters fitted to TiDB's integer shard index test (see the
+// calibration tests): index share 0.31, scatter cost 2.3, fixed tier 0.21.
+var TiDBFit = struct{ IndexShare, ScatterCost, FixedTier float64 }{0.31, 2.3, 0.21}
 
 // Result is one scheme over the modelled cluster sizes.
 type Result struct {
@@ -59,7 +79,52 @@ func Model(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Label: Label, Config: c, Assumptions: Assumptions(c), Crossovers: []Crossover{}}
+	rep := &Report{Label: Label, Config: c, Assumptions: Assumptions(c)}
+	if rep.Results, err = modelSchemes(ctx, c); err != nil {
+		return nil, err
+	}
+	rep.Crossovers = crossovers(rep.Results)
+	if c.IndexShare == 1 && c.ScatterCost == 0 && c.FixedTier == 0 {
+		f := c
+		f.IndexShare, f.ScatterCost, f.FixedTier = TiDBFit.IndexShare, TiDBFit.ScatterCost, TiDBFit.FixedTier
+		fit, err := modelSchemes(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		rep.FitCrossovers = crossovers(fit)
+		rep.FitGains = gains(rep.Results, fit)
+	}
+	return rep, nil
+}
+
+// gains are each non-sequence scheme's throughput over the sequence's at each N, under the
+// defaults (def) and the fit.
+func gains(def, fit []Result) []Gain {
+	seq := -1
+	for i, r := range def {
+		if r.Scheme == SchemeSequence {
+			seq = i
+		}
+	}
+	if seq < 0 {
+		return nil
+	}
+	var out []Gain
+	for i, r := range def {
+		if i == seq {
+			continue
+		}
+		for j, run := range r.Runs {
+			out = append(out, Gain{Scheme: r.Scheme, Nodes: run.Nodes,
+				Default: run.Throughput / def[seq].Runs[j].Throughput, Fit: fit[i].Runs[j].Throughput / fit[seq].Runs[j].Throughput})
+		}
+	}
+	return out
+}
+
+// modelSchemes runs every scheme of c on every cluster size.
+func modelSchemes(ctx context.Context, c Config) ([]Result, error) {
+	var out []Result
 	for _, scheme := range c.Schemes {
 		st, err := drawKeys(c, scheme)
 		if err != nil {
@@ -74,13 +139,20 @@ func Model(ctx context.Context, c Config) (*Report, error) {
 			res.Runs = append(res.Runs, run(c, st, n, capa))
 		}
 		res.Hot = res.Runs[len(res.Runs)-1].HotShare >= 0.5 && c.Cluster[len(c.Cluster)-1] > 1
-		rep.Results = append(rep.Results, res)
+		out = append(out, res)
 	}
-	for _, u := range rep.Results {
+	return out, nil
+}
+
+// crossovers are, for each spreading scheme and each hot one, the smallest N at which the
+// first sustains more.
+func crossovers(rs []Result) []Crossover {
+	out := []Crossover{}
+	for _, u := range rs {
 		if u.Hot {
 			continue
 		}
-		for _, h := range rep.Results {
+		for _, h := range rs {
 			if !h.Hot {
 				continue
 			}
@@ -91,10 +163,10 @@ func Model(ctx context.Context, c Config) (*Report, error) {
 					break
 				}
 			}
-			rep.Crossovers = append(rep.Crossovers, x)
+			out = append(out, x)
 		}
 	}
-	return rep, nil
+	return out
 }
 
 // Assumptions lists, in words, everything the model assumes for c: its free parameters and
@@ -188,6 +260,7 @@ ranges a query for the last window of writes touches; WARMUP seconds to 90% of s
 			}
 		}
 	}
+	writeFitRange(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -245,8 +318,40 @@ func WriteSummary(w io.Writer, rep *Report) error {
 		}
 		b.WriteString(".\n")
 	}
+	writeFitRange(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeFitRange writes the range of outcomes over the free parameters: the crossovers and
+// the gains over the sequence at 3 and 16 nodes under the defaults and under the TiDB fit.
+func writeFitRange(b *strings.Builder, rep *Report) {
+	if len(rep.FitCrossovers) == 0 && len(rep.FitGains) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nThe free parameters (index share, scatter cost, fixed tier) are not pinned down by any source for this target: the defaults (1, 0, 0) are the simplest, "+
+		"the TiDB fit (%.2f, %.1f, %.2f) is fitted to the one measured source (TiDB's shard-index test). Under the TiDB fit:", TiDBFit.IndexShare, TiDBFit.ScatterCost, TiDBFit.FixedTier)
+	for i, x := range rep.FitCrossovers {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		if x.N == 0 {
+			fmt.Fprintf(b, " %s never passes %s", x.Uniform, x.Hot)
+		} else {
+			fmt.Fprintf(b, " %s passes %s at N=%d", x.Uniform, x.Hot, x.N)
+		}
+	}
+	b.WriteString(".\n")
+	var rows []string
+	for _, g := range rep.FitGains {
+		if g.Nodes == 3 || g.Nodes == 16 {
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f× | %.2f× |", g.Scheme, g.Nodes, g.Default, g.Fit))
+		}
+	}
+	if len(rows) > 0 {
+		b.WriteString("\n| scheme | N | writes/s over the sequence's, defaults | under the TiDB fit |\n|---|---:|---:|---:|\n")
+		b.WriteString(strings.Join(rows, "\n") + "\n")
+	}
 }
 
 // group writes v rounded to a whole number with thousands separators.

@@ -64,6 +64,15 @@ type Settings struct {
 	// payload.
 	SecondaryIndex bool `json:"secondary_index,omitempty"`
 
+	// Pebble settings: the memtable and block cache sizes, and the other options that
+	// shape its figures, as one line.
+	PebbleMemTable   string `json:"pebble_memtable,omitempty"`
+	PebbleBlockCache string `json:"pebble_block_cache,omitempty"`
+	PebbleOptions    string `json:"pebble_options,omitempty"`
+	// LoadAverage is the machine's 1-minute load average when the run started and ended
+	// (/proc/loadavg), where the engine records it: a figure read beside other work.
+	LoadAverage string `json:"load_average,omitempty"`
+
 	SQLitePageSize  int    `json:"sqlite_page_size,omitempty"`
 	SQLiteCacheSize string `json:"sqlite_cache_size,omitempty"`
 
@@ -192,6 +201,10 @@ type Result struct {
 
 	PointLookup Latency `json:"point_lookup"`
 	RangeScan   Latency `json:"range_scan"`
+
+	// LSM is the LSM-tree figures of an engine that keeps rows in one (Pebble), from the
+	// measured run with the median rows/s; absent on the B-tree engines.
+	LSM *LSM `json:"lsm,omitempty"`
 
 	// Curve is the insert throughput per chunk as the table grows.
 	Curve []Chunk `json:"curve"`
