@@ -417,7 +417,7 @@ func TestOutputs(t *testing.T) {
 		if _, ok := doc.Settings["load_average"]; !ok {
 			t.Errorf("report.json settings lack load_average")
 		}
-		if !strings.Contains(string(md), "| load average of the machine (1, 5, 15 min) | "+rep.Settings.LoadAverage+" |") {
+		if !strings.Contains(string(md), "| load average of the machine at start, end (/proc/loadavg) | "+rep.Settings.LoadAverage+" |") {
 			t.Errorf("report.md does not give the load average %q", rep.Settings.LoadAverage)
 		}
 	}

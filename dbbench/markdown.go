@@ -198,7 +198,7 @@ func settingsTable(p func(string, ...any), s Settings) func(k string, v any) {
 	row("engine", s.Engine)
 	row("server", s.ServerVersion)
 	dialectOf(s.Engine).ServerSettings(row, s)
-	row("load average of the machine (1, 5, 15 min)", s.LoadAverage)
+	row("load average of the machine at start, end (/proc/loadavg)", s.LoadAverage)
 	return row
 }
 

@@ -69,10 +69,6 @@ type Settings struct {
 	PebbleMemTable   string `json:"pebble_memtable,omitempty"`
 	PebbleBlockCache string `json:"pebble_block_cache,omitempty"`
 	PebbleOptions    string `json:"pebble_options,omitempty"`
-	// LoadAverage is the machine's 1-minute load average when the run started and ended
-	// (/proc/loadavg), where the engine records it: a figure read beside other work.
-	LoadAverage string `json:"load_average,omitempty"`
-
 	SQLitePageSize  int    `json:"sqlite_page_size,omitempty"`
 	SQLiteCacheSize string `json:"sqlite_cache_size,omitempty"`
 
