@@ -30,7 +30,9 @@ type opWriter struct {
 	parent, child engine.TableDef
 	k             int
 
-	ops                       []appOp // what the row functions read
+	ops []appOp // what the row functions read
+	// arrived, when set, is told each parent's key as its INSERT returns (tx mode).
+	arrived                   func(engine.Value)
 	fillParents, fillChildren engine.RowFunc
 	txFn, bulkFn              func(context.Context) error
 }
@@ -66,6 +68,9 @@ func (o *opWriter) writeOne(ctx context.Context) error {
 		}
 	} else if err := o.w.Insert(ctx, o.parent, engine.PathSingle, 1, o.fillParents); err != nil {
 		return err
+	}
+	if o.arrived != nil {
+		o.arrived(o.ops[0].Parent)
 	}
 	return o.w.Insert(ctx, o.child, engine.PathBatch, o.k, o.fillChildren)
 }
