@@ -258,6 +258,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	if !bare {
 		endWaits = sampleWaits(ctx, d, waitInterval)
 	}
+	inTx := cfg.IDsInTx && cfg.Mode == ModeTx && !bare
 	run.start = time.Now()
 	err = engine.Workers(ctx, len(writers), func(ctx context.Context, w int) error {
 		wr := newOpWriter(writers[w], sc.AppSchema)
@@ -267,6 +268,40 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 		ops := make([]appOp, batch)
 		for i := range ops {
 			ops[i].Children = make([]engine.Value, sc.Children)
+		}
+		// makeOp makes operation i's IDs and fields: before its transaction, or inside it
+		// (Config.IDsInTx) through the writer's prepare.
+		var first int64 // the number of the batch's first operation
+		makeOp := func(ctx context.Context, i int) error {
+			op := &ops[i]
+			if err := src.NextContext(ctx, &op.Parent); err != nil {
+				return err
+			}
+			op.Created = time.Now()
+			if sc.codec != nil {
+				lag, err := sc.lag(op)
+				if err != nil {
+					return err
+				}
+				for {
+					m := maxLag.Load()
+					if int64(lag) <= m || maxLag.CompareAndSwap(m, int64(lag)) {
+						break
+					}
+				}
+			}
+			op.Customer = rand.Int64N(10000)
+			op.Payload = first + int64(i)
+			op.ChildPayload = op.Payload * int64(sc.Children+1)
+			for j := range op.Children {
+				if err := src.NextContext(ctx, &op.Children[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if inTx {
+			wr.prepare = func(ctx context.Context) error { return makeOp(ctx, 0) }
 		}
 		for {
 			start, count, ok := cl.Claim()
@@ -279,29 +314,10 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 				}
 				continue
 			}
-			for i := range ops[:count] {
-				op := &ops[i]
-				if err := src.NextContext(ctx, &op.Parent); err != nil {
-					return err
-				}
-				op.Created = time.Now()
-				if sc.codec != nil {
-					lag, err := sc.lag(op)
-					if err != nil {
-						return err
-					}
-					for {
-						m := maxLag.Load()
-						if int64(lag) <= m || maxLag.CompareAndSwap(m, int64(lag)) {
-							break
-						}
-					}
-				}
-				op.Customer = rand.Int64N(10000)
-				op.Payload = start + int64(i)
-				op.ChildPayload = op.Payload * int64(sc.Children+1)
-				for j := range op.Children {
-					if err := src.NextContext(ctx, &op.Children[j]); err != nil {
+			first = start
+			if !inTx {
+				for i := range ops[:count] {
+					if err := makeOp(ctx, i); err != nil {
 						return err
 					}
 				}

@@ -32,7 +32,9 @@ type opWriter struct {
 
 	ops []appOp // what the row functions read
 	// arrived, when set, is told each parent's key as its INSERT returns (tx mode).
-	arrived                   func(engine.Value)
+	arrived func(engine.Value)
+	// prepare, when set, makes the operation's IDs inside the transaction (Config.IDsInTx).
+	prepare                   func(context.Context) error
 	fillParents, fillChildren engine.RowFunc
 	txFn, bulkFn              func(context.Context) error
 }
@@ -62,6 +64,11 @@ func (o *opWriter) tx(ctx context.Context, op []appOp) error {
 }
 
 func (o *opWriter) writeOne(ctx context.Context) error {
+	if o.prepare != nil {
+		if err := o.prepare(ctx); err != nil {
+			return err
+		}
+	}
 	if o.parent.KeysByDatabase() {
 		if err := o.w.InsertKey(ctx, o.parent, o.fillParents, &o.ops[0].Parent); err != nil {
 			return err

@@ -236,6 +236,9 @@ func writeSweepMarkdown(w io.Writer, s *Sweep, cs []chart) error {
 	workload := "one table per scheme (id PRIMARY KEY, payload)"
 	if first.Workload == WorkloadApp {
 		workload = fmt.Sprintf("the app workload (1 parent + %s per operation, %s mode)", childRows(st.Children), st.Mode)
+		if st.IDsInTx {
+			workload = fmt.Sprintf("the app workload (1 parent + %s per operation, %s mode, IDs made inside each transaction just before its INSERT)", childRows(st.Children), st.Mode)
+		}
 	}
 	p("# What concurrent writers do to each key on %s\n\n", dialectOf(st.Engine).Title)
 	if s.Command != "" {

@@ -125,6 +125,9 @@ Flags:
                      scheme's ticks and rounded up to a whole number of them (sonyflake: 10ms,
                      a 1s layout: 1s), which the report says; key bounds are exact on ticks,
                      a created_at query can differ by at most one tick at each window edge
+  --ids-in-tx        app, tx mode: make each operation's IDs inside its transaction, just
+                     before the parent's INSERT, instead of before the transaction begins
+                     (a remedy for keys that reach the table out of order with many clients)
   --keep             app: leave the schema (PostgreSQL) or database (MariaDB/MySQL) with the
                      last run's tables and print its name and the command that opens it; with
                      pg-local or mariadb-local the stopped server's directory is kept too
@@ -186,6 +189,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	createdAt := fs.String("created-at-index", dbbench.CreatedAtNeeded, "")
 	window := fs.Duration("window", 100*time.Millisecond, "")
 	keep := fs.Bool("keep", false, "")
+	idsInTx := fs.Bool("ids-in-tx", false, "")
 	mariadbSettings := settingFlag(fs, "mariadb-setting")
 	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
@@ -255,7 +259,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	modeSet := false
 	fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
 	if cfg.Workload == dbbench.WorkloadApp {
-		cfg.Children, cfg.CreatedAtIndex, cfg.Window, cfg.Keep = *children, *createdAt, *window, *keep
+		cfg.Children, cfg.CreatedAtIndex, cfg.Window, cfg.Keep, cfg.IDsInTx = *children, *createdAt, *window, *keep, *idsInTx
 		if !modeSet {
 			cfg.Mode = dbbench.ModeTx
 		}
@@ -263,7 +267,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		var appOnly []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "children", "created-at-index", "window", "keep":
+			case "children", "created-at-index", "window", "keep", "ids-in-tx":
 				appOnly = append(appOnly, "--"+f.Name)
 			}
 		})
@@ -446,6 +450,8 @@ func checkDBFlags(c dbbench.Config) error {
 			return fmt.Errorf("--created-at-index %q: want needed or all", c.CreatedAtIndex)
 		case c.Window <= 0:
 			return fmt.Errorf("--window %v: want a positive duration", c.Window)
+		case c.IDsInTx && c.Mode != dbbench.ModeTx:
+			return fmt.Errorf("--ids-in-tx: for --mode tx (a bulk load has no transaction per operation)")
 		}
 	case c.Workload != dbbench.WorkloadTable:
 		return fmt.Errorf("--workload %q: want table or app", c.Workload)
