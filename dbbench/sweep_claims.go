@@ -164,3 +164,46 @@ func SweepSizes(s *Sweep) []SweepSize {
 	}
 	return out
 }
+
+// WriteSweepRemedy writes, for docs/choosing-an-id.md, a remedy measured against the sweep it
+// remedies: for every client count and scheme both have, the size (bytes per operation or per
+// row) and the share of late inserts without and with the remedy, and each scheme's size with
+// the remedy against its size with the first client count without it (the one-writer figure
+// a remedy would recover). remedy names it ("IDs made inside the transaction").
+func WriteSweepRemedy(w io.Writer, base, with *Sweep, remedy string) error {
+	if base == nil || with == nil || len(base.Runs) == 0 || len(with.Runs) == 0 {
+		return fmt.Errorf("dbbench: remedy summary: %w", ErrNotSweep)
+	}
+	_, _, op := sweepUnits(base)
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("Without: `%s`. With %s: `%s`. %s.\n\n", base.Command, remedy, with.Command, base.Runs[0].Report.Settings.ServerVersion)
+	p("| clients | scheme | B/%s without | B/%s with | with / one writer | late %% without | late %% with |\n|--:|---|--:|--:|--:|--:|--:|\n", op, op)
+	one := base.Runs[0].Report
+	for _, r := range with.Runs {
+		var br *Report
+		for _, x := range base.Runs {
+			if x.Clients == r.Clients {
+				br = x.Report
+			}
+		}
+		if br == nil {
+			continue
+		}
+		for _, n := range sweepSchemes(with) {
+			a, c, o := point(br, n), point(r.Report, n), point(one, n)
+			if !a.ok || !c.ok || !o.ok {
+				continue
+			}
+			late := func(pt sweepPoint) string {
+				if pt.contention == nil {
+					return "–"
+				}
+				return fmt.Sprintf("%.1f", pt.contention.LatePercent)
+			}
+			p("| %d | %s | %.1f | %.1f | %.2f× | %s | %s |\n", r.Clients, mdEscape(n), a.bytes, c.bytes, ratio(c.bytes, o.bytes), late(a), late(c))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
