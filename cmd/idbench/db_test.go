@@ -216,3 +216,38 @@ func FuzzParseClients(f *testing.F) {
 		}
 	})
 }
+
+// TestDBSweep: --clients with a list runs once per count into one sweep (SQLite, a few
+// hundred operations), prints every run's table, and --render writes the same sweep.md again
+// from sweep.json.
+func TestDBSweep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := idbench(t, "", "db", "--db", "sqlite", "--workload", "app", "--rows", "100", "--repeat", "1", "--warmup", "-1", "--baseline=false",
+		"--lookups", "5", "--clients", "1,2", "--schemes", "snowflake", "--out", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "1 client(s):") || !strings.Contains(r.stdout, "2 client(s):") {
+		t.Errorf("stdout lacks a run:\n%s", r.stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "sweep.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| scheme | 1 | 2 |", "late %", "clients-bytes.svg", "machine load"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("sweep.md lacks %q", want)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "sweep.md")); err != nil {
+		t.Fatal(err)
+	}
+	if r := idbench(t, "", "db", "--render", dir); r.code != 0 {
+		t.Fatalf("--render: exit %d: %s", r.code, r.stderr)
+	}
+	again, err := os.ReadFile(filepath.Join(dir, "sweep.md"))
+	if err != nil || string(again) != string(md) {
+		t.Errorf("--render wrote a different sweep.md (%v)", err)
+	}
+}
