@@ -51,6 +51,7 @@ var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-cl
 // the sweep without it (dbbench.WriteSweepRemedy): {without, with, what the remedy is}.
 var remedyBlocks = [][3]string{
 	{"docs/report-clients-app-innodb/sweep.json", "docs/report-clients-app-innodb-idsintx/sweep.json", "IDs made inside the transaction"},
+	{"docs/report-clients-app/sweep.json", "docs/report-clients-app-idsintx/sweep.json", "IDs made inside the transaction"},
 }
 
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
