@@ -52,6 +52,7 @@ var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-cl
 var remedyBlocks = [][3]string{
 	{"docs/report-clients-app-innodb/sweep.json", "docs/report-clients-app-innodb-idsintx/sweep.json", "IDs made inside the transaction"},
 	{"docs/report-clients-app/sweep.json", "docs/report-clients-app-idsintx/sweep.json", "IDs made inside the transaction"},
+	{"docs/report-clients-app/sweep.json", "docs/report-clients-app-ff70/sweep.json", "primary keys at fillfactor 70 (default 90)"},
 }
 
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
