@@ -45,7 +45,7 @@ var appClientsBlocks = [][]string{
 // sweepBlocks are the generated blocks of the guide that quote a committed sweep of
 // concurrent clients (idbench db --clients LIST), through dbbench.WriteSweepSummary.
 var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-clients-app-innodb/sweep.json",
-	"docs/report-clients/sweep.json", "docs/report-clients-innodb/sweep.json"}
+	"docs/report-clients/sweep.json", "docs/report-clients-innodb/sweep.json", "docs/report-clients-app-innodb-large/sweep.json"}
 
 // remedyBlocks are the generated blocks of the guide that compare a sweep with a remedy with
 // the sweep without it (dbbench.WriteSweepRemedy): {without, with, what the remedy is}.
