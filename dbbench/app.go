@@ -33,6 +33,8 @@ type appRun struct {
 	maxLag   time.Duration // largest created_at minus decoded ID time
 	structs  []Structure
 	bytesAll int64
+	// contention is what the concurrent writers did (nil for the baseline's bare loads).
+	contention *Contention
 }
 
 // appScheme is a row with what the workload needs to answer time queries through its key.
@@ -240,19 +242,66 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 		times  []time.Time
 		maxLag atomic.Int64
 	)
-	var src *engine.Source
+	var (
+		src      *engine.Source
+		arr      *arrivals
+		opTimes  = make([][]time.Duration, len(writers))
+		endWaits func() ([]engine.WaitShare, int)
+	)
 	if !bare {
+		arr = newArrivals(behindWindow)
 		if src, err = engine.NewSource(sc.Row, 1); err != nil {
 			return run, err
 		}
 		defer src.Close()
 	}
+	if !bare {
+		endWaits = sampleWaits(ctx, d, waitInterval)
+	}
+	inTx := cfg.IDsInTx && cfg.Mode == ModeTx && !bare
 	run.start = time.Now()
 	err = engine.Workers(ctx, len(writers), func(ctx context.Context, w int) error {
 		wr := newOpWriter(writers[w], sc.AppSchema)
+		if arr != nil {
+			wr.arrived = arr.add
+		}
 		ops := make([]appOp, batch)
 		for i := range ops {
 			ops[i].Children = make([]engine.Value, sc.Children)
+		}
+		// makeOp makes operation i's IDs and fields: before its transaction, or inside it
+		// (Config.IDsInTx) through the writer's prepare.
+		var first int64 // the number of the batch's first operation
+		makeOp := func(ctx context.Context, i int) error {
+			op := &ops[i]
+			if err := src.NextContext(ctx, &op.Parent); err != nil {
+				return err
+			}
+			op.Created = time.Now()
+			if sc.codec != nil {
+				lag, err := sc.lag(op)
+				if err != nil {
+					return err
+				}
+				for {
+					m := maxLag.Load()
+					if int64(lag) <= m || maxLag.CompareAndSwap(m, int64(lag)) {
+						break
+					}
+				}
+			}
+			op.Customer = rand.Int64N(10000)
+			op.Payload = first + int64(i)
+			op.ChildPayload = op.Payload * int64(sc.Children+1)
+			for j := range op.Children {
+				if err := src.NextContext(ctx, &op.Children[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if inTx {
+			wr.prepare = func(ctx context.Context) error { return makeOp(ctx, 0) }
 		}
 		for {
 			start, count, ok := cl.Claim()
@@ -265,34 +314,16 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 				}
 				continue
 			}
-			for i := range ops[:count] {
-				op := &ops[i]
-				if err := src.NextContext(ctx, &op.Parent); err != nil {
-					return err
-				}
-				op.Created = time.Now()
-				if sc.codec != nil {
-					lag, err := sc.lag(op)
-					if err != nil {
-						return err
-					}
-					for {
-						m := maxLag.Load()
-						if int64(lag) <= m || maxLag.CompareAndSwap(m, int64(lag)) {
-							break
-						}
-					}
-				}
-				op.Customer = rand.Int64N(10000)
-				op.Payload = start + int64(i)
-				op.ChildPayload = op.Payload * int64(sc.Children+1)
-				for j := range op.Children {
-					if err := src.NextContext(ctx, &op.Children[j]); err != nil {
+			first = start
+			if !inTx {
+				for i := range ops[:count] {
+					if err := makeOp(ctx, i); err != nil {
 						return err
 					}
 				}
 			}
 			var err error
+			t0 := time.Now()
 			if cfg.Mode == ModeCopy {
 				err = wr.bulk(ctx, ops[:count])
 			} else {
@@ -300,6 +331,12 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 			}
 			if err != nil {
 				return err
+			}
+			opTimes[w] = append(opTimes[w], time.Since(t0))
+			if cfg.Mode == ModeCopy {
+				for i := range ops[:count] {
+					arr.add(ops[i].Parent)
+				}
 			}
 			for i := range ops[:count] {
 				if (start+int64(i))%step == 0 {
@@ -312,6 +349,17 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 		}
 	})
 	run.end = time.Now()
+	var c *Contention
+	if endWaits != nil {
+		c = &Contention{WaitInterval: Duration(waitInterval)}
+		c.Waits, c.WaitSamples = endWaits()
+		arr.fill(c)
+		var all []time.Duration
+		for _, ts := range opTimes {
+			all = append(all, ts...)
+		}
+		c.OpLatency = engine.PercentilesOf(all)
+	}
 	if err != nil {
 		return run, engine.FailLost(ctx, "write operations", err, d.ConnLost)
 	}
@@ -327,6 +375,26 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	}
 	if run.structs, err = d.Structures(ctx, sc.Tables()); err != nil {
 		return run, err
+	}
+	if c != nil {
+		if v, ok := counters[engine.CounterPageSplits]; ok {
+			c.PageSplitsPerOp = engine.Ptr(perRow(v, n))
+		}
+		if v, ok := counters[engine.CounterPageMerges]; ok {
+			c.PageMergesPerOp = engine.Ptr(perRow(v, n))
+		}
+		ts := sc.Tables()
+		pl, err := d.LeafStats(ctx, ts[0], "", n)
+		if err != nil {
+			return run, err
+		}
+		c.ParentLeafDensity, c.ParentLeafPages = pl.Density, pl.Pages
+		cl, err := d.LeafStats(ctx, ts[1], "", n*int64(sc.Children))
+		if err != nil {
+			return run, err
+		}
+		c.ChildLeafDensity = cl.Density
+		run.contention = c
 	}
 	var got int64
 	if got, err = d.Count(ctx, "SELECT 1 FROM "+d.Qualify(sc.Parent())); err != nil {
@@ -624,6 +692,7 @@ func summarizeApp(res *AppResult, runs []appRun) {
 	res.OpsPerSec, res.WALBytesPerOp = median(rates), median(wal)
 	res.Structures = last.structs
 	res.BytesPerOp = perRow(last.bytesAll, last.ops)
+	res.Contention = last.contention
 }
 
 // appNotes explains the app workload's figures.

@@ -30,7 +30,11 @@ type opWriter struct {
 	parent, child engine.TableDef
 	k             int
 
-	ops                       []appOp // what the row functions read
+	ops []appOp // what the row functions read
+	// arrived, when set, is told each parent's key as its INSERT returns (tx mode).
+	arrived func(engine.Value)
+	// prepare, when set, makes the operation's IDs inside the transaction (Config.IDsInTx).
+	prepare                   func(context.Context) error
 	fillParents, fillChildren engine.RowFunc
 	txFn, bulkFn              func(context.Context) error
 }
@@ -60,12 +64,20 @@ func (o *opWriter) tx(ctx context.Context, op []appOp) error {
 }
 
 func (o *opWriter) writeOne(ctx context.Context) error {
+	if o.prepare != nil {
+		if err := o.prepare(ctx); err != nil {
+			return err
+		}
+	}
 	if o.parent.KeysByDatabase() {
 		if err := o.w.InsertKey(ctx, o.parent, o.fillParents, &o.ops[0].Parent); err != nil {
 			return err
 		}
 	} else if err := o.w.Insert(ctx, o.parent, engine.PathSingle, 1, o.fillParents); err != nil {
 		return err
+	}
+	if o.arrived != nil {
+		o.arrived(o.ops[0].Parent)
 	}
 	return o.w.Insert(ctx, o.child, engine.PathBatch, o.k, o.fillChildren)
 }

@@ -138,6 +138,11 @@ type Config struct {
 	// only.
 	Keep bool
 
+	// IDsInTx makes each operation's IDs inside its transaction, just before the parent's
+	// INSERT, instead of before the transaction begins (WorkloadApp, ModeTx): the gap in which
+	// another client's later ID can reach the table first is then shorter by the BEGIN.
+	IDsInTx bool
+
 	// Command is recorded in the report's settings, so the report says how
 	// it was produced, with any password hidden (idkit.Redact). Optional.
 	Command string
@@ -287,6 +292,9 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	default:
 		return c, fmt.Errorf("dbbench: unknown workload %q (want %s or %s)", c.Workload, WorkloadTable, WorkloadApp)
+	}
+	if c.IDsInTx && (c.Workload != WorkloadApp || c.Mode != ModeTx) {
+		return c, fmt.Errorf("dbbench: ids-in-tx is for the app workload in mode %s", ModeTx)
 	}
 	if c.Keep && c.Workload != WorkloadApp {
 		return c, fmt.Errorf("dbbench: keep is for the app workload")

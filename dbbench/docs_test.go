@@ -42,6 +42,19 @@ var appClientsBlocks = [][]string{
 	{"docs/report-app-innodb-durable-c1/report.json", "docs/report-app-innodb-durable-c4/report.json", "docs/report-app-innodb-durable-c16/report.json"},
 }
 
+// sweepBlocks are the generated blocks of the guide that quote a committed sweep of
+// concurrent clients (idbench db --clients LIST), through dbbench.WriteSweepSummary.
+var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-clients-app-innodb/sweep.json",
+	"docs/report-clients/sweep.json", "docs/report-clients-innodb/sweep.json", "docs/report-clients-app-innodb-large/sweep.json"}
+
+// remedyBlocks are the generated blocks of the guide that compare a sweep with a remedy with
+// the sweep without it (dbbench.WriteSweepRemedy): {without, with, what the remedy is}.
+var remedyBlocks = [][3]string{
+	{"docs/report-clients-app-innodb/sweep.json", "docs/report-clients-app-innodb-idsintx/sweep.json", "IDs made inside the transaction"},
+	{"docs/report-clients-app/sweep.json", "docs/report-clients-app-idsintx/sweep.json", "IDs made inside the transaction"},
+	{"docs/report-clients-app/sweep.json", "docs/report-clients-app-ff70/sweep.json", "primary keys at fillfactor 70 (default 90)"},
+}
+
 // scaleBlocks are the generated blocks of the guide that quote a committed scale report.
 var scaleBlocks = []string{"docs/report-fleet/scale.json", "docs/report-fleet-synced/scale.json", "docs/report-fleet-slow/scale.json", "docs/report-size/scale.json"}
 
@@ -61,27 +74,33 @@ func TestChoosingAnIDFigures(t *testing.T) {
 	changed := false
 	var blocks []figuresBlock
 	for _, report := range figuresBlocks {
-		blocks = append(blocks, figuresBlock{[]string{report}, func(reps []*dbbench.Report, w io.Writer) error {
+		blocks = append(blocks, figuresBlock{reports: []string{report}, summary: func(reps []*dbbench.Report, w io.Writer) error {
 			return dbbench.WriteSummary(w, reps[0])
 		}})
 	}
 	for _, report := range appBlocks {
-		blocks = append(blocks, figuresBlock{[]string{report}, func(reps []*dbbench.Report, w io.Writer) error {
+		blocks = append(blocks, figuresBlock{reports: []string{report}, summary: func(reps []*dbbench.Report, w io.Writer) error {
 			return dbbench.WriteAppSummary(w, reps[0])
 		}})
 	}
 	for _, reports := range appCacheBlocks {
-		blocks = append(blocks, figuresBlock{reports, func(reps []*dbbench.Report, w io.Writer) error {
+		blocks = append(blocks, figuresBlock{reports: reports, summary: func(reps []*dbbench.Report, w io.Writer) error {
 			return dbbench.WriteAppCacheSummary(w, reps[0], reps[1])
 		}})
 	}
 	for _, reports := range appClientsBlocks {
-		blocks = append(blocks, figuresBlock{reports, func(reps []*dbbench.Report, w io.Writer) error {
+		blocks = append(blocks, figuresBlock{reports: reports, summary: func(reps []*dbbench.Report, w io.Writer) error {
 			return dbbench.WriteAppClientsSummary(w, reps)
 		}})
 	}
 	for _, report := range scaleBlocks {
-		blocks = append(blocks, figuresBlock{[]string{report}, nil})
+		blocks = append(blocks, figuresBlock{reports: []string{report}})
+	}
+	for _, report := range sweepBlocks {
+		blocks = append(blocks, figuresBlock{reports: []string{report}, sweep: true})
+	}
+	for _, rb := range remedyBlocks {
+		blocks = append(blocks, figuresBlock{reports: []string{rb[0], rb[1]}, remedy: rb[2]})
 	}
 	for _, blk := range blocks {
 		c, err := blk.check(&text)
@@ -103,6 +122,10 @@ func TestChoosingAnIDFigures(t *testing.T) {
 type figuresBlock struct {
 	reports []string
 	summary func(reps []*dbbench.Report, w io.Writer) error
+	// sweep marks a sweep of concurrent clients (sweep.json), which WriteSweepSummary renders;
+	// remedy names the remedy of a pair of sweeps {without, with} (WriteSweepRemedy).
+	sweep  bool
+	remedy string
 }
 
 // check compares the block in *text with the summary of its reports, rewriting it under
@@ -111,10 +134,36 @@ func (b figuresBlock) check(text *string) (changed bool, err error) {
 	name := strings.Join(b.reports, " and ")
 	var want bytes.Buffer
 	var reps []*dbbench.Report
+	if b.remedy != "" {
+		var ss [2]*dbbench.Sweep
+		for i, report := range b.reports {
+			s, err := dbbench.ReadSweep("../" + report)
+			if err != nil {
+				return false, fmt.Errorf("the guide quotes a sweep that is not committed: %w", err)
+			}
+			ss[i] = s
+		}
+		if err := dbbench.WriteSweepRemedy(&want, ss[0], ss[1], b.remedy); err != nil {
+			return false, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	for _, report := range b.reports {
+		if b.remedy != "" {
+			break
+		}
 		js, err := os.ReadFile("../" + report)
 		if err != nil {
 			return false, fmt.Errorf("the guide quotes a report that is not committed: %w", err)
+		}
+		if b.sweep {
+			var s dbbench.Sweep
+			if err := json.Unmarshal(js, &s); err != nil {
+				return false, fmt.Errorf("%s: %w", report, err)
+			}
+			if err := dbbench.WriteSweepSummary(&want, &s); err != nil {
+				return false, fmt.Errorf("%s: %w", report, err)
+			}
+			continue
 		}
 		if b.summary == nil {
 			var s dbbench.Scale
@@ -132,7 +181,7 @@ func (b figuresBlock) check(text *string) (changed bool, err error) {
 		}
 		reps = append(reps, rep)
 	}
-	if b.summary != nil {
+	if b.summary != nil && !b.sweep && b.remedy == "" {
 		if err := b.summary(reps, &want); err != nil {
 			return false, fmt.Errorf("%s: %w", name, err)
 		}

@@ -109,3 +109,62 @@ func FuzzReadReport(f *testing.F) {
 		_ = dbbench.WriteMarkdown(&md, rep) // must not panic
 	})
 }
+
+// TestCommittedSweepsRender: every committed sweep of idbench db --clients
+// (docs/report*/sweep.json) renders again, by RenderSweep (idbench db --render), into exactly
+// the sweep.md and charts committed beside it.
+func TestCommittedSweepsRender(t *testing.T) {
+	files, err := filepath.Glob("../docs/report*/sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, js := range files {
+		src := filepath.Dir(js)
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			dst := t.TempDir()
+			b, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, dbbench.SweepJSON), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := dbbench.RenderSweep(dst); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := os.ReadDir(src)
+			got, _ := os.ReadDir(dst)
+			if len(got) != len(want) {
+				t.Errorf("render wrote %d files, %s holds %d", len(got), src, len(want))
+			}
+			for _, f := range want {
+				w, _ := os.ReadFile(filepath.Join(src, f.Name()))
+				h, err := os.ReadFile(filepath.Join(dst, f.Name()))
+				if err != nil || !bytes.Equal(w, h) {
+					t.Errorf("%s/%s differs from a fresh render of its sweep.json: run `go run ./cmd/idbench db --render %s` and commit",
+						src, f.Name(), strings.TrimPrefix(src, "../"))
+				}
+			}
+		})
+	}
+}
+
+// TestReadSweepErrors: a file that is not a sweep fails with ErrNotSweep naming the file.
+func TestReadSweepErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, body, want string }{
+		{"syntax", `{"runs": [}`, "invalid character"},
+		{"empty", `{}`, "no runs"},
+		{"noreport", `{"runs":[{"clients":4}]}`, "run 1 (4 clients) has no results"},
+		{"two", `{"runs":[]} {}`, "more than one JSON value"},
+	} {
+		p := filepath.Join(dir, tc.name+".json")
+		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := dbbench.ReadSweep(p)
+		if !errors.Is(err, dbbench.ErrNotSweep) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want ErrNotSweep naming %s and %q", tc.name, err, p, tc.want)
+		}
+	}
+}

@@ -104,6 +104,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		WarmupRows: cfg.WarmupRows,
 		Lookups:    cfg.Lookups,
 		RangeN:     cfg.RangeN,
+		IDsInTx:    cfg.IDsInTx,
 		GoVersion:  runtime.Version(),
 		GOOS:       runtime.GOOS,
 		GOARCH:     runtime.GOARCH,

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,7 +78,13 @@ Flags:
                      transaction per operation)
   --batch N          rows per COPY / INSERT / SQLite transaction (default: copy one chunk of
                      the throughput curve, batch 1000, sqlite batch 500)
-  --clients N        concurrent loading connections (default 1)
+  --clients LIST     concurrent loading connections (default 1); a list such as 1,4,16,64
+                     sweeps it: one run per count, in the order given, every other setting
+                     the same, and one report (the table, --json or --benchstat of every run;
+                     --out DIR: DIR/sweep.md with each scheme's bytes per operation (row) and
+                     operations (rows) per second against clients, charted, what the writers
+                     did (arrival order, page splits, leaf fill, latency, waits) and the
+                     machine's load, and DIR/sweep.json with every run's full report)
   --nodes K          K simulated application servers writing one table (default 1), each
                      with its own generator, node ID and clock (offsets with sd 1ms), issuing
                      100,000/K IDs/s in simulated time; see idbench scale. For segment, K
@@ -119,6 +129,9 @@ Flags:
                      scheme's ticks and rounded up to a whole number of them (sonyflake: 10ms,
                      a 1s layout: 1s), which the report says; key bounds are exact on ticks,
                      a created_at query can differ by at most one tick at each window edge
+  --ids-in-tx        app, tx mode: make each operation's IDs inside its transaction, just
+                     before the parent's INSERT, instead of before the transaction begins
+                     (a remedy for keys that reach the table out of order with many clients)
   --keep             app: leave the schema (PostgreSQL) or database (MariaDB/MySQL) with the
                      last run's tables and print its name and the command that opens it; with
                      pg-local or mariadb-local the stopped server's directory is kept too
@@ -126,8 +139,9 @@ Flags:
   --benchstat        print the Go benchmark format instead of the table
   --out DIR          also write DIR/report.md with SVG charts, report.json, benchstat.txt
   --render DIR       measure nothing: write DIR/report.md, benchstat.txt and the charts again
-                     from DIR/report.json (a report of --out), as this idbench renders them;
-                     report.json is left as it is. Takes no other flag
+                     from DIR/report.json (a report of --out), as this idbench renders them,
+                     or DIR/sweep.md and its charts from DIR/sweep.json (a --clients sweep);
+                     the JSON is left as it is. Takes no other flag
   -v                 print each load's throughput on stderr
 
 A progress bar is drawn on stderr when stderr is a terminal.
@@ -143,6 +157,7 @@ Examples:
   idbench db --db mariadb-local --secondary-index --mariadb-setting innodb_buffer_pool_size=16M
   idbench db --db "mysql://bench:secret@db.internal:3306/app" --schemes snowflake,uuidv7,uuidv4
   idbench db --workload app --rows 100000 --clients 4 --keep
+  idbench db --workload app --db mariadb-local --clients 1,4,16,64 --out sweep/
   idbench db --workload app --db mariadb-local --created-at-index all --mode copy
   idbench db --render docs/report
 `
@@ -157,7 +172,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	rows := fs.Int("rows", def.Rows, "")
 	mode := fs.String("mode", def.Mode, "")
 	batch := fs.Int("batch", 0, "")
-	clients := fs.Int("clients", def.Clients, "")
+	clients := fs.String("clients", strconv.Itoa(def.Clients), "")
 	nodes := fs.Int("nodes", def.Nodes, "")
 	profile := fs.String("profile", def.Profile, "")
 	repeat := fs.Int("repeat", def.Repeat, "")
@@ -178,6 +193,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	createdAt := fs.String("created-at-index", dbbench.CreatedAtNeeded, "")
 	window := fs.Duration("window", 100*time.Millisecond, "")
 	keep := fs.Bool("keep", false, "")
+	idsInTx := fs.Bool("ids-in-tx", false, "")
 	mariadbSettings := settingFlag(fs, "mariadb-setting")
 	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
@@ -197,6 +213,13 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		if len(others) > 0 {
 			return usagef("db", "db: --render takes no other flag (got %s)", strings.Join(others, ", "))
 		}
+		if _, err := os.Stat(filepath.Join(*render, dbbench.SweepJSON)); err == nil {
+			if err := dbbench.RenderSweep(*render); err != nil {
+				return fmt.Errorf("db: --render: %w", err)
+			}
+			fmt.Fprintf(stderr, "idbench: sweep rendered again in %s\n", *render)
+			return nil
+		}
 		if err := dbbench.RenderReport(*render); err != nil {
 			return fmt.Errorf("db: --render: %w", err)
 		}
@@ -210,12 +233,16 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		return usagef("db", "db: --warmup %d: want rows, or -1 for none", *warmup)
 	}
 
+	sweep, err := parseClients(*clients)
+	if err != nil {
+		return usagef("db", "db: %w", err)
+	}
 	cfg := def
 	cfg.DB = *db
 	cfg.Rows = *rows
 	cfg.Mode = *mode
 	cfg.Batch = *batch
-	cfg.Clients = *clients
+	cfg.Clients = sweep[0]
 	cfg.Nodes = *nodes
 	cfg.Profile = *profile
 	cfg.Repeat = *repeat
@@ -236,7 +263,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	modeSet := false
 	fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
 	if cfg.Workload == dbbench.WorkloadApp {
-		cfg.Children, cfg.CreatedAtIndex, cfg.Window, cfg.Keep = *children, *createdAt, *window, *keep
+		cfg.Children, cfg.CreatedAtIndex, cfg.Window, cfg.Keep, cfg.IDsInTx = *children, *createdAt, *window, *keep, *idsInTx
 		if !modeSet {
 			cfg.Mode = dbbench.ModeTx
 		}
@@ -244,7 +271,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		var appOnly []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "children", "created-at-index", "window", "keep":
+			case "children", "created-at-index", "window", "keep", "ids-in-tx":
 				appOnly = append(appOnly, "--"+f.Name)
 			}
 		})
@@ -269,6 +296,12 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	cfg.Command = commandLine("idbench db", args)
 
+	if len(sweep) > 1 {
+		if cfg.DB == dbbench.EngineAllLocal {
+			return usagef("db", "db: --clients %s: a sweep runs on one engine at a time, not on --db %s", *clients, cfg.DB)
+		}
+		return runDBSweep(ctx, stdout, stderr, cfg, sweep, *asJSON, *asBench, *out)
+	}
 	if cfg.DB == dbbench.EngineAllLocal {
 		return runDBAllLocal(ctx, stdout, stderr, cfg, *asJSON, *asBench, *out)
 	}
@@ -297,6 +330,73 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 			return fmt.Errorf("db: %w", err)
 		}
 		fmt.Fprintf(stderr, "idbench: report written to %s\n", *out)
+	}
+	if runErr != nil {
+		return fmt.Errorf("db: %w", runErr)
+	}
+	return nil
+}
+
+// maxClients is the largest --clients count (dbbench's limit).
+const maxClients = 256
+
+// parseClients reads --clients: one count, or a comma-separated list of distinct counts
+// from 1 to maxClients. Errors name the bad item.
+func parseClients(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		item := strings.TrimSpace(part)
+		if item == "" {
+			return nil, fmt.Errorf("--clients %q: empty item (want counts separated by commas, such as 1,4,16)", s)
+		}
+		n, err := strconv.Atoi(item)
+		if err != nil || n < 1 || n > maxClients {
+			return nil, fmt.Errorf("--clients %q: %q is not a whole number from 1 to %d", s, item, maxClients)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("--clients %q: %d given twice", s, n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// runDBSweep is "idbench db --clients LIST": one run of cfg per client count, printed run
+// after run (--json: the sweep as one object), and with --out the sweep's report.
+func runDBSweep(ctx context.Context, stdout, stderr io.Writer, cfg dbbench.Config, clients []int, asJSON, asBench bool, out string) error {
+	s, runErr := dbbench.RunSweep(ctx, cfg, clients, nil)
+	if s == nil || len(s.Runs) == 0 {
+		return fmt.Errorf("db: %w", runErr)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			return fmt.Errorf("db: writing: %w", err)
+		}
+	} else {
+		for i, r := range s.Runs {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			write := dbbench.WriteTable
+			if asBench {
+				write = dbbench.WriteBenchstat
+			} else {
+				fmt.Fprintf(stdout, "%d client(s):\n", r.Clients)
+			}
+			if err := write(stdout, r.Report); err != nil {
+				return fmt.Errorf("db: writing: %w", err)
+			}
+		}
+	}
+	if out != "" {
+		if err := dbbench.WriteSweep(out, s); err != nil {
+			return fmt.Errorf("db: %w", err)
+		}
+		fmt.Fprintf(stderr, "idbench: sweep written to %s\n", out)
 	}
 	if runErr != nil {
 		return fmt.Errorf("db: %w", runErr)
@@ -354,6 +454,8 @@ func checkDBFlags(c dbbench.Config) error {
 			return fmt.Errorf("--created-at-index %q: want needed or all", c.CreatedAtIndex)
 		case c.Window <= 0:
 			return fmt.Errorf("--window %v: want a positive duration", c.Window)
+		case c.IDsInTx && c.Mode != dbbench.ModeTx:
+			return fmt.Errorf("--ids-in-tx: for --mode tx (a bulk load has no transaction per operation)")
 		}
 	case c.Workload != dbbench.WorkloadTable:
 		return fmt.Errorf("--workload %q: want table or app", c.Workload)

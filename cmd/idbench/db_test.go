@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,9 @@ func TestDBUsageErrors(t *testing.T) {
 		{[]string{"db", "--profile", "x"}, `--profile "x"`},
 		{[]string{"db", "--rows", "0"}, "--rows 0"},
 		{[]string{"db", "--repeat", "0"}, "--repeat 0"},
-		{[]string{"db", "--clients", "0"}, "--clients 0"},
+		{[]string{"db", "--clients", "0"}, `--clients "0"`},
+		{[]string{"db", "--clients", "1,4,x"}, `"x" is not a whole number from 1 to 256`},
+		{[]string{"db", "--clients", "1,4", "--db", "all-local"}, "a sweep runs on one engine at a time"},
 		{[]string{"db", "--warmup", "-5"}, "--warmup -5"},
 		{[]string{"db", "--pg-setting", "shared_buffers"}, "NAME=VALUE"},
 		{[]string{"db", "--json", "--benchstat"}, "exclude each other"},
@@ -153,5 +156,98 @@ func TestDBRender(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s: rendered file differs from the committed one (err %v)", f, err)
 		}
+	}
+}
+
+func TestParseClients(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want []int
+		err  string
+	}{
+		{"1", []int{1}, ""},
+		{"1,4,16,64", []int{1, 4, 16, 64}, ""},
+		{" 16 , 4", []int{16, 4}, ""},
+		{"", nil, "empty item"},
+		{"1,,4", nil, "empty item"},
+		{"1,x", nil, `"x" is not a whole number from 1 to 256`},
+		{"0", nil, `"0" is not a whole number`},
+		{"257", nil, `"257" is not a whole number`},
+		{"-4", nil, `"-4"`},
+		{"4,4", nil, "4 given twice"},
+	} {
+		got, err := parseClients(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--clients") {
+				t.Errorf("parseClients(%q) = %v, %v; want an error with %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("parseClients(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseClients: parseClients never panics; what it accepts is a list of distinct counts
+// from 1 to 256, and an error names --clients.
+func FuzzParseClients(f *testing.F) {
+	for _, s := range []string{"1", "1,4,16,64", "", "1,,4", "4,4", "0", "257", " 8 ", "1,x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseClients(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--clients") {
+				t.Fatalf("error %q does not name --clients", err)
+			}
+			return
+		}
+		if len(got) == 0 {
+			t.Fatal("accepted an empty list")
+		}
+		seen := map[int]bool{}
+		for _, n := range got {
+			if n < 1 || n > maxClients || seen[n] {
+				t.Fatalf("parseClients(%q) = %v", s, got)
+			}
+			seen[n] = true
+		}
+	})
+}
+
+// TestDBSweep: --clients with a list runs once per count into one sweep (SQLite, a few
+// hundred operations), prints every run's table, and --render writes the same sweep.md again
+// from sweep.json.
+func TestDBSweep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := idbench(t, "", "db", "--db", "sqlite", "--workload", "app", "--rows", "100", "--repeat", "1", "--warmup", "-1", "--baseline=false",
+		"--lookups", "5", "--clients", "1,2", "--schemes", "snowflake", "--out", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "1 client(s):") || !strings.Contains(r.stdout, "2 client(s):") {
+		t.Errorf("stdout lacks a run:\n%s", r.stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "sweep.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| scheme | 1 | 2 |", "late %", "clients-bytes.svg", "machine load"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("sweep.md lacks %q", want)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "sweep.md")); err != nil {
+		t.Fatal(err)
+	}
+	if r := idbench(t, "", "db", "--render", dir); r.code != 0 {
+		t.Fatalf("--render: exit %d: %s", r.code, r.stderr)
+	}
+	again, err := os.ReadFile(filepath.Join(dir, "sweep.md"))
+	if err != nil || string(again) != string(md) {
+		t.Errorf("--render wrote a different sweep.md (%v)", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 const planHelp = `Usage: idbench plan --rate N --years Y [--nodes K | --datacenters D --nodes K]
                     [--unit D] [--shard-bits S] [--hash-bits H] [--js | --max-bits B | --unsigned]
-                    [--epoch DATE] [--target DB] [--json]
+                    [--epoch DATE] [--target DB [--writers N]] [--json]
 
 Designs 64-bit Snowflake-family layouts for a load: prints every layout that fits as a spec
 idkit.New accepts (append node=N, or the named node fields, to start a generator), with what
@@ -47,6 +47,10 @@ Flags:
                     order), cockroachdb, spanner, tidb (range-partitioned: spread the writes
                     with reverse=true, shard_bits=S or uuidv4), yugabyte (hashes the key);
                     adds advice, the pre-split statement and the adapted spec
+  --writers N       with --target postgres or innodb: the concurrent writing connections
+                    (a pool of N); the advice then says which of its claims the committed
+                    sweeps (idbench db --clients) show to hold for N writers, and changes
+                    where they do not
   --json            one JSON array of the layouts that fit, designed ones first, then presets;
                     with --target each has target_spec, the spec adapted to the target
 
@@ -56,6 +60,7 @@ Examples:
   idbench plan --rate 5000 --datacenters 4 --nodes 256 --shard-bits 6 --years 30 --json
   idbench plan --rate 50000 --nodes 64 --years 50 --hash-bits 4
   idbench plan --rate 100000 --nodes 64 --years 50 --target tidb
+  idbench plan --rate 5000 --years 50 --target innodb --writers 16
 `
 
 // planRequest is the parsed command line of "idbench plan".
@@ -63,6 +68,8 @@ type planRequest struct {
 	req    layouts.Requirement
 	asJSON bool
 	target string // "" or one of planTargets
+	// writers is --writers, the concurrent writing connections (0: not given).
+	writers int
 }
 
 // parsePlan reads the flags of "idbench plan". It returns flag.ErrHelp after writing the help.
@@ -81,6 +88,7 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 	epoch := fs.String("epoch", "", "")
 	asJSON := fs.Bool("json", false, "")
 	target := fs.String("target", "", "")
+	writers := fs.Int("writers", 0, "")
 	pos, err := parseFlags(fs, "plan", planHelp, stdout, args)
 	if err != nil {
 		return planRequest{}, err
@@ -106,6 +114,10 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 		return planRequest{}, usagef("plan", "plan: --unit %v: want a positive duration of at most %v, such as 1ms, 10ms or 1s", *unit, layouts.MaxUnit)
 	case set["target"] && !slices.Contains(planTargets, *target):
 		return planRequest{}, usagef("plan", "plan: --target %q: want one of %s", *target, strings.Join(planTargets, ", "))
+	case set["writers"] && (*writers < 1 || *writers > 100000):
+		return planRequest{}, usagef("plan", "plan: --writers %d: want 1 to 100000 concurrent writing connections", *writers)
+	case set["writers"] && *target != "postgres" && *target != "innodb":
+		return planRequest{}, usagef("plan", "plan: --writers: for --target postgres or innodb (one server), not %q", *target)
 	case *shard > 62:
 		return planRequest{}, usagef("plan", "plan: --shard-bits %d: want 0 to 62", *shard)
 	case *hash > layouts.MaxShardBits:
@@ -151,8 +163,9 @@ func parsePlan(stdout io.Writer, args []string, today time.Time) (planRequest, e
 			Epoch:        start,
 			MaxBits:      mb,
 		},
-		asJSON: *asJSON,
-		target: *target,
+		asJSON:  *asJSON,
+		target:  *target,
+		writers: *writers,
 	}, nil
 }
 
@@ -191,7 +204,7 @@ func runPlan(_ context.Context, _ io.Reader, stdout, _ io.Writer, args []string)
 	} else {
 		err = writePlanText(stdout, pr.req, fits)
 		if err == nil && pr.target != "" {
-			err = writePlanTarget(stdout, pr.target, pr.req, fits)
+			err = writePlanTarget(stdout, pr.target, pr.req, fits, pr.writers)
 		}
 	}
 	if err != nil {

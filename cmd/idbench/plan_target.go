@@ -70,6 +70,7 @@ func adviseTarget(target string, reverse, shard bool) targetAdvice {
 		return targetAdvice{lines: []string{
 			"One B-tree on one server: keep the time order. Every insert lands on the rightmost leaf,",
 			"which stays in memory; random keys (uuidv4) cost more pages, WAL and cache (docs/choosing-an-id.md).",
+			"That is measured for one writer: for a pool of N writing connections, pass --writers N.",
 		}}
 	case "cockroachdb":
 		a := targetAdvice{lines: []string{
@@ -136,8 +137,11 @@ func adviseTarget(target string, reverse, shard bool) targetAdvice {
 // writePlanTarget writes the advice for target after the plan, with a planned spec adapted
 // to it: for shard bits, the first layout planned with that hash field (--hash-bits), whose
 // sequence keeps the rate.
-func writePlanTarget(w io.Writer, target string, r layouts.Requirement, fits []layouts.Fit) error {
+func writePlanTarget(w io.Writer, target string, r layouts.Requirement, fits []layouts.Fit, writers int) error {
 	a := adviseTarget(target, layoutSetting("reverse=true"), layoutSetting("shard_bits=5"))
+	if writers > 0 {
+		a.lines = adviseWriters(target, writers)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nFor --target %s:\n\n", target)
 	for _, l := range a.lines {

@@ -19,6 +19,9 @@ var planTargetArgs = []struct {
 	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "tidb"}, "plan/target_tidb.golden", 0},
 	{[]string{"plan", "--rate", "100000", "--nodes", "64", "--years", "50", "--epoch", "2026-01-01", "--target", "yugabyte"}, "plan/target_yugabyte.golden", 0},
 	{[]string{"plan", "--rate", "1", "--years", "70", "--target", "oracle"}, "plan/target_bad.golden", 2},
+	{[]string{"plan", "--rate", "5000", "--years", "50", "--epoch", "2026-01-01", "--target", "innodb", "--writers", "16"}, "plan/target_innodb_writers16.golden", 0},
+	{[]string{"plan", "--rate", "5000", "--years", "50", "--epoch", "2026-01-01", "--target", "postgres", "--writers", "16"}, "plan/target_postgres_writers16.golden", 0},
+	{[]string{"plan", "--rate", "5000", "--years", "50", "--target", "tidb", "--writers", "16"}, "plan/target_writers_bad.golden", 2},
 }
 
 // TestPlanGolden runs these too.
@@ -72,5 +75,45 @@ func TestPlanTargetSpecBuilds(t *testing.T) {
 		if c, ok := s.(interface{ Close() error }); ok {
 			_ = c.Close()
 		}
+	}
+}
+
+// TestPlanWriters: with --writers, the advice for one server follows the committed sweeps:
+// "keep the time order" exactly where a time-ordered key (snowflake, uuidv7) came within 10% of
+// the smallest key at that many writers, and every claim the sweep refutes is said to fail.
+func TestPlanWriters(t *testing.T) {
+	for target, sizes := range writerSizes {
+		for _, n := range []int{1, 2, 4, 16, 64, 1000} {
+			text := strings.Join(adviseWriters(target, n), "\n")
+			c := 0
+			for _, z := range sizes {
+				if z.Clients <= n {
+					c = max(c, z.Clients)
+				}
+			}
+			smallest, ordered := 0.0, 0.0
+			for _, z := range sizes {
+				if z.Clients != c {
+					continue
+				}
+				if smallest == 0 || z.Bytes < smallest {
+					smallest = z.Bytes
+				}
+				if (z.Scheme == "snowflake" || z.Scheme == "uuidv7") && (ordered == 0 || z.Bytes < ordered) {
+					ordered = z.Bytes
+				}
+			}
+			if keep := strings.Contains(text, "Keep the time order"); keep != (ordered <= 1.1*smallest) {
+				t.Errorf("%s, %d writers: at %d the ordered key took %.1f B/op, the smallest %.1f; advice:\n%s", target, n, c, ordered, smallest, text)
+			}
+			for _, cl := range writerClaims[target] {
+				if claimAt(cl, n) == "fails" && !strings.Contains(text, cl.Evidence) {
+					t.Errorf("%s, %d writers: claim %s fails, advice does not say so:\n%s", target, n, cl.ID, text)
+				}
+			}
+		}
+	}
+	if len(writerSizes) == 0 {
+		t.Error("no committed sweeps in plan_writers_gen.go")
 	}
 }

@@ -36,6 +36,8 @@ type AppResult struct {
 	ParentWithChildren Latency `json:"parent_with_children"`
 	// Check compares both ways of answering the time query, for time-ordered schemes.
 	Check *TimeCheck `json:"check,omitempty"`
+	// Contention is what the concurrent writers did in the last measured load.
+	Contention *Contention `json:"contention,omitempty"`
 }
 
 // Structure is one table or index and what it takes.

@@ -103,7 +103,10 @@ type Settings struct {
 	Window         Duration `json:"window,omitempty"`
 	MaxRSSBytes    int64    `json:"max_rss_bytes,omitempty"`
 	Kept           string   `json:"kept,omitempty"`
-	Reopen         string   `json:"reopen,omitempty"`
+	// IDsInTx is true when each operation made its IDs inside its transaction, just before
+	// the parent's INSERT (Config.IDsInTx), rather than before the transaction began.
+	IDsInTx bool   `json:"ids_in_tx,omitempty"`
+	Reopen  string `json:"reopen,omitempty"`
 
 	Started  time.Time `json:"started"`
 	Duration Duration  `json:"duration"`

@@ -1,0 +1,209 @@
+package dbbench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriterClaim is one claim of the one-server advice ("a time-ordered key takes less space …")
+// and, from a sweep of concurrent clients, for how many writers it holds.
+type WriterClaim struct {
+	// ID names the claim for programs (idbench plan): ordered16, ordered8, dbkey, ordered8-vs-db.
+	ID    string `json:"id"`
+	Claim string `json:"claim"`
+	// HoldsUpTo is the largest client count of the sweep up to which the claim holds at every
+	// measured count (0: not even at the first); FailsAt the first count at which it does not
+	// (0: it held at every count measured, the largest being Measured).
+	HoldsUpTo int `json:"holds_up_to"`
+	FailsAt   int `json:"fails_at"`
+	Measured  int `json:"measured"`
+	// Evidence gives the figures at FailsAt, or at Measured when the claim held throughout.
+	Evidence string `json:"evidence"`
+}
+
+// writerTolerance is how much a size may grow over its one-writer figure (or exceed the
+// database's own keys') and still count as kept.
+const writerTolerance = 1.10
+
+// WriterClaims returns the claims of the one-server advice that s can test, in a fixed
+// order, with the client counts for which each holds: bytes per operation (app workload) or
+// primary-key bytes per row (table workload) of uuidv7 against uuidv4, of snowflake and of the
+// database's own keys (bigserial, auto-increment) against their figures with the sweep's first
+// client count, and of snowflake against the database's keys. A claim whose schemes the sweep
+// lacks is left out.
+func WriterClaims(s *Sweep) []WriterClaim {
+	if s == nil || len(s.Runs) == 0 {
+		return nil
+	}
+	dbKey := RowBigserial
+	if dialectOf(s.Runs[0].Report.Settings.Engine).Clustered {
+		dbKey = RowAutoIncrement
+	}
+	first := s.Runs[0].Clients
+	type test func(rep *Report, base *Report) (ok, have bool, evidence string)
+	bytesOf := func(rep *Report, scheme string) (float64, bool) {
+		pt := point(rep, scheme)
+		return pt.bytes, pt.ok && pt.bytes > 0
+	}
+	_, _, op := sweepUnits(s)
+	below := func(a, b string) test {
+		return func(rep, _ *Report) (bool, bool, string) {
+			x, ok1 := bytesOf(rep, a)
+			y, ok2 := bytesOf(rep, b)
+			return x < y, ok1 && ok2, fmt.Sprintf("%s %.1f B/%s, %s %.1f B/%s", a, x, op, b, y, op)
+		}
+	}
+	kept := func(a string) test {
+		return func(rep, base *Report) (bool, bool, string) {
+			x, ok1 := bytesOf(rep, a)
+			y, ok2 := bytesOf(base, a)
+			return x <= writerTolerance*y, ok1 && ok2, fmt.Sprintf("%s %.1f B/%s against %.1f with %d client(s)", a, x, op, y, first)
+		}
+	}
+	within := func(a, b string) test {
+		return func(rep, _ *Report) (bool, bool, string) {
+			x, ok1 := bytesOf(rep, a)
+			y, ok2 := bytesOf(rep, b)
+			return x <= writerTolerance*y, ok1 && ok2, fmt.Sprintf("%s %.1f B/%s, %s %.1f B/%s", a, x, op, b, y, op)
+		}
+	}
+	claims := []struct {
+		id, claim string
+		t         test
+	}{
+		{"ordered16", "a time-ordered UUID (uuidv7) takes less space than a random one (uuidv4)", below("uuidv7", "uuidv4")},
+		{"ordered8", "a Snowflake key keeps its one-writer size (within 10%)", kept("snowflake")},
+		{"dbkey", "keys made by the database (" + dbKey + ") keep their one-writer size (within 10%)", kept(dbKey)},
+		{"ordered8-vs-db", "a Snowflake key takes no more than 10% over the database's own keys (" + dbKey + ")", within("snowflake", dbKey)},
+	}
+	base := s.Runs[0].Report
+	var out []WriterClaim
+	for _, c := range claims {
+		wc := WriterClaim{ID: c.id, Claim: c.claim}
+		have := true
+		for _, r := range s.Runs {
+			ok, h, ev := c.t(r.Report, base)
+			if !h {
+				have = false
+				break
+			}
+			wc.Measured, wc.Evidence = r.Clients, ev
+			if !ok {
+				wc.FailsAt = r.Clients
+				break
+			}
+			wc.HoldsUpTo = r.Clients
+		}
+		if have {
+			out = append(out, wc)
+		}
+	}
+	return out
+}
+
+// WriteSweepSummary writes, for docs/choosing-an-id.md, what a sweep of concurrent clients
+// says of each claim of the one-server advice: up to how many writers it holds, and the
+// figures where it stops holding.
+func WriteSweepSummary(w io.Writer, s *Sweep) error {
+	if s == nil || len(s.Runs) == 0 {
+		return fmt.Errorf("dbbench: sweep summary: %w", ErrNotSweep)
+	}
+	st := s.Runs[0].Report.Settings
+	var counts []string
+	for _, r := range s.Runs {
+		counts = append(counts, fmt.Sprint(r.Clients))
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	what := "rows"
+	if s.Runs[0].Report.Workload == WorkloadApp {
+		what = "operations"
+	}
+	p("`%s`: %s, %s %s per scheme, %s client(s), %s.\n\n", s.Command, st.ServerVersion, thousands(int64(st.Rows)), what, strings.Join(counts, ", "), runsWord(st))
+	for _, c := range WriterClaims(s) {
+		switch {
+		case c.FailsAt == 0:
+			p("- %s: **holds up to %s**, the most measured (%s).\n", upperFirst(c.Claim), writersWord(c.Measured), c.Evidence)
+		case c.HoldsUpTo == 0:
+			p("- %s: **does not hold** even with %d writer(s) (%s).\n", upperFirst(c.Claim), c.FailsAt, c.Evidence)
+		default:
+			p("- %s: **holds up to %s**, not with %d (%s).\n", upperFirst(c.Claim), writersWord(c.HoldsUpTo), c.FailsAt, c.Evidence)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writersWord is "1 writer" or "N writers".
+func writersWord(n int) string {
+	if n == 1 {
+		return "1 writer"
+	}
+	return fmt.Sprintf("%d writers", n)
+}
+
+// SweepSize is one scheme's size in one run of a sweep: bytes per operation (app workload) or
+// primary-key bytes per row (table workload).
+type SweepSize struct {
+	Clients int     `json:"clients"`
+	Scheme  string  `json:"scheme"`
+	Bytes   float64 `json:"bytes"`
+}
+
+// SweepSizes returns every scheme's size in every run of s, run by run, schemes in the
+// order of the report.
+func SweepSizes(s *Sweep) []SweepSize {
+	var out []SweepSize
+	for _, r := range s.Runs {
+		for _, n := range sweepSchemes(s) {
+			if pt := point(r.Report, n); pt.ok {
+				out = append(out, SweepSize{Clients: r.Clients, Scheme: n, Bytes: pt.bytes})
+			}
+		}
+	}
+	return out
+}
+
+// WriteSweepRemedy writes, for docs/choosing-an-id.md, a remedy measured against the sweep it
+// remedies: for every client count and scheme both have, the size (bytes per operation or per
+// row) and the share of late inserts without and with the remedy, and each scheme's size with
+// the remedy against its size with the first client count without it (the one-writer figure
+// a remedy would recover). remedy names it ("IDs made inside the transaction").
+func WriteSweepRemedy(w io.Writer, base, with *Sweep, remedy string) error {
+	if base == nil || with == nil || len(base.Runs) == 0 || len(with.Runs) == 0 {
+		return fmt.Errorf("dbbench: remedy summary: %w", ErrNotSweep)
+	}
+	_, _, op := sweepUnits(base)
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("Without: `%s`. With %s: `%s`. %s.\n\n", base.Command, remedy, with.Command, base.Runs[0].Report.Settings.ServerVersion)
+	p("| clients | scheme | B/%s without | B/%s with | with / one writer | late %% without | late %% with |\n|--:|---|--:|--:|--:|--:|--:|\n", op, op)
+	one := base.Runs[0].Report
+	for _, r := range with.Runs {
+		var br *Report
+		for _, x := range base.Runs {
+			if x.Clients == r.Clients {
+				br = x.Report
+			}
+		}
+		if br == nil {
+			continue
+		}
+		for _, n := range sweepSchemes(with) {
+			a, c, o := point(br, n), point(r.Report, n), point(one, n)
+			if !a.ok || !c.ok || !o.ok {
+				continue
+			}
+			late := func(pt sweepPoint) string {
+				if pt.contention == nil {
+					return "–"
+				}
+				return fmt.Sprintf("%.1f", pt.contention.LatePercent)
+			}
+			p("| %d | %s | %.1f | %.1f | %.2f× | %s | %s |\n", r.Clients, mdEscape(n), a.bytes, c.bytes, ratio(c.bytes, o.bytes), late(a), late(c))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
