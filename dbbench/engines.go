@@ -55,7 +55,7 @@ func engines() []engineEntry {
 				if len(cfg.PGSettings) > 0 {
 					logf(cfg, "dbbench: --pg-setting applies to pg-local only; ignored for an existing server")
 				}
-				return pg.OpenServer(ctx, cfg.options(), cfg.to.pg, cfg.to.pgDSN)
+				return pg.OpenServer(ctx, cfg.options(), cfg.to.pg.Config, cfg.to.pg.DSN)
 			}},
 		{name: EngineMariaDBLocal, byName: true, columns: innodb.Columns, schemes: innodbSchemes, secondaryIndex: true, report: innodb.Report,
 			table: writeInnoDBTable, markdown: writeInnoDBMarkdown, summary: writeInnoDBSummary,
@@ -68,7 +68,7 @@ func engines() []engineEntry {
 				if len(cfg.MariaDBSettings) > 0 {
 					logf(cfg, "dbbench: --mariadb-setting applies to mariadb-local only; ignored for an existing server")
 				}
-				return innodb.OpenServer(ctx, cfg.options(), cfg.to.mysql)
+				return innodb.OpenServer(ctx, cfg.options(), cfg.to.mysql.Config)
 			}},
 		{name: EngineSQLite, byName: true, columns: sqlite.Columns, schemes: sharedSchemes, report: sqlite.Report,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {

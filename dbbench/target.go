@@ -1,21 +1,10 @@
 package dbbench
 
 import (
-	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"strconv"
-	"strings"
-
 	"github.com/idkit/idkit/dbbench/engine"
-
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
-
+	"github.com/idkit/idkit/dbbench/innodb"
+	"github.com/idkit/idkit/dbbench/pg"
 	"github.com/idkit/idkit/dbbench/pglocal"
-	"github.com/idkit/idkit/internal/redact"
-	"github.com/idkit/idkit/internal/urlquery"
 )
 
 // target is where a run goes, worked out once from Config.DB when the configuration is
@@ -26,12 +15,11 @@ type target struct {
 	engine string
 	// auto is set when Config.DB was empty and engine was picked by what is installed.
 	auto bool
-	// pg is the parsed connection string of EnginePGEnv (empty: the libpq variables), and
-	// pgDSN the string itself, for the command that reopens a kept schema.
-	pg    *pgx.ConnConfig
-	pgDSN string
-	// mysql is the parsed URL of EngineMySQL.
-	mysql *mysql.Config
+	// pg is the parsed connection string of EnginePGEnv (empty: the libpq variables), parsed
+	// by its engine package, as mysql is the parsed URL of EngineMySQL: package dbbench
+	// imports no database driver.
+	pg    pg.Target
+	mysql innodb.Target
 	// shown is Config.DB with its password hidden.
 	shown string
 }
@@ -55,103 +43,21 @@ func resolveTarget(db string) (target, error) {
 	if e, ok := engineByName(db); ok && e.byName {
 		return t, nil
 	}
-	if isMySQLURL(db) {
-		c, err := ParseMySQLURL(db)
+	if innodb.IsURL(db) {
+		c, err := innodb.ParseURL(db)
 		if err != nil {
 			return t, err
 		}
-		t.engine, t.mysql = EngineMySQL, c
+		t.engine, t.mysql = EngineMySQL, innodb.Target{Config: c}
 		return t, nil
 	}
-	c, err := pgx.ParseConfig(db)
+	p, err := pg.ParseTarget(db)
 	if err != nil {
-		return t, fmt.Errorf("dbbench: bad PostgreSQL connection string: %s", engine.OneLine(err.Error()))
+		return t, err
 	}
-	t.engine, t.pg, t.pgDSN = EnginePGEnv, c, db
+	t.engine, t.pg = EnginePGEnv, p
 	return t, nil
 }
 
-// isMySQLURL reports whether db is a MariaDB/MySQL URL.
-func isMySQLURL(db string) bool {
-	return strings.HasPrefix(db, "mysql://") || strings.HasPrefix(db, "mariadb://")
-}
-
 // isInnoDB reports whether cfg.DB names a MariaDB/MySQL engine.
-func isInnoDB(db string) bool { return db == EngineMariaDBLocal || isMySQLURL(db) }
-
-// ParseMySQLURL turns "mysql://user:password@host:port/db" (or mariadb://)
-// into a go-sql-driver/mysql configuration. The port defaults to 3306 and
-// the database may be empty. Query parameters: socket=PATH connects over a
-// unix socket instead of TCP (the host is then ignored), tls=true|false|
-// skip-verify|preferred as in the driver. The query is read strictly: a pair
-// that does not parse (';', %zz), a key given twice or any other key is an
-// error. Errors name the bad part and never contain the password.
-func ParseMySQLURL(s string) (*mysql.Config, error) {
-	if !isMySQLURL(s) {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want mysql://user:password@host:port/db", engine.RedactURL(s))
-	}
-	red := redact.String(engine.RedactURL(s)) // also a ?password= in the query
-	u, err := url.Parse(s)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		msg := err.Error()
-		if pw := engine.PasswordOf(s); pw != "" && strings.Contains(msg, pw) {
-			msg = "cannot parse it"
-		}
-		return nil, fmt.Errorf("dbbench: bad MySQL URL %q: %s", red, msg)
-	}
-	c := mysql.NewConfig()
-	if u.User != nil {
-		c.User = u.User.Username()
-		c.Passwd, _ = u.User.Password()
-	}
-	if c.User == "" {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: no user name (mysql://user:password@host/db)", red)
-	}
-	if u.Opaque != "" {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: want // after mysql:", red)
-	}
-	c.DBName = strings.TrimPrefix(u.Path, "/")
-	if strings.Contains(c.DBName, "/") {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: database name %q contains a slash", red, c.DBName)
-	}
-	q, err := urlquery.Parse(u.RawQuery, urlquery.Known("socket", "tls"), "known: socket, tls")
-	if err != nil {
-		return nil, fmt.Errorf("dbbench: MySQL URL %q: %w", red, err)
-	}
-	for k, v := range q {
-		switch k {
-		case "socket":
-			if v == "" {
-				return nil, fmt.Errorf("dbbench: MySQL URL %q: empty socket path", red)
-			}
-			c.Net, c.Addr = "unix", v
-		case "tls":
-			switch v {
-			case "true", "false", "skip-verify", "preferred":
-				c.TLSConfig = v
-			default:
-				return nil, fmt.Errorf("dbbench: MySQL URL %q: tls=%q: want true, false, skip-verify or preferred", red, v)
-			}
-		default:
-			return nil, fmt.Errorf("dbbench: MySQL URL %q: unknown parameter %q (known: socket, tls)", red, k)
-		}
-	}
-	if c.Net != "unix" {
-		host, port := u.Hostname(), u.Port()
-		if host == "" {
-			return nil, fmt.Errorf("dbbench: MySQL URL %q: no host (or ?socket=PATH)", red)
-		}
-		if port == "" {
-			port = "3306"
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("dbbench: MySQL URL %q: bad port %q", red, port)
-		}
-		c.Net, c.Addr = "tcp", net.JoinHostPort(host, port)
-	}
-	return c, nil
-}
+func isInnoDB(db string) bool { return db == EngineMariaDBLocal || innodb.IsURL(db) }

@@ -69,8 +69,8 @@ type Settings struct {
 	PebbleMemTable   string `json:"pebble_memtable,omitempty"`
 	PebbleBlockCache string `json:"pebble_block_cache,omitempty"`
 	PebbleOptions    string `json:"pebble_options,omitempty"`
-	SQLitePageSize  int    `json:"sqlite_page_size,omitempty"`
-	SQLiteCacheSize string `json:"sqlite_cache_size,omitempty"`
+	SQLitePageSize   int    `json:"sqlite_page_size,omitempty"`
+	SQLiteCacheSize  string `json:"sqlite_cache_size,omitempty"`
 
 	Fillfactor int    `json:"fillfactor"`
 	Rows       int    `json:"rows"`
