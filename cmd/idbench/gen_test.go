@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -154,18 +156,44 @@ func TestGenRefusedLayouts(t *testing.T) {
 	}
 }
 
-// buildIdbench compiles this command into a temporary directory and returns its path.
+// builtIdbench is the idbench binary the process tests share, built once per test binary
+// (linking it takes several seconds) into a directory TestMain removes.
+var builtIdbench struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildIdbench compiles this command, once for all the tests that run it, and returns its path.
 func buildIdbench(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the idbench binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "idbench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &builtIdbench
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "idbench-bin-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "idbench")
+		if out, err := exec.Command("go", "build", "-o", b.bin, ".").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.bin
+}
+
+// TestMain removes the shared idbench binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtIdbench.dir != "" {
+		os.RemoveAll(builtIdbench.dir)
+	}
+	os.Exit(code)
 }
 
 // TestGenProcessSignal runs the real binary on a layout whose tick is an hour, so its first ID
