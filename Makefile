@@ -44,12 +44,15 @@ fault:
 	$(GO) test -tags fault -count=1 -p 1 -timeout 15m -run '^TestFault' -v $(FAULT_PKGS)
 	$(GO) test -tags fault -count=1 -p 1 -timeout 10m -run '^TestFaultFailover' -v ./schemes/segment/...
 
-# Fault runs too long for CI (about five minutes): the segment store's PostgreSQL failover rows
+# Fault runs too long for CI (about ten minutes): the segment store's PostgreSQL failover rows
 # under a network partition (primary and synchronous standby in network namespaces, the
-# standby's link cut before each failover; needs root and iproute2). Output committed in
-# docs/bench/partitions/segment-pg.txt; docs/segment.md quotes it.
+# standby's link cut before each failover; needs root and iproute2), and every partition
+# scenario of the lease stores and idkitd, the flapping links and the service's
+# leader-minority included (make fault runs the others). Outputs committed in
+# docs/bench/partitions/; docs/segment.md and docs/nodes.md quote them.
 fault-long:
 	$(GO) test -tags fault -count=1 -timeout 20m -run '^TestFaultPartitionPG$$' -v ./schemes/segment/pgstore/
+	IDKIT_FAULT_LONG=1 $(GO) test -tags fault -count=1 -p 1 -timeout 20m -run '^TestFaultPartition' -v ./schemes/nodeid/etcdlease/ ./schemes/nodeid/pglease/ ./cmd/idkitd/
 
 # Without the race detector, quicker while editing.
 test-short:

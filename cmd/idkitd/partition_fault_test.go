@@ -86,7 +86,7 @@ func TestFaultPartitionService(t *testing.T) {
 				}
 			}
 		}},
-		{Name: "leader-minority", Act: func(t *testing.T) func() {
+		{Name: "leader-minority", Long: true, Act: func(t *testing.T) func() {
 			l, err := cl.Leader(10 * time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +116,10 @@ func TestFaultPartitionService(t *testing.T) {
 				name = "control-static-node/" + sc.Name
 				spec = "orders=snowflake:layout=twitter,node=0"
 			}
-			t.Run(name, func(t *testing.T) { serviceRound(t, lab, bin, spec, sc, leased) })
+			t.Run(name, func(t *testing.T) {
+				labtest.SkipLong(t, sc)
+				serviceRound(t, lab, bin, spec, sc, leased)
+			})
 		}
 	}
 }

@@ -134,4 +134,18 @@ func Outside(t *testing.T, test string, limit time.Duration, env func() []string
 type Scenario struct {
 	Name string
 	Act  func(t *testing.T) (heal func())
+	// Long marks a scenario that runs only with EnvLong=1 (`make fault-long`), to keep
+	// `make fault` within its budget.
+	Long bool
+}
+
+// EnvLong, set to 1, runs the scenarios marked Long too.
+const EnvLong = "IDKIT_FAULT_LONG"
+
+// SkipLong skips t when sc is Long and EnvLong is not 1, saying how to run it.
+func SkipLong(t *testing.T, sc Scenario) {
+	t.Helper()
+	if sc.Long && os.Getenv(EnvLong) != "1" {
+		t.Skipf("%s runs with %s=1 (make fault-long), outside make fault's budget", sc.Name, EnvLong)
+	}
 }

@@ -198,7 +198,7 @@ func CutHolder(l *netlab.Lab) labtest.Scenario {
 // 500 ms between them.
 func Flap(l *netlab.Lab, offs ...time.Duration) labtest.Scenario {
 	ctx := context.Background()
-	return labtest.Scenario{Name: "flapping", Act: func(t *testing.T) func() {
+	return labtest.Scenario{Name: "flapping", Long: true, Act: func(t *testing.T) func() {
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
@@ -241,6 +241,7 @@ func Run(t *testing.T, l *netlab.Lab, store string, url func(name string) string
 				name = "control-fence-off/" + sc.Name
 			}
 			t.Run(name, func(t *testing.T) {
+				labtest.SkipLong(t, sc)
 				f := NewFleet(t, l, "-store", url(strings.ReplaceAll(name, "/", "-")), "-node-bits", "1", "-ttl", ttl.String(), "-rate", "5",
 					fmt.Sprintf("-fence=%v", safe), fmt.Sprintf("-lease-marks=%v", safe))
 				w0 := f.Start(t, "w0", "w0", "-for", "1m")
