@@ -32,7 +32,7 @@ func writePebbleTable(w io.Writer, rep *Report) error {
 	s := rep.Settings
 	var b strings.Builder
 	d := dialectOf(s.Engine)
-	fmt.Fprintf(&b, "engine %s, %s\n%s\nload average (1 min) at start, end: %s\n", s.Engine, s.ServerVersion, d.SettingsLine(s), s.LoadAverage)
+	fmt.Fprintf(&b, "engine %s, %s\n%s\nload average at start, end: %s\n", s.Engine, s.ServerVersion, d.SettingsLine(s), s.LoadAverage)
 	fmt.Fprintf(&b, "rows %d, mode %s, batch %d, clients %d, nodes %d, secondary index %v, median of %d runs (+%d-row warm-up)\n\n",
 		s.Rows, s.Mode, s.Batch, s.Clients, s.Nodes, s.SecondaryIndex, s.Repeat, s.WarmupRows)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
