@@ -70,8 +70,12 @@ func writePebbleMarkdown(w io.Writer, rep *Report, cs []chart) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# What each ID scheme costs %s\n\n", dialectOf(s.Engine).Title)
 	if s.Command != "" {
-		p("Produced by `%s` on %s (took %s; load average %s at start, end, on a machine of %d CPUs shared with other work).\n\n",
-			s.Command, s.Started.Format("2006-01-02 15:04 MST"), s.Duration, s.LoadAverage, s.NumCPU)
+		load := s.LoadAverage + " at start, end" // reports before run.go wrote "start …, end …"
+		if strings.HasPrefix(s.LoadAverage, "start ") {
+			load = s.LoadAverage
+		}
+		p("Produced by `%s` on %s (took %s; load average %s, on a machine of %d CPUs shared with other work).\n\n",
+			s.Command, s.Started.Format("2006-01-02 15:04 MST"), s.Duration, load, s.NumCPU)
 	}
 	p("Every scheme loads %d rows into a table of its own, laid out as CockroachDB lays out `(id PRIMARY KEY, payload INT8)`: "+
 		"each row under `/Table/104/1/<id>/0` with CockroachDB's key encoding of the id and an MVCC version suffix, the row as a `roachpb.Value`", s.Rows)
