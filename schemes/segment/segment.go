@@ -211,6 +211,7 @@ type storeState struct {
 	delay time.Duration // current back-off
 	epoch string        // the epoch of st's last block
 	fence int           // epoch changes seen
+	down  time.Time     // when the current run of failures began; zero while fails is 0
 }
 
 // Segment issues IDs from blocks. It is safe for concurrent use. Close it to stop the
@@ -424,9 +425,11 @@ func (s *Segment) refill(ctx context.Context) error {
 		case s.fatal != nil:
 			return s.fatal
 		}
-		if err := s.downError(); err != nil && ctx.Err() == nil {
-			// Every store failed its last takes: waiting would only make the caller wait
-			// as long and fail all the same; the loader keeps trying.
+		if err := s.downError(); err != nil && ctx.Err() == nil && (!unreachable(s.lastErr) || s.outage() >= s.set.Wait) {
+			// Every store failed its last takes, refusing (a store that answered no) or
+			// unreachable for longer than a Next waits: waiting would only make the caller
+			// wait as long and fail all the same; the loader keeps trying. A store that has
+			// been unreachable for less (a restart) is waited for, up to Settings.Wait.
 			if !s.loading {
 				s.startLoad()
 			}
@@ -460,10 +463,11 @@ func (s *Segment) refill(ctx context.Context) error {
 
 // Err returns nil while the Segment can issue IDs, and otherwise why not: both blocks are used
 // up and the last two takes from every store failed (or every store handed out a block that
-// cannot be used, or the Segment is closed). Next then fails at once, without waiting, while the
-// loader keeps trying the stores in the background (checking first those that are Checkers);
-// Err is nil again as soon as a block arrives. The error wraps ErrUnavailable and the last
-// store error, and has a method RetryAfter() time.Duration: when the next attempt is due.
+// cannot be used, or the Segment is closed), while the loader keeps trying the stores in the
+// background (checking first those that are Checkers); Err is nil again as soon as a block
+// arrives. Next then fails at once, except while the stores have been unreachable (not
+// refusing) for less than Settings.Wait: a store restarting is waited for. The error wraps ErrUnavailable and the last store error, and has a
+// method RetryAfter() time.Duration: when the next attempt is due.
 // It makes a Segment (and the segment scheme) an idkit.Fenced, so that a service reports
 // itself not ready while it cannot issue.
 func (s *Segment) Err() error {
@@ -493,6 +497,30 @@ func (s *Segment) downError() error {
 		}
 	}
 	return &unavailableError{fmt.Errorf("%w for key %q: the last takes from every store failed (retrying in %v): %w", ErrUnavailable, s.set.Key, s.retryIn().Round(time.Millisecond), s.lastErr), s.retryIn()}
+}
+
+// unreachable reports whether err is a store that could not be reached or did not answer in
+// time (a network error or a deadline: its chain has a Timeout method, as net.Error and
+// context.DeadlineExceeded have), rather than one that answered and refused.
+func unreachable(err error) bool {
+	var to interface{ Timeout() bool }
+	return errors.As(err, &to)
+}
+
+// outage is how long every store has been failing: the shortest run of failures of the stores
+// that are not dead (a dead store's is unbounded). s.mu is held.
+func (s *Segment) outage() time.Duration {
+	out := time.Duration(1<<63 - 1)
+	for i := range s.stores {
+		if st := &s.stores[i]; st.dead == nil {
+			d := time.Duration(0)
+			if !st.down.IsZero() {
+				d = time.Since(st.down)
+			}
+			out = min(out, d)
+		}
+	}
+	return out
 }
 
 // retryIn is how long until the loader asks a store again: the shortest back-off left of
@@ -764,7 +792,7 @@ func (s *Segment) accept(i int, b Block) (span, error) {
 		st.epoch = b.Epoch
 	}
 	st.high = b.Last
-	st.fails, st.delay = 0, 0
+	st.fails, st.delay, st.down = 0, 0, time.Time{}
 	// Counter value r of store i is the ID (r-1)*n + i + 1.
 	first := (b.First-1)*n + uint64(i) + 1
 	last := (b.Last-1)*n + uint64(i) + 1
@@ -787,6 +815,9 @@ func (s *Segment) failed(i int, err error) {
 	if errors.Is(err, ErrBackwards) || errors.Is(err, ErrExhausted) || errors.Is(err, ErrClass) {
 		st.dead = err
 		return
+	}
+	if st.fails == 0 {
+		st.down = time.Now()
 	}
 	st.fails++
 	switch {
