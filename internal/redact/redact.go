@@ -79,9 +79,8 @@ func tokenEnd(s string, i int) int {
 }
 
 // urlPasswords adds the password of every scheme://user:password@host in s. The userinfo ends
-// at the last '@' of the URL, since passwords are often written with raw '/', '?', '#' or '@',
-// except where the query before that '@' names a credential (?password=p@ss): then at the last
-// '@' before the query. A URL ends at a blank or where the next "://"
+// at the last '@' of the URL, since passwords are often written with raw '/', '?', '#' or '@'
+// (a query value holding '@' is hidden with it). A URL ends at a blank or where the next "://"
 // begins.
 func urlPasswords(s string, spans []span) []span {
 	for from := 0; ; {
@@ -100,28 +99,10 @@ func urlPasswords(s string, spans []span) []span {
 		if at < 0 {
 			continue
 		}
-		if q := strings.IndexByte(tok, '?'); q >= 0 && q < at && querySecret(tok[q+1:at]) {
-			// A query naming a credential (?password=p@ss) holds the '@' after it: the
-			// userinfo ends at the last '@' before the query, and keyValuePasswords hides the
-			// value whole.
-			if at = strings.LastIndexByte(tok[:q], '@'); at < 0 {
-				continue
-			}
-		}
 		if c := strings.IndexByte(tok[:at], ':'); c >= 0 && c+1 < at {
 			spans = append(spans, span{start + c + 1, start + at})
 		}
 	}
-}
-
-// querySecret reports whether the URL query q (up to an '@') has a key that names a credential.
-func querySecret(q string) bool {
-	for _, pair := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ',' }) {
-		if k, _, ok := strings.Cut(pair, "="); ok && secretKey(k) {
-			return true
-		}
-	}
-	return false
 }
 
 // isKeyChar reports whether c can be part of a key in key=value.
