@@ -6,16 +6,15 @@ GO ?= go
 # All tests, with the race detector; then, without it, what it slows tenfold and has nothing to
 # find in: the million-ID round trips of the public text forms and of the reversed and sharded
 # layouts (under it they run 100,000 and 50,000) and the loads of SQLite (modernc.org/sqlite, C
-# translated to Go), which skip under it, the Pebble load, whose block counts the race build
-# (Pebble's invariants) changes, and two whole-flow InnoDB loads (TestMySQLSchemes,
-# TestMySQLModes: every scheme through the driver, one client), which skip under it. PostgreSQL tests use IDKIT_TEST_PG or start a private
+# translated to Go), which skip under it, and the Pebble load, whose block counts the race build
+# (Pebble's invariants) changes. PostgreSQL tests use IDKIT_TEST_PG or start a private
 # cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
 # -p 4: two packages a core, since many tests wait on their servers, leases and clocks.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -p 4 -timeout 15m ./...
 	$(GO) test -count=1 -run '^(TestPublicTextMillion|TestRangeLayoutsMillion)$$' .
-	$(GO) test -count=1 -run 'SQLite|Pebble|TestMySQLSchemes|TestMySQLModes' ./dbbench/ ./cmd/idbench/
+	$(GO) test -count=1 -run 'SQLite|Pebble' ./dbbench/ ./cmd/idbench/
 
 # Real-process fault reproductions too heavy for `make test`, each with
 # its control (tests built with -tags fault): idkitd processes frozen with SIGSTOP past their

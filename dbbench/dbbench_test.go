@@ -626,17 +626,6 @@ func TestPostgresServerRows(t *testing.T) {
 	}
 }
 
-// skipLoadUnderRace skips a whole-flow InnoDB load test (one client's rows through the
-// driver, every scheme's figures checked for consistency) when the race detector is on: it
-// slows the Go side of each statement several times over and has nothing to find there that
-// the concurrent tests under it do not cover. `make test` runs these without the detector.
-func skipLoadUnderRace(t *testing.T) {
-	t.Helper()
-	if raceEnabled {
-		t.Skip("a whole-flow InnoDB load, slowed several times by the race detector: make test runs it without -race (go test -run 'TestMySQLSchemes|TestMySQLModes' ./dbbench/)")
-	}
-}
-
 // skipSQLiteUnderRace skips a test that loads SQLite when the race detector is on (see
 // raceEnabled); `make test` runs it again without the detector.
 func skipSQLiteUnderRace(t *testing.T) {

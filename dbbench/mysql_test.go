@@ -48,7 +48,6 @@ func mysqlState(t *testing.T, dsn string) (databases int, monitors string) {
 }
 
 func TestMySQLSchemes(t *testing.T) {
-	skipLoadUnderRace(t)
 	url, dsn := mysqlURL(t)
 	dbsBefore, monBefore := mysqlState(t, dsn)
 	schemes := append(dbbench.InnoDBSchemes(), "snowflake:layout=discord")
@@ -180,7 +179,6 @@ func TestMySQLOrderedVersusRandom(t *testing.T) {
 }
 
 func TestMySQLModes(t *testing.T) {
-	skipLoadUnderRace(t)
 	url, _ := mysqlURL(t)
 	for _, mode := range []string{dbbench.ModeBatch, dbbench.ModeSingle} {
 		t.Run(mode, func(t *testing.T) {
