@@ -9,10 +9,13 @@ GO ?= go
 # translated to Go), which skip under it, and the Pebble load, whose block counts the race build
 # (Pebble's invariants) changes. PostgreSQL tests use IDKIT_TEST_PG or start a private
 # cluster from the installed server binaries; etcd tests use IDKIT_TEST_ETCD or a private etcd.
-# -p 4: two packages a core, since many tests wait on their servers, leases and clocks.
+# -p 4: two packages a core, since many tests wait on their servers, leases and clocks. The
+# slowest packages are named first so that they start first (go test keeps the order, without
+# repeats): started last, the server package alone held the run open for a minute and more.
+SLOW_PKGS = ./dbbench/ ./schemes/remote/server/ ./cmd/idbench/ ./schemes/segment/pgstore/ ./schemes/remote/
 test:
 	$(GO) vet ./...
-	$(GO) test -race -p 4 -timeout 15m ./...
+	$(GO) test -race -p 4 -timeout 15m $(SLOW_PKGS) ./...
 	$(GO) test -count=1 -run '^(TestPublicTextMillion|TestRangeLayoutsMillion)$$' .
 	$(GO) test -count=1 -run 'SQLite|Pebble' ./dbbench/ ./cmd/idbench/
 
