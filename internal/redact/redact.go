@@ -80,8 +80,8 @@ func tokenEnd(s string, i int) int {
 
 // urlPasswords adds the password of every scheme://user:password@host in s. The userinfo ends
 // at the last '@' of the URL, since passwords are often written with raw '/', '?', '#' or '@'
-// (a query value holding '@' is hidden with it). A URL ends at a blank or where the next "://"
-// begins.
+// (a query value holding '@' is hidden with it, and a query credential's value holding '@' is
+// hidden to its end: queryCredentialEnd). A URL ends at a blank or where the next "://" begins.
 func urlPasswords(s string, spans []span) []span {
 	for from := 0; ; {
 		i := strings.Index(s[from:], "://")
@@ -100,9 +100,42 @@ func urlPasswords(s string, spans []span) []span {
 			continue
 		}
 		if c := strings.IndexByte(tok[:at], ':'); c >= 0 && c+1 < at {
-			spans = append(spans, span{start + c + 1, start + at})
+			spans = append(spans, span{start + c + 1, queryCredentialEnd(s, start, start+at)})
 		}
 	}
+}
+
+// queryCredentialEnd returns where the URL password span that ends at the '@' s[at] must end.
+// The userinfo is taken to end at the URL's last '@'; when a query key naming a credential
+// (?password=, &sslpassword=) stands before that '@', the '@' is the query password's own, and
+// its value goes on after it: the span then runs to the value's end (queryValueEnd or a blank),
+// hiding more than the password rather than showing the query password's tail. A key counts
+// when a '?' starts the query it stands in (a percent-encoded password holds no raw '?'), and
+// the '@' is taken for a userinfo's end after all when a '/' follows it before the value's end
+// (a host and path: "u:a?password=b@db.internal/x"); a query password holding '@' and then '/'
+// is therefore still shown in part.
+func queryCredentialEnd(s string, start, at int) int {
+	for i := at - 1; i > start; i-- {
+		if s[i] != '=' {
+			continue
+		}
+		ks := i
+		for ks > start && isKeyChar(s[ks-1]) {
+			ks--
+		}
+		inQuery := s[ks-1] == '?' || s[ks-1] == '&' && strings.IndexByte(s[start:ks], '?') >= 0
+		if ks > start && ks < i && inQuery && secretKey(s[ks:i]) {
+			end := at
+			for end < len(s) && !isBlank(s[end]) && !queryValueEnd(s, end) {
+				end++
+			}
+			if strings.IndexByte(s[at:end], '/') >= 0 {
+				return at // a host and path follow: the '@' ends a userinfo
+			}
+			return end
+		}
+	}
+	return at
 }
 
 // isKeyChar reports whether c can be part of a key in key=value.
