@@ -121,6 +121,11 @@ type Settings struct {
 	// AcceptAsync runs the store although a replica could be promoted without its takes
 	// (durability=async in the URL): failover fencing is then the only protection.
 	AcceptAsync bool
+
+	// allowSplitBrain, set by the Galera partition test's control only, accepts a node with
+	// pc.ignore_sb or pc.ignore_quorum: no URL, DSN or Settings field a program can set
+	// reaches it.
+	allowSplitBrain bool
 }
 
 // ParseURL reads mysql://user:password@host:port/database?table=T&socket=/path/mysqld.sock
@@ -242,6 +247,8 @@ type Store struct {
 	async  bool   // Settings.AcceptAsync
 	facts  string // the query that reads factsOf
 
+	// allowSplitBrain is Settings.allowSplitBrain.
+	allowSplitBrain bool
 	// unprotected, set by the fault tests' controls only, takes blocks as before failover
 	// fencing: no epoch, no gap, no replication check.
 	unprotected bool
@@ -288,7 +295,7 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("mysqlstore: adding column epoch to %s: %w", table, err)
 	}
-	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync}
+	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync, allowSplitBrain: set.allowSplitBrain}
 	if err := s.checkDurable(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -492,7 +499,7 @@ func (s *Store) checkVariables(vars map[string]string) error {
 	case "nosync", "littlesync":
 		return s.refuse("innodb_flush_method", vars["innodb_flush_method"], "it never syncs its files and a crash of its machine can lose increments and repeat IDs", "set innodb_flush_method = fsync or O_DIRECT")
 	}
-	if on := strings.ToUpper(vars["wsrep_on"]); on == "ON" || on == "1" {
+	if on := strings.ToUpper(vars["wsrep_on"]); (on == "ON" || on == "1") && !s.allowSplitBrain {
 		// wsrep_provider_options is "name = value; name = value; …".
 		for _, kv := range strings.Split(vars["wsrep_provider_options"], ";") {
 			k, v, _ := strings.Cut(kv, "=")
