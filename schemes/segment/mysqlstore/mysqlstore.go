@@ -44,9 +44,13 @@
 //     status, which counts the binary log dump threads and needs no privilege; on MySQL the
 //     Binlog Dump threads in performance_schema.threads, which the store's user needs the
 //     PROCESS privilege to see);
-//   - sync: a Galera node in the Primary component (wsrep_on), or one replica, a semi-sync
-//     client, with Rpl_semi_sync_master_status ON and rpl_semi_sync_master_wait_point
-//     AFTER_SYNC (the commit becomes visible only once the replica acknowledged it), and
+//   - sync: a Galera node in the Primary component (wsrep_on; this holds only while the takes
+//     of a key go to one node at a time: TestFaultPartitionGalera saw two nodes of the
+//     Primary component commit the same increment right after a membership change, the Lost
+//     Update Jepsen reports in Galera, and the store cannot see other nodes' takers), or one
+//     replica, a semi-sync client, with Rpl_semi_sync_master_status ON and
+//     rpl_semi_sync_master_wait_point AFTER_SYNC (the commit becomes visible only once the
+//     replica acknowledged it), and
 //     Rpl_semi_sync_master_no_tx not risen across the take: MariaDB falls back to
 //     asynchronous replication when rpl_semi_sync_master_timeout expires, and still answers
 //     the COMMIT that waited in vain with success;
