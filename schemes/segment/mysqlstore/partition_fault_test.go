@@ -66,7 +66,8 @@ var galeraHosts = []string{"g0", "g1", "g2"}
 //     opened with the store's refusal of them bypassed by a test hook (AllowSplitBrain, which
 //     no URL or Settings field reaches); g2 is cut off and stays Primary alone, both halves
 //     take blocks of the same counter, and the checker must find repeats. It is not healed:
-//     two Primary components that took different writes cannot merge.
+//     two Primary components that took different writes cannot merge. Before it, a store
+//     opened without the hook before the SET GLOBAL must refuse its next take.
 func TestFaultPartitionGalera(t *testing.T) {
 	lab := labtest.Inside(t)
 	if lab == nil {
@@ -103,8 +104,25 @@ func TestFaultPartitionGalera(t *testing.T) {
 	})
 
 	t.Run("node-cut-ignore-quorum", func(t *testing.T) {
+		// A store opened before the settings change sees it at its next take.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		early, err := mysqlstore.Open(ctx, mysqlstore.Settings{DSN: c.nodes[2].dsn()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer early.Close()
+		req := segment.Request{Key: "k4", Step: 20, Count: 1}
+		if _, err := early.Take(ctx, req); err != nil {
+			t.Fatal(err)
+		}
 		for _, n := range c.nodes {
 			c.exec(t, n, "SET GLOBAL wsrep_provider_options = 'pc.ignore_quorum = true; pc.ignore_sb = true'")
+		}
+		if _, err := early.Take(ctx, req); !errors.Is(err, mysqlstore.ErrNotDurable) || !strings.Contains(err.Error(), "pc.ignore_") {
+			t.Errorf("take after SET GLOBAL wsrep_provider_options = 'pc.ignore_quorum = true; …' on a store opened before: %v; want ErrNotDurable naming the option", err)
+		} else {
+			t.Logf("a store opened before the SET GLOBAL refuses its next take: %v", err)
 		}
 		run := c.startTakers(t, "k3", nil, true)
 		run.waitIDs(t, 500)
