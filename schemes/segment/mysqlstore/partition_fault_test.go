@@ -34,6 +34,21 @@ import (
 // galeraProvider is where Debian's galera-4 package installs the wsrep provider.
 const galeraProvider = "/usr/lib/galera/libgalera_smm.so"
 
+// envGaleraDir hands the test inside the lab the directory its nodes' directories go in.
+const envGaleraDir = "IDKIT_GALERA_DIR"
+
+// galeraDir returns a temporary directory, removed when t ends, that the mysql user can
+// reach (t.TempDir and its parent are 0700).
+func galeraDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // galeraHosts are the lab hosts of the three Galera nodes.
 var galeraHosts = []string{"g0", "g1", "g2"}
 
@@ -75,7 +90,9 @@ func TestFaultPartitionGalera(t *testing.T) {
 		for _, h := range galeraHosts {
 			hosts = append(hosts, labtest.HostSpec{Name: h, Nets: []string{labtest.LAN}})
 		}
-		labtest.Outside(t, "TestFaultPartitionGalera", 12*time.Minute, func() []string { return nil },
+		// The nodes' directories live in one the test outside makes and removes, so that they
+		// go also when the test inside is killed by its timeout before its cleanups run.
+		labtest.Outside(t, "TestFaultPartitionGalera", 12*time.Minute, func() []string { return []string{envGaleraDir + "=" + galeraDir(t)} },
 			append(hosts, labtest.HostSpec{Name: "ctl", Nets: []string{labtest.MGMT}})...)
 		return
 	}
@@ -230,7 +247,7 @@ func startGalera(t *testing.T, lab *netlab.Lab) *galera {
 		if host == nil {
 			t.Fatalf("no lab host %s", h)
 		}
-		dir, err := os.MkdirTemp("", "galera-")
+		dir, err := os.MkdirTemp(os.Getenv(envGaleraDir), "galera-")
 		if err != nil {
 			t.Fatal(err)
 		}
