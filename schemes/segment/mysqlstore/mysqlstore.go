@@ -405,7 +405,7 @@ func (f facts) class() (segment.Class, string) {
 		if f.wsrepStatus != "Primary" {
 			return segment.ClassUnknown, fmt.Sprintf("Galera node in a %s component (wsrep_cluster_status)", f.wsrepStatus)
 		}
-		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged"
+		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged (safe with one writer node at a time: Galera can let two nodes commit the same increment)"
 	case !on(f.logBin):
 		return segment.ClassSingle, "log_bin is OFF: no replica can follow"
 	case f.dumps == 0:
