@@ -29,3 +29,7 @@ func ClassOf(r Replication) (segment.Class, string) {
 	return facts{logBin: r.LogBin, readOnly: r.ReadOnly, dumps: r.Dumps, semiEnabled: r.SemiEnabled, semiStatus: r.SemiStatus,
 		waitPoint: r.WaitPoint, semiClients: r.SemiClients, wsrepOn: r.WsrepOn, wsrepStatus: r.WsrepStatus, wsrepSession: r.WsrepSession}.class()
 }
+
+// AllowSplitBrain makes a store opened with set accept a Galera node with pc.ignore_sb or
+// pc.ignore_quorum, for the Galera partition test's control only.
+func AllowSplitBrain(set *Settings) { set.allowSplitBrain = true }

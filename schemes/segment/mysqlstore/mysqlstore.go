@@ -28,8 +28,9 @@
 //   - a table that is not InnoDB (an existing MyISAM or MEMORY table named by table=, or
 //     InnoDB missing and the engine substituted).
 //
-// Every Take reads innodb_flush_log_at_trx_commit, log_bin, sync_binlog and sql_log_bin again
-// on both sides of the write it vouches for: in its transaction before the UPDATE, and on the
+// Every Take reads innodb_flush_log_at_trx_commit, log_bin, sync_binlog and sql_log_bin (and on
+// a Galera node wsrep_provider_options, which SET GLOBAL can change) again on both sides of
+// the write it vouches for: in its transaction before the UPDATE, and on the
 // same connection after COMMIT, before the block is handed out; it drops the block if one of
 // them was wrong at either read (SET GLOBAL innodb_flush_log_at_trx_commit = 2 for a bulk load
 // is common, and one made while the take ran is seen): its numbers are lost, never used. The
@@ -44,9 +45,13 @@
 //     status, which counts the binary log dump threads and needs no privilege; on MySQL the
 //     Binlog Dump threads in performance_schema.threads, which the store's user needs the
 //     PROCESS privilege to see);
-//   - sync: a Galera node in the Primary component (wsrep_on), or one replica, a semi-sync
-//     client, with Rpl_semi_sync_master_status ON and rpl_semi_sync_master_wait_point
-//     AFTER_SYNC (the commit becomes visible only once the replica acknowledged it), and
+//   - sync: a Galera node in the Primary component (wsrep_on; this holds only while the takes
+//     of a key go to one node at a time: TestFaultPartitionGalera saw two nodes of the
+//     Primary component commit the same increment right after a membership change, the Lost
+//     Update Jepsen reports in Galera, and the store cannot see other nodes' takers), or one
+//     replica, a semi-sync client, with Rpl_semi_sync_master_status ON and
+//     rpl_semi_sync_master_wait_point AFTER_SYNC (the commit becomes visible only once the
+//     replica acknowledged it), and
 //     Rpl_semi_sync_master_no_tx not risen across the take: MariaDB falls back to
 //     asynchronous replication when rpl_semi_sync_master_timeout expires, and still answers
 //     the COMMIT that waited in vain with success;
@@ -121,6 +126,11 @@ type Settings struct {
 	// AcceptAsync runs the store although a replica could be promoted without its takes
 	// (durability=async in the URL): failover fencing is then the only protection.
 	AcceptAsync bool
+
+	// allowSplitBrain, set by the Galera partition test's control only, accepts a node with
+	// pc.ignore_sb or pc.ignore_quorum: no URL, DSN or Settings field a program can set
+	// reaches it.
+	allowSplitBrain bool
 }
 
 // ParseURL reads mysql://user:password@host:port/database?table=T&socket=/path/mysqld.sock
@@ -242,6 +252,8 @@ type Store struct {
 	async  bool   // Settings.AcceptAsync
 	facts  string // the query that reads factsOf
 
+	// allowSplitBrain is Settings.allowSplitBrain.
+	allowSplitBrain bool
 	// unprotected, set by the fault tests' controls only, takes blocks as before failover
 	// fencing: no epoch, no gap, no replication check.
 	unprotected bool
@@ -288,7 +300,7 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("mysqlstore: adding column epoch to %s: %w", table, err)
 	}
-	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync}
+	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync, allowSplitBrain: set.allowSplitBrain}
 	if err := s.checkDurable(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -393,7 +405,7 @@ func (f facts) class() (segment.Class, string) {
 		if f.wsrepStatus != "Primary" {
 			return segment.ClassUnknown, fmt.Sprintf("Galera node in a %s component (wsrep_cluster_status)", f.wsrepStatus)
 		}
-		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged"
+		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged (safe with one writer node at a time: Galera can let two nodes commit the same increment)"
 	case !on(f.logBin):
 		return segment.ClassSingle, "log_bin is OFF: no replica can follow"
 	case f.dumps == 0:
@@ -493,16 +505,41 @@ func (s *Store) checkVariables(vars map[string]string) error {
 		return s.refuse("innodb_flush_method", vars["innodb_flush_method"], "it never syncs its files and a crash of its machine can lose increments and repeat IDs", "set innodb_flush_method = fsync or O_DIRECT")
 	}
 	if on := strings.ToUpper(vars["wsrep_on"]); on == "ON" || on == "1" {
-		// wsrep_provider_options is "name = value; name = value; …".
-		for _, kv := range strings.Split(vars["wsrep_provider_options"], ";") {
-			k, v, _ := strings.Cut(kv, "=")
-			k, v = strings.ToLower(strings.TrimSpace(k)), strings.ToLower(strings.TrimSpace(v))
-			if (k == "pc.ignore_sb" || k == "pc.ignore_quorum") && (v == "true" || v == "yes" || v == "1" || v == "on") {
-				return s.refuse("wsrep_provider_options", k+" = "+v, "both halves of a split Galera cluster keep taking the same blocks and repeat IDs", "remove "+k)
-			}
+		return s.checkSplitBrain(vars["wsrep_provider_options"])
+	}
+	return nil
+}
+
+// checkSplitBrain refuses a Galera node whose wsrep_provider_options set pc.ignore_sb or
+// pc.ignore_quorum (both are dynamic: SET GLOBAL wsrep_provider_options can turn them on
+// after Open, so every Take on a Galera node reads them again).
+func (s *Store) checkSplitBrain(options string) error {
+	if s.allowSplitBrain {
+		return nil
+	}
+	// wsrep_provider_options is "name = value; name = value; …".
+	for _, kv := range strings.Split(options, ";") {
+		k, v, _ := strings.Cut(kv, "=")
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.ToLower(strings.TrimSpace(v))
+		if (k == "pc.ignore_sb" || k == "pc.ignore_quorum") && (v == "true" || v == "yes" || v == "1" || v == "on") {
+			return s.refuse("wsrep_provider_options", k+" = "+v, "both halves of a split Galera cluster keep taking the same blocks and repeat IDs", "remove "+k)
 		}
 	}
 	return nil
+}
+
+// galeraOptions reads a Galera node's wsrep_provider_options with SHOW GLOBAL VARIABLES, which
+// gives the whole value (information_schema's column can cut a long one short), and checks
+// them; f tells whether the node is one.
+func (s *Store) galeraOptions(ctx context.Context, q querier, f facts) error {
+	if s.unsafe || !on(f.wsrepOn) {
+		return nil
+	}
+	var name, options string
+	if err := q.QueryRowContext(ctx, `SHOW GLOBAL VARIABLES LIKE 'wsrep_provider_options'`).Scan(&name, &options); err != nil {
+		return fmt.Errorf("mysqlstore: reading wsrep_provider_options of the server at %s: %w", s.server, err)
+	}
+	return s.checkSplitBrain(options)
 }
 
 // variables reads the server and session settings checkDurable looks at; SHOW VARIABLES
@@ -589,6 +626,9 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 	if err = s.checkCommit(before.flush, before.logBin, before.syncBinlog, before.sqlLogBin); err != nil {
 		return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w", req.Key, s.table, err)
 	}
+	if err = s.galeraOptions(ctx, tx, before); err != nil {
+		return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w", req.Key, s.table, err)
+	}
 	var epoch any // NULL: the row records none, and no gap is skipped
 	var gap, newGap uint64
 	if !s.unprotected {
@@ -631,6 +671,9 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
 	}
 	if err := s.checkCommit(after.flush, after.logBin, after.syncBinlog, after.sqlLogBin); err != nil {
+		return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
+	}
+	if err := s.galeraOptions(ctx, conn, after); err != nil {
 		return b, fmt.Errorf("mysqlstore: key %q in %s: block up to %d dropped: %w", req.Key, s.table, maxID, err)
 	}
 	blk := segment.Block{First: uint64(maxID) - req.Step + 1, Last: uint64(maxID)}
