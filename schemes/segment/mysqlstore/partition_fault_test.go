@@ -32,12 +32,8 @@ const partitionSemiTimeout = time.Second
 //   - semisync-partition: the fall-back is seen (Rpl_semi_sync_master_status OFF,
 //     Rpl_semi_sync_master_no_tx risen) and the blocks dropped: no repeat.
 func TestFaultPartitionMariaDB(t *testing.T) {
-	lab := labtest.Inside(t)
+	lab := labtest.Servers(t, "TestFaultPartitionMariaDB", 6*time.Minute, "m0", "m1")
 	if lab == nil {
-		labtest.Outside(t, "TestFaultPartitionMariaDB", 6*time.Minute, func() []string { return nil },
-			labtest.HostSpec{Name: "m0", Nets: []string{labtest.LAN}},
-			labtest.HostSpec{Name: "m1", Nets: []string{labtest.LAN}},
-			labtest.HostSpec{Name: "ctl", Nets: []string{labtest.MGMT}})
 		return
 	}
 	const rounds = 3

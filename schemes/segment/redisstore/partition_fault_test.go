@@ -54,12 +54,8 @@ func startLabNode(t *testing.T, h *netlab.Host, primary *redisNode) *redisNode {
 //   - async (durability=async, fencing on master_replid and the gap; a control: a partition
 //     lets the primary take past any gap): must repeat.
 func TestFaultPartitionRedis(t *testing.T) {
-	lab := labtest.Inside(t)
+	lab := labtest.Servers(t, "TestFaultPartitionRedis", 6*time.Minute, "r0", "r1")
 	if lab == nil {
-		labtest.Outside(t, "TestFaultPartitionRedis", 6*time.Minute, func() []string { return nil },
-			labtest.HostSpec{Name: "r0", Nets: []string{labtest.LAN}},
-			labtest.HostSpec{Name: "r1", Nets: []string{labtest.LAN}},
-			labtest.HostSpec{Name: "ctl", Nets: []string{labtest.MGMT}})
 		return
 	}
 	const rounds = 3
