@@ -49,7 +49,7 @@ fault:
 # Fault runs too long for CI (about fifteen minutes): the segment stores' failover rows under a
 # network partition (PostgreSQL primary and synchronous standby, MariaDB semi-sync primary and
 # replica, Redis primary and replica, each in network namespaces, the standby's or replica's
-# link cut before each failover; needs root and iproute2; about 5, 3 and 1.5 minutes), and
+# link cut before each failover; needs root and iproute2; about 5, 2-3 and 2 minutes), and
 # every partition scenario of the lease stores and idkitd, the flapping links and the
 # service's leader-minority included (make fault runs the others). Outputs committed in
 # docs/bench/partitions/; docs/segment.md and docs/nodes.md quote them.
