@@ -46,17 +46,18 @@ fault:
 	$(GO) test -tags fault -count=1 -p 1 -timeout 15m -run '^TestFault' -v $(FAULT_PKGS)
 	$(GO) test -tags fault -count=1 -p 1 -timeout 10m -run '^TestFaultFailover' -v ./schemes/segment/...
 
-# Fault runs too long for CI (about fifteen minutes): the segment store's PostgreSQL failover rows
-# under a network partition (primary and synchronous standby in network namespaces, the
-# standby's link cut before each failover; needs root and iproute2), a three-node MariaDB
-# Galera cluster with one node at a time cut off (each mariadbd in a namespace of its own;
-# one rsync state transfer per joiner at start, so three minutes and more on a loaded machine;
-# needs galera-4, rsync and the mysql user), and every partition
+# Fault runs too long for CI (about twenty minutes): the segment stores' failover rows under a
+# network partition (PostgreSQL primary and synchronous standby, MariaDB semi-sync primary and
+# replica, Redis primary and replica, each in network namespaces, the standby's or replica's
+# link cut before each failover; needs root and iproute2; about 5, 2-3 and 2 minutes), a
+# three-node MariaDB Galera cluster with one node at a time cut off (each mariadbd in a
+# namespace of its own; one rsync state transfer per joiner at start, so three minutes and more
+# on a loaded machine; needs galera-4, rsync and the mysql user), and every partition
 # scenario of the lease stores and idkitd, the flapping links and the service's
 # leader-minority included (make fault runs the others). Outputs committed in
 # docs/bench/partitions/; docs/segment.md and docs/nodes.md quote them.
 fault-long:
-	$(GO) test -tags fault -count=1 -timeout 20m -run '^TestFaultPartitionPG$$' -v ./schemes/segment/pgstore/
+	$(GO) test -tags fault -count=1 -p 1 -timeout 20m -run '^TestFaultPartition(PG|MariaDB|Redis)$$' -v ./schemes/segment/pgstore/ ./schemes/segment/mysqlstore/ ./schemes/segment/redisstore/
 	$(GO) test -tags fault -count=1 -timeout 20m -run '^TestFaultPartitionGalera$$' -v ./schemes/segment/mysqlstore/
 	IDKIT_FAULT_LONG=1 $(GO) test -tags fault -count=1 -p 1 -timeout 20m -run '^TestFaultPartition' -v ./schemes/nodeid/etcdlease/ ./schemes/nodeid/pglease/ ./cmd/idkitd/
 

@@ -31,6 +31,7 @@ var benchFigures = map[string]map[string]benchFigure{
 		"50,000": {Other: "the failover gap, a setting of the test"},
 		"1,000":  {Other: "the gap in blocks, a setting of the test"},
 		"300":    {Other: "rpl_semi_sync_master_timeout, a setting of the test"},
+		"5,000":  {Other: "the failover gap of the Redis partition rows (100 blocks of 50), a setting of the test"},
 	},
 	"docs/service.md": {
 		"1.08": {HeldBy: "TestServiceDocPacedTail"},

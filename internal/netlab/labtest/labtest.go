@@ -149,3 +149,21 @@ func SkipLong(t *testing.T, sc Scenario) {
 		t.Skipf("%s runs with %s=1 (make fault-long), outside make fault's budget", sc.Name, EnvLong)
 	}
 }
+
+// Servers returns the lab this test runs in; outside one it builds a lab of the named server
+// hosts, each on LAN, and "ctl" on MGMT, runs the test inside "ctl" (Outside) and returns nil,
+// and the caller returns: the shape of a partition test between servers that the test, as
+// their client, reaches over unix sockets only.
+func Servers(t *testing.T, test string, limit time.Duration, servers ...string) *netlab.Lab {
+	t.Helper()
+	if lab := Inside(t); lab != nil {
+		return lab
+	}
+	var hosts []HostSpec
+	for _, s := range servers {
+		hosts = append(hosts, HostSpec{Name: s, Nets: []string{LAN}})
+	}
+	hosts = append(hosts, HostSpec{Name: "ctl", Nets: []string{MGMT}})
+	Outside(t, test, limit, func() []string { return nil }, hosts...)
+	return nil
+}

@@ -243,3 +243,18 @@ func TestCheckVariables(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedStoreNotWritten sets read_only = ON under an open store: the store's user (root)
+// still commits its increment, and the take is refused after the COMMIT (class unknown, as on
+// a replica), the block lost, as with a semi-sync primary fallen back to async. The Segment
+// checks the store (Store.Check) before taking again and does not write to it while it
+// refuses; the control, the same store without Check, keeps taking and losing blocks
+// (segtest.RefusedNotWritten). With read_only OFF again, the Segment issues again. (The crash
+// settings are refused before the write, so they lose no block.)
+func TestRefusedStoreNotWritten(t *testing.T) {
+	dsn, _ := privateDatabase(t)
+	segtest.RefusedNotWritten(t, open(t, dsn), open(t, dsn), func(key string) int64 { return maxID(t, dsn, key) },
+		func() { sqlExec(t, dsn, "SET GLOBAL read_only = ON") },
+		func() { sqlExec(t, dsn, "SET GLOBAL read_only = OFF") },
+		mysqlstore.ErrNotDurable, "read_only is ON")
+}

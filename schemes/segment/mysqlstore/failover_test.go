@@ -22,6 +22,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idkit/idkit/internal/netlab"
+	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/mysqlstore"
@@ -33,6 +35,9 @@ type mnode struct {
 	dir, sock string
 	port, id  int
 	cmd       *exec.Cmd
+	// addr is the address replication reaches it on: 127.0.0.1, or its lan address in a
+	// partition lab, where host is the lab host it runs in (empty outside a lab).
+	addr, host string
 }
 
 // mtemplate installs one data directory that every node starts from a copy of.
@@ -58,6 +63,13 @@ func mtemplate(t *testing.T) string {
 
 func startMNode(t *testing.T, tmpl string, id int, semi bool) *mnode {
 	t.Helper()
+	return startMNodeIn(t, tmpl, id, semi, nil, 300*time.Millisecond)
+}
+
+// startMNodeIn is startMNode with rpl_semi_sync_master_timeout semiTimeout, inside lab host h
+// (nil: on loopback), where it listens on port 3306 of its lan address.
+func startMNodeIn(t *testing.T, tmpl string, id int, semi bool, h *netlab.Host, semiTimeout time.Duration) *mnode {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "mfo-")
 	if err != nil {
 		t.Fatal(err)
@@ -70,22 +82,29 @@ func startMNode(t *testing.T, tmpl string, id int, semi bool) *mnode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &mnode{dir: dir, sock: filepath.Join(dir, "sock"), port: l.Addr().(*net.TCPAddr).Port, id: id}
+	n := &mnode{dir: dir, sock: filepath.Join(dir, "sock"), port: l.Addr().(*net.TCPAddr).Port, id: id, addr: "127.0.0.1"}
 	l.Close()
+	replHost := "127.0.0.1"
+	if h != nil {
+		n.port, n.addr, n.host, replHost = 3306, h.Addrs[labtest.LAN], h.Name, "10.%"
+	}
 	bin, _ := findMariadbd()
 	onOff := map[bool]string{true: "ON", false: "OFF"}[semi]
 	args := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"), "--tmpdir=" + privateTmp(t, dir), "--socket=" + n.sock,
-		"--port=" + strconv.Itoa(n.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
+		"--port=" + strconv.Itoa(n.port), "--bind-address=" + n.addr, "--skip-name-resolve",
 		"--pid-file=" + filepath.Join(dir, "pid"), "--log-error=" + filepath.Join(dir, "err.log"),
 		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--max-connections=60",
 		"--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", // the stores say unsafe=true: failover is what is tested
 		"--server-id=" + strconv.Itoa(id), "--log-bin=binlog", "--log-slave-updates",
 		"--rpl-semi-sync-master-enabled=" + onOff, "--rpl-semi-sync-slave-enabled=" + onOff,
-		"--rpl-semi-sync-master-wait-point=AFTER_SYNC", "--rpl-semi-sync-master-timeout=300"}
+		"--rpl-semi-sync-master-wait-point=AFTER_SYNC", "--rpl-semi-sync-master-timeout=" + strconv.FormatInt(semiTimeout.Milliseconds(), 10)}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
 	n.cmd = exec.Command(bin, args...)
+	if h != nil {
+		n.cmd = h.Command(context.Background(), bin, args...)
+	}
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +117,7 @@ func startMNode(t *testing.T, tmpl string, id int, semi bool) *mnode {
 		defer db.Close()
 		return db.Ping() == nil
 	})
-	n.exec(t, "SET SESSION sql_log_bin = 0", "CREATE USER repl@'127.0.0.1'", "GRANT REPLICATION SLAVE ON *.* TO repl@'127.0.0.1'")
+	n.exec(t, "SET SESSION sql_log_bin = 0", "CREATE USER repl@'"+replHost+"'", "GRANT REPLICATION SLAVE ON *.* TO repl@'"+replHost+"'")
 	return n
 }
 
@@ -153,7 +172,7 @@ func (n *mnode) kill() {
 // follow makes n a replica of p, from the start of p's binary log.
 func (n *mnode) follow(t *testing.T, p *mnode) {
 	t.Helper()
-	n.exec(t, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'repl', MASTER_CONNECT_RETRY = 1, MASTER_USE_GTID = slave_pos", p.port),
+	n.exec(t, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '%s', MASTER_PORT = %d, MASTER_USER = 'repl', MASTER_CONNECT_RETRY = 1, MASTER_USE_GTID = slave_pos", p.addr, p.port),
 		"START SLAVE")
 }
 
@@ -166,6 +185,10 @@ type mpair struct {
 	prim, repl *mnode
 	nextID     int
 	current    atomic.Pointer[string] // the primary's socket, which the stores dial
+	// In a partition test (TestFaultPartitionMariaDB) the nodes sit in lab's hosts m0 and m1,
+	// replicating over its lan; cut takes the replica's link off the net.
+	lab         *netlab.Lab
+	semiTimeout time.Duration
 }
 
 var dialName atomic.Int64
@@ -174,9 +197,15 @@ var dialName atomic.Int64
 func init() { mysql.SetLogger(log.New(io.Discard, "", 0)) }
 
 func startMPair(t *testing.T, semi bool) (*mpair, string) {
-	p := &mpair{t: t, tmpl: mtemplate(t), semi: semi, nextID: 3}
-	p.prim = startMNode(t, p.tmpl, 1, semi)
-	p.repl = startMNode(t, p.tmpl, 2, semi)
+	return startMPairIn(t, semi, nil, 300*time.Millisecond)
+}
+
+// startMPairIn is startMPair with rpl_semi_sync_master_timeout semiTimeout, the primary in
+// lab's host m0 and the replica in m1 (nil lab: on loopback).
+func startMPairIn(t *testing.T, semi bool, lab *netlab.Lab, semiTimeout time.Duration) (*mpair, string) {
+	p := &mpair{t: t, tmpl: mtemplate(t), semi: semi, nextID: 3, lab: lab, semiTimeout: semiTimeout}
+	p.prim = p.node(1, "m0")
+	p.repl = p.node(2, "m1")
 	p.repl.follow(t, p.prim)
 	p.current.Store(&p.prim.sock)
 	p.prim.exec(t, "CREATE DATABASE idkit")
@@ -207,9 +236,27 @@ func (p *mpair) waitReplica() {
 	})
 }
 
-// cut stops the replica's IO thread: semi-sync commits wait rpl_semi_sync_master_timeout
-// (300 ms), then MariaDB falls back to asynchronous replication and acknowledges them anyway.
-func (p *mpair) cut() { p.repl.exec(p.t, "STOP SLAVE IO_THREAD") }
+// node starts node id, in lab host host when the pair is in a lab.
+func (p *mpair) node(id int, host string) *mnode {
+	var h *netlab.Host
+	if p.lab != nil {
+		h = p.lab.Host(host)
+	}
+	return startMNodeIn(p.t, p.tmpl, id, p.semi, h, p.semiTimeout)
+}
+
+// cut stops the replica's IO thread (in a lab: takes the replica's link off the net, so the
+// replication connection goes silent): semi-sync commits wait rpl_semi_sync_master_timeout,
+// then MariaDB falls back to asynchronous replication and acknowledges them anyway.
+func (p *mpair) cut() {
+	if p.lab != nil {
+		if err := p.lab.Cut(context.Background(), p.repl.host, labtest.LAN); err != nil {
+			p.t.Fatal(err)
+		}
+		return
+	}
+	p.repl.exec(p.t, "STOP SLAVE IO_THREAD")
+}
 
 // fail kills the primary, promotes the replica once its SQL thread has applied what it
 // received, and has a fresh node follow it.
@@ -218,8 +265,15 @@ func (p *mpair) fail() {
 	time.Sleep(300 * time.Millisecond)
 	p.repl.exec(p.t, "STOP SLAVE", "RESET SLAVE ALL")
 	p.current.Store(&p.repl.sock)
+	old := p.prim
 	p.prim = p.repl
-	p.repl = startMNode(p.t, p.tmpl, p.nextID, p.semi)
+	if p.lab != nil {
+		// The promoted node was the one cut off: heal before a new node follows it.
+		if err := p.lab.HealNet(context.Background(), labtest.LAN); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+	p.repl = p.node(p.nextID, old.host)
 	p.nextID++
 	p.repl.follow(p.t, p.prim)
 	p.waitReplica()
@@ -262,25 +316,31 @@ func TestFaultFailoverMariaDB(t *testing.T) {
 				}
 				t.Logf("refused: %v", err)
 			}
-			open := func() (*segment.Segment, error) {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				st, err := mysqlstore.Open(ctx, mysqlstore.Settings{DSN: dsn, Unsafe: true, AcceptAsync: r.async})
-				if err != nil {
-					return nil, err
-				}
-				if r.unpro {
-					mysqlstore.Unprotected(st)
-				}
-				s, err := segment.New(segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 50, Timeout: time.Second})
-				if err != nil {
-					st.Close()
-				}
-				return s, err
-			}
+			open := opener(dsn, r.async, r.unpro, time.Second)
 			res := segtest.RunFailover(t, segtest.Failover{Name: r.name, Rounds: rounds, Open: open, Cut: p.cut, CutFor: 800 * time.Millisecond, Fail: p.fail})
 			res.Check(t, "mariadb", r.name, rounds, r.unpro)
 		})
+	}
+}
+
+// opener returns how the takers open a Segment (key "k", step 50, timeout per take) on the
+// pair's dsn: with durability=async if async, as before fencing if unprotected.
+func opener(dsn string, async, unprotected bool, timeout time.Duration) func() (*segment.Segment, error) {
+	return func() (*segment.Segment, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := mysqlstore.Open(ctx, mysqlstore.Settings{DSN: dsn, Unsafe: true, AcceptAsync: async})
+		if err != nil {
+			return nil, err
+		}
+		if unprotected {
+			mysqlstore.Unprotected(st)
+		}
+		s, err := segment.New(segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 50, Timeout: timeout})
+		if err != nil {
+			st.Close()
+		}
+		return s, err
 	}
 }
 

@@ -699,5 +699,32 @@ func (s *Store) fail(req segment.Request, err error) error {
 	return fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
 }
 
+// Check reports whether a Take would be refused now, without taking a block
+// (segment.Checker): it reads the crash settings and the replication state as a take does
+// before its write, in one statement that writes nothing. A Segment calls it before taking
+// again after a failed take, so that a server that refuses (each refused take loses its
+// block: its increment is committed before the check after COMMIT drops it) is not written to
+// while it stays refused, such as a semi-sync primary fallen back to asynchronous
+// replication until its replica catches up. Errors wrap ErrNotDurable as Take's refusals
+// do, or are the connection's.
+func (s *Store) Check(ctx context.Context) error {
+	if s.unprotected {
+		return nil
+	}
+	f, err := s.readFacts(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if err := s.checkCommit(f.flush, f.logBin, f.syncBinlog, f.sqlLogBin); err != nil {
+		return fmt.Errorf("mysqlstore: checking %s: %w", s.table, err)
+	}
+	if _, err := s.checkReplication(f, f); err != nil {
+		return fmt.Errorf("mysqlstore: checking %s: %w", s.table, err)
+	}
+	return nil
+}
+
+var _ segment.Checker = (*Store)(nil)
+
 // Close closes the store's connections.
 func (s *Store) Close() error { return s.db.Close() }

@@ -26,12 +26,8 @@ import (
 //     before it was fenced): must repeat;
 //   - sync-cancelled: no repeat.
 func TestFaultPartitionPG(t *testing.T) {
-	lab := labtest.Inside(t)
+	lab := labtest.Servers(t, "TestFaultPartitionPG", 6*time.Minute, "pg0", "pg1")
 	if lab == nil {
-		labtest.Outside(t, "TestFaultPartitionPG", 6*time.Minute, func() []string { return nil },
-			labtest.HostSpec{Name: "pg0", Nets: []string{labtest.LAN}},
-			labtest.HostSpec{Name: "pg1", Nets: []string{labtest.LAN}},
-			labtest.HostSpec{Name: "ctl", Nets: []string{labtest.MGMT}})
 		return
 	}
 	const rounds = 3

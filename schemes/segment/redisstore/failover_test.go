@@ -16,31 +16,25 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idkit/idkit/internal/netlab"
+	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/redisstore"
 )
 
-// freePort returns a loopback port nothing listens on.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // redisNode is a redis-server on a loopback port, started and restarted by the test.
 type redisNode struct {
 	srv  *server
 	port string
+	// ip is the address replication reaches it on: 127.0.0.1, or its lan address in a
+	// partition lab, where host is the lab host it runs in (empty outside a lab).
+	ip, host string
 }
 
 func startNode(t *testing.T, replicaOf string) *redisNode {
 	t.Helper()
-	n := &redisNode{port: freePort(t)}
+	n := &redisNode{port: freePort(t), ip: "127.0.0.1"}
 	args := []string{"--port", n.port, "--bind", "127.0.0.1", "--appendonly", "no", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
 	if replicaOf != "" {
 		args = append(args, "--replicaof", "127.0.0.1", replicaOf)
@@ -49,11 +43,12 @@ func startNode(t *testing.T, replicaOf string) *redisNode {
 	return n
 }
 
-func (n *redisNode) addr() string { return "127.0.0.1:" + n.port }
+func (n *redisNode) addr() string { return n.ip + ":" + n.port }
 
+// do runs a command on n over its unix socket, which a partition never cuts.
 func (n *redisNode) do(t *testing.T, args ...any) string {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: n.addr()})
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: n.srv.sock})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -74,10 +69,14 @@ type redisPair struct {
 	prim    *redisNode
 	repl    *redisNode
 	current atomic.Pointer[string]
+	// network is how the stores dial current: "tcp", or in a partition lab (lab set) "unix",
+	// the nodes' sockets, a path the nemesis never cuts.
+	network string
+	lab     *netlab.Lab
 }
 
 func startRedisPair(t *testing.T) *redisPair {
-	p := &redisPair{t: t}
+	p := &redisPair{t: t, network: "tcp"}
 	p.prim = startNode(t, "")
 	p.repl = startNode(t, p.prim.port)
 	a := p.prim.addr()
@@ -104,6 +103,12 @@ func (p *redisPair) cut() {
 		got, _ := strconv.ParseInt(p.repl.do(p.t, "HGET", key, "max_id"), 10, 64)
 		return got >= want
 	})
+	if p.lab != nil {
+		if err := p.lab.Cut(context.Background(), p.repl.host, labtest.LAN); err != nil {
+			p.t.Fatal(err)
+		}
+		return
+	}
 	p.repl.srv.cmd.Process.Signal(syscall.SIGSTOP)
 	p.prim.do(p.t, "CLIENT", "KILL", "TYPE", "replica")
 }
@@ -113,34 +118,60 @@ func (p *redisPair) cut() {
 func (p *redisPair) fail() {
 	lost := p.prim.do(p.t, "HGET", redisstore.DefaultPrefix+"k", "max_id")
 	p.prim.srv.stop()
-	p.repl.srv.cmd.Process.Signal(syscall.SIGCONT)
+	if p.lab == nil {
+		p.repl.srv.cmd.Process.Signal(syscall.SIGCONT)
+	}
 	p.repl.do(p.t, "REPLICAOF", "NO", "ONE")
 	p.t.Logf("the promoted replica has max_id %s, the killed primary had %s", p.repl.do(p.t, "HGET", redisstore.DefaultPrefix+"k", "max_id"), lost)
 	a := p.repl.addr()
+	if p.lab != nil {
+		a = p.repl.srv.sock
+		// The promoted node was the one cut off: heal before the old primary follows it.
+		if err := p.lab.HealNet(context.Background(), labtest.LAN); err != nil {
+			p.t.Fatal(err)
+		}
+	}
 	p.current.Store(&a)
 	old := p.prim
 	p.prim, p.repl = p.repl, old
-	old.srv.args = append(old.srv.args, "--replicaof", "127.0.0.1", p.prim.port)
+	old.srv.args = append(old.srv.args, "--replicaof", p.prim.ip, p.prim.port)
 	old.srv.start(p.t)
 	p.waitReplica()
 }
 
 func (p *redisPair) opener(async, unprotected bool) func() (*segment.Segment, error) {
+	return p.openerWith(openOpts{async: async, unprotected: unprotected})
+}
+
+// openOpts say how the takers open their stores: durability=async, as before fencing
+// (Unprotected), as before the backlog was read (OpenIgnoringBacklog), the failover gap in
+// blocks (0: the default).
+type openOpts struct {
+	async, unprotected, ignoreBacklog bool
+	gap                               uint64
+}
+
+func (p *redisPair) openerWith(o openOpts) func() (*segment.Segment, error) {
 	return func() (*segment.Segment, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		opts := &redis.Options{Addr: "primary", Dialer: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "tcp", *p.current.Load())
+			return d.DialContext(ctx, p.network, *p.current.Load())
 		}}
-		st, err := redisstore.Open(ctx, redisstore.Settings{Options: opts, Unsafe: true, AcceptAsync: async})
+		set := redisstore.Settings{Options: opts, Unsafe: true, AcceptAsync: o.async}
+		openStore := redisstore.Open
+		if o.ignoreBacklog {
+			openStore = redisstore.OpenIgnoringBacklog
+		}
+		st, err := openStore(ctx, set)
 		if err != nil {
 			return nil, err
 		}
-		if unprotected {
+		if o.unprotected {
 			redisstore.Unprotected(st)
 		}
-		s, err := segment.New(segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 50, Timeout: time.Second})
+		s, err := segment.New(segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 50, Timeout: time.Second, FailoverGap: o.gap})
 		if err != nil {
 			st.Close()
 		}

@@ -29,7 +29,12 @@
 // increments its primary acknowledged. So a Redis with a replica connected (INFO replication's
 // connected_slaves) is never better than class async, and Open and every Take refuse it unless
 // durability=async is in the store URL (Settings.AcceptAsync); a Redis that is itself a
-// replica (role slave) is refused always. With durability=async, failover fencing is the only
+// replica (role slave) is refused always. A replica cut off by a partition is dropped from
+// connected_slaves after repl-timeout while it can still be promoted, so a primary with no
+// replica connected but a replication backlog (repl_backlog_active 1: a replica was attached
+// less than repl-backlog-ttl ago, or the server was a replica itself) is class async too; to
+// run a Redis whose replicas were taken away on purpose, let its backlog go (CONFIG SET
+// repl-backlog-ttl 1, which frees it after a second with no replica). With durability=async, failover fencing is the only
 // protection: the take's script reads master_replid in the same atomic step as its increment,
 // records it in the hash (field epoch), and first adds Request.Gap blocks when the hash was
 // last written under another replication ID; a new hash starts after the gap. Redis draws a
@@ -152,12 +157,14 @@ func parseURL(raw string) (Settings, error) {
 // takeScript creates the hash on first use with the store's place (and max_id ARGV[5], the
 // gap of a new hash), refuses another place, and adds the step to max_id. With ARGV[4] = 1 it
 // fences: a hash last written under another master_replid first skips ARGV[6]. It returns
-// max_id, master_replid, role and connected_slaves, read in the same atomic step.
+// max_id, master_replid, role, connected_slaves and repl_backlog_active, read in the same
+// atomic step.
 var takeScript = redis.NewScript(`
 local info = redis.call('INFO', 'replication')
 local replid = string.match(info, 'master_replid:(%w+)') or ''
 local role = string.match(info, 'role:(%w+)') or ''
 local replicas = tonumber(string.match(info, 'connected_slaves:(%d+)') or '0')
+local backlog = string.match(info, 'repl_backlog_active:(%d+)') or ''
 local idx = redis.call('HGET', KEYS[1], 'store_index')
 if not idx then
   redis.call('HSET', KEYS[1], 'store_index', ARGV[2], 'store_count', ARGV[3])
@@ -179,7 +186,7 @@ if ARGV[4] == '1' then
 end
 local m = redis.call('HINCRBY', KEYS[1], 'max_id', ARGV[1])
 redis.call('HSET', KEYS[1], 'step', ARGV[1])
-return {m, replid, role, replicas}
+return {m, replid, role, replicas, backlog}
 `)
 
 // Store is a segment.Store in Redis. It is safe for concurrent use.
@@ -193,6 +200,9 @@ type Store struct {
 	// unprotected, set by the fault tests' controls only, takes blocks as before failover
 	// fencing: no epoch, no gap, no replication check.
 	unprotected bool
+	// ignoreBacklog, set by a fault test's control only, classes a primary by
+	// connected_slaves alone, as before the backlog was read.
+	ignoreBacklog bool
 
 	mu  sync.Mutex
 	dur segment.Durability
@@ -203,6 +213,12 @@ var _ segment.Store = (*Store)(nil)
 // Open connects and checks that the server persists every write and keeps every counter (see
 // the package doc); errors wrap ErrNotDurable otherwise, unless s.Unsafe.
 func Open(ctx context.Context, s Settings) (*Store, error) {
+	return open(ctx, s, false)
+}
+
+// open is Open; ignoreBacklog (the partition test's control only) classes a primary by
+// connected_slaves alone.
+func open(ctx context.Context, s Settings, ignoreBacklog bool) (*Store, error) {
 	if s.Options == nil {
 		return nil, errors.New("redisstore: no connection options")
 	}
@@ -210,7 +226,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 		s.Prefix = DefaultPrefix
 	}
 	c := redis.NewClient(s.Options)
-	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr, unsafe: s.Unsafe, async: s.AcceptAsync}
+	st := &Store{c: c, prefix: s.Prefix, addr: s.Options.Addr, unsafe: s.Unsafe, async: s.AcceptAsync, ignoreBacklog: ignoreBacklog}
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redisstore: connecting to %s: %w", st.addr, err)
@@ -226,7 +242,7 @@ func Open(ctx context.Context, s Settings) (*Store, error) {
 		c.Close()
 		return nil, fmt.Errorf("redisstore: reading INFO replication at %s: %w", st.addr, err)
 	}
-	if err := st.checkReplication(infoField(info, "master_replid"), infoField(info, "role"), infoField(info, "connected_slaves")); err != nil {
+	if err := st.checkReplication(infoField(info, "master_replid"), infoField(info, "role"), infoField(info, "connected_slaves"), infoField(info, "repl_backlog_active")); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -244,16 +260,19 @@ func infoField(info, name string) string {
 }
 
 // checkReplication decides the durability class from INFO replication's fields, records it
-// for Durability, and refuses a replica, and a primary with replicas unless the store
-// accepts async.
-func (s *Store) checkReplication(replid, role, replicas string) error {
+// for Durability, and refuses a replica, and a primary with replicas (or a replication backlog)
+// unless the store accepts async.
+func (s *Store) checkReplication(replid, role, replicas, backlog string) error {
 	n, _ := strconv.Atoi(replicas)
-	d := segment.Durability{Class: segment.ClassSingle, Reason: "no replica connected (connected_slaves 0)", Epoch: replid, AsyncAccepted: s.async}
+	d := segment.Durability{Class: segment.ClassSingle, Reason: "no replica connected (connected_slaves 0, repl_backlog_active 0)", Epoch: replid, AsyncAccepted: s.async}
 	switch {
 	case role != "master":
 		d.Class, d.Reason = segment.ClassUnknown, "role "+role+": this Redis is a replica"
 	case n > 0:
 		d.Class, d.Reason = segment.ClassAsync, fmt.Sprintf("connected_slaves %d: Redis replicates asynchronously, and WAIT does not make it strongly consistent", n)
+	case backlog != "0" && !s.ignoreBacklog:
+		// An empty value (a server whose INFO has no such field) counts as a backlog too.
+		d.Class, d.Reason = segment.ClassAsync, fmt.Sprintf("connected_slaves 0 but repl_backlog_active %q: a replica was attached less than repl-backlog-ttl ago (a partitioned one is dropped after repl-timeout and can still be promoted), or this server was a replica; CONFIG SET repl-backlog-ttl 1 frees the backlog once no replica is left", backlog)
 	}
 	s.mu.Lock()
 	s.dur = d
@@ -344,17 +363,19 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	var m int64
 	var replid, role string
 	var replicas int64
+	var backlog string
 	res, err := take.Slice()
 	if err == nil {
-		if len(res) != 4 {
-			err = fmt.Errorf("the take script answered %d values, want 4", len(res))
+		if len(res) != 5 {
+			err = fmt.Errorf("the take script answered %d values, want 5", len(res))
 		} else {
-			var ok [4]bool
+			var ok [5]bool
 			m, ok[0] = res[0].(int64)
 			replid, ok[1] = res[1].(string)
 			role, ok[2] = res[2].(string)
 			replicas, ok[3] = res[3].(int64)
-			if ok != [4]bool{true, true, true, true} {
+			backlog, ok[4] = res[4].(string)
+			if ok != [5]bool{true, true, true, true, true} {
 				err = fmt.Errorf("the take script answered %v", res)
 			}
 		}
@@ -382,7 +403,7 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	}
 	blk := segment.Block{First: uint64(m) - req.Step + 1, Last: uint64(m)}
 	if !s.unprotected {
-		if err := s.checkReplication(replid, role, strconv.FormatInt(replicas, 10)); err != nil {
+		if err := s.checkReplication(replid, role, strconv.FormatInt(replicas, 10), backlog); err != nil {
 			return segment.Block{}, fmt.Errorf("redisstore: key %q: block up to %d dropped: %w", key, m, err)
 		}
 		blk.Epoch = replid
@@ -392,6 +413,39 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	}
 	return blk, nil
 }
+
+// Check reports whether a Take would be refused now, without taking a block
+// (segment.Checker): it reads the durability settings and INFO replication as a take does,
+// in one round trip that writes nothing. A Segment calls it before taking again after a
+// failed take, so that a Redis that refuses (each refused take loses its block) is not
+// written to while it stays refused. Errors wrap ErrNotDurable as Take's refusals do, or are
+// the connection's.
+func (s *Store) Check(ctx context.Context) error {
+	if s.unprotected {
+		return nil
+	}
+	var cfg []*redis.MapStringStringCmd
+	var info *redis.StringCmd
+	s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if !s.unsafe {
+			cfg = getConfig(ctx, p)
+		}
+		info = p.Info(ctx, "replication")
+		return nil
+	})
+	v, err := info.Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: checking %s: %w", s.addr, err)
+	}
+	if !s.unsafe {
+		if err := s.checkConfig(cfg); err != nil {
+			return err
+		}
+	}
+	return s.checkReplication(infoField(v, "master_replid"), infoField(v, "role"), infoField(v, "connected_slaves"), infoField(v, "repl_backlog_active"))
+}
+
+var _ segment.Checker = (*Store)(nil)
 
 // Close closes the connections.
 func (s *Store) Close() error { return s.c.Close() }

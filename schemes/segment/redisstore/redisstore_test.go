@@ -25,6 +25,8 @@ import (
 // server is a private redis-server in a temporary directory, on a unix socket only.
 type server struct {
 	dir, sock string
+	bin       string
+	wrap      []string // what runs it in a lab host's namespace (netlab.Host.Wrap), or nil
 	args      []string
 	cmd       *exec.Cmd
 }
@@ -33,6 +35,13 @@ type server struct {
 // directory removed when the test ends. Without redis-server the test skips (fails under
 // CI=true).
 func startRedis(t *testing.T, persist ...string) *server {
+	t.Helper()
+	return startRedisIn(t, nil, persist...)
+}
+
+// startRedisIn is startRedis with redis-server run by the command prefix wrap (a lab host's
+// netlab.Host.Wrap; nil: here).
+func startRedisIn(t *testing.T, wrap []string, persist ...string) *server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -46,9 +55,8 @@ func startRedis(t *testing.T, persist ...string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{dir: dir, sock: filepath.Join(dir, "redis.sock")}
+	s := &server{dir: dir, sock: filepath.Join(dir, "redis.sock"), bin: bin, wrap: wrap}
 	s.args = append([]string{"--port", "0", "--unixsocket", s.sock, "--unixsocketperm", "700", "--dir", dir, "--save", ""}, persist...)
-	s.cmd = exec.Command(bin, s.args...)
 	t.Cleanup(func() { s.stop(); os.RemoveAll(dir) })
 	s.start(t)
 	return s
@@ -56,7 +64,10 @@ func startRedis(t *testing.T, persist ...string) *server {
 
 func (s *server) start(t *testing.T) {
 	t.Helper()
-	s.cmd = exec.Command(s.cmd.Path, s.args...)
+	s.cmd = exec.Command(s.bin, s.args...)
+	if len(s.wrap) > 0 {
+		s.cmd = exec.Command(s.wrap[0], append(append(s.wrap[1:len(s.wrap):len(s.wrap)], s.bin), s.args...)...)
+	}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
