@@ -294,3 +294,52 @@ func WriteSweepRemedy(w io.Writer, base, with *Sweep, remedy string) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// claimShort names each claim in a few words, for WriteSweepHeadline.
+var claimShort = map[string]string{
+	"ordered16":      "uuidv7 smaller than uuidv4",
+	"ordered8":       "snowflake keeps its one-writer size",
+	"dbkey":          "the database's keys keep theirs",
+	"ordered8-vs-db": "snowflake within 10% of the database's keys",
+	"rate-ordered16": "uuidv7 at 90% of uuidv4's speed or more",
+	"rate-ordered8":  "snowflake at 90% of the fastest speed or more",
+}
+
+// WriteSweepHeadline writes, for README.md, one line of what a sweep says of the one-server
+// advice: the engine, the conditions in brief (workload size, data against the cache, commit
+// setting) and, per claim (WriterClaims, WriterRateClaims), up to how many writers it held.
+func WriteSweepHeadline(w io.Writer, s *Sweep) error {
+	if s == nil || len(s.Runs) == 0 {
+		return fmt.Errorf("dbbench: sweep headline: %w", ErrNotSweep)
+	}
+	first := s.Runs[0].Report
+	st := first.Settings
+	what := "rows"
+	if first.Workload == WorkloadApp {
+		what = "operations"
+	}
+	cond := fmt.Sprintf("%s %s per scheme", thousands(int64(st.Rows)), what)
+	if name, value, cache, lo, hi, ok := sweepCacheSpan(s); ok {
+		cond += fmt.Sprintf(", data %.2f–%.2f× %s %s", float64(lo.bytes)/float64(cache), float64(hi.bytes)/float64(cache), name, value)
+	}
+	if durable, known := commitFlushed(st); known {
+		cond += map[bool]string{true: ", commits flushed", false: ", commits not flushed"}[durable]
+	}
+	var parts []string
+	for _, c := range append(WriterClaims(s), WriterRateClaims(s)...) {
+		short := claimShort[c.ID]
+		if short == "" {
+			short = c.Claim
+		}
+		switch {
+		case c.FailsAt == 0:
+			parts = append(parts, fmt.Sprintf("%s up to %s (all measured)", short, writersWord(c.Measured)))
+		case c.HoldsUpTo == 0:
+			parts = append(parts, fmt.Sprintf("%s not even with %s", short, writersWord(c.FailsAt)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s up to %s, not %d", short, writersWord(c.HoldsUpTo), c.FailsAt))
+		}
+	}
+	_, err := fmt.Fprintf(w, "- **%s** (%s): %s.\n", dialectOf(st.Engine).Title, cond, strings.Join(parts, "; "))
+	return err
+}
