@@ -13,7 +13,7 @@ import (
 // by target; plan_writers_gen.go holds their claims (TestPlanWritersGenerated).
 var writerSweeps = map[string]string{
 	"postgres": "docs/report-clients-app/sweep.json",
-	"innodb":   "docs/report-clients-app-innodb/sweep.json",
+	"innodb":   "docs/report-clients-app-innodb-past-cache/sweep.json",
 }
 
 // claimAt says whether c holds for n writers by the sweep: "holds", "fails", or

@@ -7,12 +7,12 @@ import "github.com/idkit/idkit/dbbench"
 // writerClaims are the claims of the one-server advice each target's committed sweep tested, on size and then on speed.
 var writerClaims = map[string][]dbbench.WriterClaim{
 	"innodb": {
-		{ID: "ordered16", Claim: "a time-ordered UUID (uuidv7) takes less space than a random one (uuidv4)", HoldsUpTo: 4, FailsAt: 16, Measured: 16, Evidence: "uuidv7 1077.2 B/op, uuidv4 894.6 B/op"},
-		{ID: "ordered8", Claim: "a Snowflake key keeps its one-writer size (within 10%)", HoldsUpTo: 1, FailsAt: 4, Measured: 4, Evidence: "snowflake 605.4 B/op against 395.7 with 1 client(s)"},
-		{ID: "dbkey", Claim: "keys made by the database (auto-increment) keep their one-writer size (within 10%)", HoldsUpTo: 1, FailsAt: 4, Measured: 4, Evidence: "auto-increment 527.6 B/op against 418.6 with 1 client(s)"},
-		{ID: "ordered8-vs-db", Claim: "a Snowflake key takes no more than 10% over the database's own keys (auto-increment)", HoldsUpTo: 1, FailsAt: 4, Measured: 4, Evidence: "snowflake 605.4 B/op, auto-increment 527.6 B/op"},
-		{ID: "rate-ordered16", Claim: "a time-ordered UUID (uuidv7) writes at least 90% of the operations per second of a random one (uuidv4)", HoldsUpTo: 0, FailsAt: 1, Measured: 1, Evidence: "uuidv7 1,888 ops/s, uuidv4 2,200"},
-		{ID: "rate-ordered8", Claim: "a Snowflake key writes at least 90% of the operations per second of the fastest scheme", HoldsUpTo: 0, FailsAt: 1, Measured: 1, Evidence: "snowflake 1,416 ops/s, fastest uuidv4 2,200"},
+		{ID: "ordered16", Claim: "a time-ordered UUID (uuidv7) takes less space than a random one (uuidv4)", HoldsUpTo: 4, FailsAt: 16, Measured: 16, Evidence: "uuidv7 947.7 B/op, uuidv4 813.2 B/op"},
+		{ID: "ordered8", Claim: "a Snowflake key keeps its one-writer size (within 10%)", HoldsUpTo: 1, FailsAt: 4, Measured: 4, Evidence: "snowflake 523.5 B/op against 331.0 with 1 client(s)"},
+		{ID: "dbkey", Claim: "keys made by the database (auto-increment) keep their one-writer size (within 10%)", HoldsUpTo: 1, FailsAt: 4, Measured: 4, Evidence: "auto-increment 409.8 B/op against 353.8 with 1 client(s)"},
+		{ID: "ordered8-vs-db", Claim: "a Snowflake key takes no more than 10% over the database's own keys (auto-increment)", HoldsUpTo: 1, FailsAt: 4, Measured: 4, Evidence: "snowflake 523.5 B/op, auto-increment 409.8 B/op"},
+		{ID: "rate-ordered16", Claim: "a time-ordered UUID (uuidv7) writes at least 90% of the operations per second of a random one (uuidv4)", HoldsUpTo: 16, FailsAt: 0, Measured: 16, Evidence: "uuidv7 1,883 ops/s, uuidv4 473"},
+		{ID: "rate-ordered8", Claim: "a Snowflake key writes at least 90% of the operations per second of the fastest scheme", HoldsUpTo: 0, FailsAt: 1, Measured: 1, Evidence: "snowflake 2,381 ops/s, fastest uuidv7 2,933"},
 	},
 	"postgres": {
 		{ID: "ordered16", Claim: "a time-ordered UUID (uuidv7) takes less space than a random one (uuidv4)", HoldsUpTo: 16, FailsAt: 64, Measured: 64, Evidence: "uuidv7 721.3 B/op, uuidv4 715.2 B/op"},
@@ -27,26 +27,18 @@ var writerClaims = map[string][]dbbench.WriterClaim{
 // writerSizes are the sizes and rates each target's committed sweep measured, by client count.
 var writerSizes = map[string][]dbbench.SweepSize{
 	"innodb": {
-		{Clients: 1, Scheme: "auto-increment", Bytes: 418.6, Rate: 1259},
-		{Clients: 1, Scheme: "snowflake", Bytes: 395.7, Rate: 1416},
-		{Clients: 1, Scheme: "ulid", Bytes: 553.0, Rate: 1757},
-		{Clients: 1, Scheme: "uuidv7", Bytes: 553.0, Rate: 1888},
-		{Clients: 1, Scheme: "uuidv4", Bytes: 999.4, Rate: 2200},
-		{Clients: 4, Scheme: "auto-increment", Bytes: 527.6, Rate: 1978},
-		{Clients: 4, Scheme: "snowflake", Bytes: 605.4, Rate: 3493},
-		{Clients: 4, Scheme: "ulid", Bytes: 762.7, Rate: 2985},
-		{Clients: 4, Scheme: "uuidv7", Bytes: 710.2, Rate: 4098},
-		{Clients: 4, Scheme: "uuidv4", Bytes: 947.0, Rate: 3791},
-		{Clients: 16, Scheme: "auto-increment", Bytes: 632.4, Rate: 1975},
-		{Clients: 16, Scheme: "snowflake", Bytes: 815.1, Rate: 1866},
-		{Clients: 16, Scheme: "ulid", Bytes: 1077.2, Rate: 1217},
-		{Clients: 16, Scheme: "uuidv7", Bytes: 1077.2, Rate: 1531},
-		{Clients: 16, Scheme: "uuidv4", Bytes: 894.6, Rate: 1271},
-		{Clients: 64, Scheme: "auto-increment", Bytes: 580.0, Rate: 976},
-		{Clients: 64, Scheme: "snowflake", Bytes: 710.2, Rate: 1139},
-		{Clients: 64, Scheme: "ulid", Bytes: 1024.8, Rate: 1712},
-		{Clients: 64, Scheme: "uuidv7", Bytes: 1024.8, Rate: 1122},
-		{Clients: 64, Scheme: "uuidv4", Bytes: 947.0, Rate: 1200},
+		{Clients: 1, Scheme: "auto-increment", Bytes: 353.8, Rate: 2798},
+		{Clients: 1, Scheme: "snowflake", Bytes: 331.0, Rate: 2381},
+		{Clients: 1, Scheme: "uuidv7", Bytes: 471.3, Rate: 2933},
+		{Clients: 1, Scheme: "uuidv4", Bytes: 781.7, Rate: 599},
+		{Clients: 4, Scheme: "auto-increment", Bytes: 409.8, Rate: 3899},
+		{Clients: 4, Scheme: "snowflake", Bytes: 523.5, Rate: 3300},
+		{Clients: 4, Scheme: "uuidv7", Bytes: 702.5, Rate: 2796},
+		{Clients: 4, Scheme: "uuidv4", Bytes: 785.2, Rate: 820},
+		{Clients: 16, Scheme: "auto-increment", Bytes: 514.9, Rate: 2922},
+		{Clients: 16, Scheme: "snowflake", Bytes: 712.6, Rate: 1935},
+		{Clients: 16, Scheme: "uuidv7", Bytes: 947.7, Rate: 1883},
+		{Clients: 16, Scheme: "uuidv4", Bytes: 813.2, Rate: 473},
 	},
 	"postgres": {
 		{Clients: 1, Scheme: "bigserial", Bytes: 457.1, Rate: 334},
@@ -74,6 +66,6 @@ var writerSizes = map[string][]dbbench.SweepSize{
 
 // writerConditions are what each target's committed sweep was measured under.
 var writerConditions = map[string]string{
-	"innodb":   "MariaDB 10.11.19, app workload, 20,000 operations per scheme, 1/4/16/64 writer(s), 1 run each; data 0.06–0.16× the page cache (innodb_buffer_pool_size 128M); innodb_flush_log_at_trx_commit 2 (commits not flushed); machine load 24.5–57.8 on 2 CPUs",
+	"innodb":   "MariaDB 10.11.19, app workload, 300,000 operations per scheme, 1/4/16 writer(s), 1 run each; data 1.48–4.24× the page cache (innodb_buffer_pool_size 64M); innodb_flush_log_at_trx_commit 2 (commits not flushed); machine load 19.3–37.4 on 2 CPUs",
 	"postgres": "PostgreSQL 15.20 (Debian 15.20-0+deb12u1), app workload, 20,000 operations per scheme, 1/4/16/64 writer(s), 1 run each; data 0.06–0.14× the page cache (shared_buffers 128MB); synchronous_commit off (commits not flushed); machine load 24.5–55.9 on 2 CPUs",
 }
