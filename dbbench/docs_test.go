@@ -46,7 +46,7 @@ var appClientsBlocks = [][]string{
 // concurrent clients (idbench db --clients LIST), through dbbench.WriteSweepSummary.
 var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-clients-app-innodb/sweep.json",
 	"docs/report-clients/sweep.json", "docs/report-clients-innodb/sweep.json", "docs/report-clients-app-innodb-large/sweep.json",
-	"docs/report-clients-innodb-past-cache/sweep.json"}
+	"docs/report-clients-past-cache/sweep.json", "docs/report-clients-innodb-past-cache/sweep.json"}
 
 // adviceBlocks are the generated blocks of the guide's opening advice (The trade-offs): per
 // engine, what a committed sweep of concurrent clients says of each claim of the one-server
