@@ -193,7 +193,7 @@ func TestPostgresModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := small(dsn, "bigserial", "snowflake", "uuidv7", "ulid-text")
+			cfg := small(dsn, "bigserial", "snowflake", "uuidv7", "ulid-text", "uuidv4")
 			cfg.Rows = 1500
 			cfg.Mode, cfg.Clients, cfg.Nodes, cfg.Batch = tt.mode, tt.clients, tt.nodes, tt.batch
 			rep, err := dbbench.Run(context.Background(), cfg)
@@ -203,7 +203,34 @@ func TestPostgresModes(t *testing.T) {
 			for _, r := range rep.Results {
 				checkResult(t, rep, r, 1500, 8192)
 			}
+			checkArrivals(t, rep, 1500, tt.clients == 1 && tt.nodes == 1)
 		})
+	}
+}
+
+// checkArrivals checks the order the table workload saw its keys arrive in: every row of a
+// client-made key counted, none for keys the database makes; a random key (uuidv4) mostly
+// late; and, with one writer (oneWriter), no time-ordered key late.
+func checkArrivals(t *testing.T, rep *dbbench.Report, rows int64, oneWriter bool) {
+	t.Helper()
+	for _, r := range rep.Results {
+		c := r.Contention
+		if r.Scheme == dbbench.RowBigserial || r.Scheme == dbbench.RowAutoIncrement {
+			if c != nil {
+				t.Errorf("%s: arrivals %+v for keys the database makes, want none", r.Scheme, c)
+			}
+			continue
+		}
+		if c == nil || c.Parents != rows || c.BehindWindow == 0 {
+			t.Errorf("%s: arrivals %+v, want %d rows seen", r.Scheme, c, rows)
+			continue
+		}
+		switch {
+		case r.Scheme == "uuidv4" && c.LatePercent < 50:
+			t.Errorf("uuidv4: %.1f%% late, want most of its random keys below the largest before them", c.LatePercent)
+		case r.Scheme != "uuidv4" && oneWriter && c.Late != 0:
+			t.Errorf("%s: %d of %d rows late with one writer, want 0", r.Scheme, c.Late, c.Parents)
+		}
 	}
 }
 

@@ -45,7 +45,13 @@ var appClientsBlocks = [][]string{
 // sweepBlocks are the generated blocks of the guide that quote a committed sweep of
 // concurrent clients (idbench db --clients LIST), through dbbench.WriteSweepSummary.
 var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-clients-app-innodb/sweep.json",
-	"docs/report-clients/sweep.json", "docs/report-clients-innodb/sweep.json", "docs/report-clients-app-innodb-large/sweep.json"}
+	"docs/report-clients/sweep.json", "docs/report-clients-innodb/sweep.json", "docs/report-clients-app-innodb-large/sweep.json",
+	"docs/report-clients-past-cache/sweep.json", "docs/report-clients-innodb-past-cache/sweep.json"}
+
+// adviceBlocks are the generated blocks of the guide's opening advice (The trade-offs): per
+// engine, what a committed sweep of concurrent clients says of each claim of the one-server
+// advice and under which conditions (dbbench.WriteSweepAdvice).
+var adviceBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-clients-app-innodb-past-cache/sweep.json"}
 
 // remedyBlocks are the generated blocks of the guide that compare a sweep with a remedy with
 // the sweep without it (dbbench.WriteSweepRemedy): {without, with, what the remedy is}.
@@ -99,6 +105,9 @@ func TestChoosingAnIDFigures(t *testing.T) {
 	for _, report := range sweepBlocks {
 		blocks = append(blocks, figuresBlock{reports: []string{report}, sweep: true})
 	}
+	for _, report := range adviceBlocks {
+		blocks = append(blocks, figuresBlock{reports: []string{report}, sweep: true, advice: true})
+	}
 	for _, rb := range remedyBlocks {
 		blocks = append(blocks, figuresBlock{reports: []string{rb[0], rb[1]}, remedy: rb[2]})
 	}
@@ -126,12 +135,17 @@ type figuresBlock struct {
 	// remedy names the remedy of a pair of sweeps {without, with} (WriteSweepRemedy).
 	sweep  bool
 	remedy string
+	// advice marks a sweep's block in the guide's opening advice (WriteSweepAdvice).
+	advice bool
 }
 
 // check compares the block in *text with the summary of its reports, rewriting it under
 // -update (and then reporting a change).
 func (b figuresBlock) check(text *string) (changed bool, err error) {
 	name := strings.Join(b.reports, " and ")
+	if b.advice {
+		name += " (opening advice)"
+	}
 	var want bytes.Buffer
 	var reps []*dbbench.Report
 	if b.remedy != "" {
@@ -160,7 +174,11 @@ func (b figuresBlock) check(text *string) (changed bool, err error) {
 			if err := json.Unmarshal(js, &s); err != nil {
 				return false, fmt.Errorf("%s: %w", report, err)
 			}
-			if err := dbbench.WriteSweepSummary(&want, &s); err != nil {
+			write := dbbench.WriteSweepSummary
+			if b.advice {
+				write = dbbench.WriteSweepAdvice
+			}
+			if err := write(&want, &s); err != nil {
 				return false, fmt.Errorf("%s: %w", report, err)
 			}
 			continue
@@ -206,4 +224,53 @@ func (b figuresBlock) check(text *string) (changed bool, err error) {
 	}
 	return false, fmt.Errorf("figures in %s differ from %s (run go test ./dbbench -run TestChoosingAnIDFigures -update):\n--- got\n%s\n--- want\n%s",
 		choosingDoc, name, got, want.String())
+}
+
+// readmeWritersBegin opens README.md's generated summary of the sweeps of adviceBlocks.
+const readmeWritersBegin = "<!-- BEGIN idbench writers: generated from the sweeps of the guide's opening advice by `go test ./dbbench -run TestReadmeWriters -update`; do not edit -->\n"
+
+// TestReadmeWriters: README.md's summary of how many concurrent writers the one-server advice
+// holds for is exactly dbbench.WriteSweepHeadline of the sweeps the guide's opening advice
+// quotes (adviceBlocks), so the README says what the guide says and no figure is typed by hand.
+func TestReadmeWriters(t *testing.T) {
+	const readme = "../README.md"
+	doc, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for _, report := range adviceBlocks {
+		s, err := dbbench.ReadSweep("../" + report)
+		if err != nil {
+			t.Fatalf("README.md quotes a sweep that is not committed: %v", err)
+		}
+		if err := dbbench.WriteSweepHeadline(&want, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holdBlock(t, readme, string(doc), readmeWritersBegin, want.String(), "the writers block", "go test ./dbbench -run TestReadmeWriters -update")
+}
+
+// holdBlock checks that the generated block of text (the contents of path) opening with begin
+// and closing with figuresEnd holds exactly want, and rewrites path under -update; what names
+// the block and regen the command that rewrites it.
+func holdBlock(t *testing.T, path, text, begin, want, what, regen string) {
+	t.Helper()
+	i := strings.Index(text, begin)
+	if i < 0 {
+		t.Fatalf("%s lacks %s:\n%s", path, what, begin)
+	}
+	j := strings.Index(text[i:], figuresEnd)
+	if j < 0 {
+		t.Fatalf("%s: %s has no end marker", path, what)
+	}
+	j += i
+	if got := text[i+len(begin) : j]; got != "\n"+want+"\n" {
+		if !*update {
+			t.Fatalf("%s of %s differs from what the committed reports give (run %s):\n--- got\n%s\n--- want\n%s", what, path, regen, got, want)
+		}
+		if err := os.WriteFile(path, []byte(text[:i+len(begin)]+"\n"+want+"\n"+text[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -182,7 +182,7 @@ func TestMySQLModes(t *testing.T) {
 	url, _ := mysqlURL(t)
 	for _, mode := range []string{dbbench.ModeBatch, dbbench.ModeSingle} {
 		t.Run(mode, func(t *testing.T) {
-			cfg := small(url, dbbench.RowAutoIncrement, "snowflake", "uuidv7", "ulid-text")
+			cfg := small(url, dbbench.RowAutoIncrement, "snowflake", "uuidv7", "ulid-text", "uuidv4")
 			cfg.Mode, cfg.Clients, cfg.Rows, cfg.Baseline = mode, 2, 600, true
 			rep, err := dbbench.Run(context.Background(), cfg)
 			if err != nil {
@@ -193,6 +193,7 @@ func TestMySQLModes(t *testing.T) {
 					t.Errorf("%s: %d rows, want 600", r.Scheme, r.Rows)
 				}
 			}
+			checkArrivals(t, rep, 600, false)
 		})
 	}
 	cfg := small(url, "snowflake")

@@ -258,6 +258,7 @@ func summarize(r engine.Row, colType string, ms []metrics) Result {
 	}
 	res.Curve = ms[best].Curve
 	res.LSM = ms[best].LSM
+	res.Contention = ms[len(ms)-1].Arrivals
 	return res
 }
 

@@ -209,7 +209,7 @@ func point(rep *Report, scheme string) sweepPoint {
 	if !ok || r.Failure != "" {
 		return sweepPoint{}
 	}
-	pt := sweepPoint{bytes: r.IndexBytesPerRow, rate: r.RowsPerSec, density: r.AvgLeafDensity, ok: true}
+	pt := sweepPoint{bytes: r.IndexBytesPerRow, rate: r.RowsPerSec, density: r.AvgLeafDensity, contention: r.Contention, ok: true}
 	if r.PageSplits != nil && r.Rows > 0 {
 		pt.splits = new(float64)
 		*pt.splits = float64(*r.PageSplits) / float64(r.Rows)
@@ -251,6 +251,9 @@ func writeSweepMarkdown(w io.Writer, s *Sweep, cs []chart) error {
 		p("| %d | %s | %s | %s / %s |\n", r.Clients, r.Report.Settings.Started.Format("2006-01-02 15:04 UTC"), r.Report.Settings.Duration, loadCell(r.LoadStart), loadCell(r.LoadEnd))
 	}
 	p("\nThe machine has %d CPUs; a load above that means other work competed with the run for them, which lowers and scatters its rates (sizes are not affected).\n", st.NumCPU)
+	if line := sweepCacheLine(s); line != "" {
+		p("\n%s\n", line)
+	}
 	bytesName, rateName, _ := sweepUnits(s)
 	names := sweepSchemes(s)
 	table := func(title string, cell func(sweepPoint) string) {
@@ -287,6 +290,15 @@ func writeSweepMarkdown(w io.Writer, s *Sweep, cs []chart) error {
 		table("Page splits per row (INNODB_METRICS) / leaf density %, by clients", func(pt sweepPoint) string {
 			return optCell(pt.splits, "%.4f") + " / " + optCell(pt.density, "%.1f")
 		})
+		if sweepHasArrivals(s) {
+			p("\nlate %%: share of rows whose key was below the largest key inserted before it (as the INSERTs committed); behind p50 / p99: for those, how many of the last %d keys were larger, i.e. how far left of the B-tree's right edge they landed. Keys the database makes are not seen by the client (–).\n", behindWindow)
+			table("Late % (behind p50 / p99), by clients", func(pt sweepPoint) string {
+				if pt.contention == nil {
+					return "–"
+				}
+				return fmt.Sprintf("%.1f (%.0f / %.0f)", pt.contention.LatePercent, pt.contention.BehindP50, pt.contention.BehindP99)
+			})
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -321,6 +333,162 @@ func writeSweepContention(p func(string, ...any), s *Sweep, names []string) {
 				c.OpLatency.P50Micros, c.OpLatency.P99Micros, c.OpLatency.P999Micros, wcell)
 		}
 	}
+}
+
+// sweepDataBytes is what every table and index of scheme took after its last load in rep.
+func sweepDataBytes(rep *Report, scheme string) (int64, bool) {
+	if rep.Workload == WorkloadApp {
+		a, ok := appResult(rep, scheme)
+		return totalBytes(a), ok && totalBytes(a) > 0
+	}
+	r, ok := result(rep, scheme)
+	if !ok || r.Failure != "" {
+		return 0, false
+	}
+	var n int64
+	for _, st := range r.Structures {
+		n += st.Bytes
+	}
+	if n == 0 {
+		n = r.TableBytes
+		if !dialectOf(rep.Settings.Engine).Clustered {
+			n += r.IndexBytes + r.SecondaryIndexBytes
+		}
+	}
+	return n, n > 0
+}
+
+// sweepSized is one scheme's data after one run of a sweep.
+type sweepSized struct {
+	scheme  string
+	clients int
+	bytes   int64
+}
+
+// sweepCacheSpan returns the server's page cache setting (name, value, bytes) and the smallest
+// and largest data any scheme left after a run of s; ok is false when the report names no
+// cache or no data was sized.
+func sweepCacheSpan(s *Sweep) (name, value string, cache int64, lo, hi sweepSized, ok bool) {
+	name, value, cache, ok = pageCache(s.Runs[0].Report.Settings)
+	if !ok || cache <= 0 {
+		return name, value, cache, lo, hi, false
+	}
+	for _, r := range s.Runs {
+		for _, n := range sweepSchemes(s) {
+			b, ok := sweepDataBytes(r.Report, n)
+			if !ok {
+				continue
+			}
+			if lo.bytes == 0 || b < lo.bytes {
+				lo = sweepSized{n, r.Clients, b}
+			}
+			if b > hi.bytes {
+				hi = sweepSized{n, r.Clients, b}
+			}
+		}
+	}
+	return name, value, cache, lo, hi, hi.bytes > 0
+}
+
+// cacheVerdict says whether data from lo to hi bytes ran within a cache of cache bytes.
+func cacheVerdict(lo, hi, cache int64) string {
+	switch {
+	case hi <= cache:
+		return "every scheme's data fitted in the cache: the loads ran within it"
+	case lo <= cache:
+		return "some schemes' data fitted in the cache and some did not"
+	}
+	return "every scheme's data outgrew the cache: the loads ran past it"
+}
+
+// commitWords is the run's commit setting and what it means, or "".
+func commitWords(st Settings) string {
+	c := commitSetting(st)
+	if c == "" {
+		return ""
+	}
+	if durable, _ := commitFlushed(st); durable {
+		return c + " (a commit waits for its log to reach disk)"
+	}
+	return c + " (a commit does not wait for its log to reach disk)"
+}
+
+// sweepCacheLine says how the sweep's data compares with the server's page cache: the cache
+// setting, the smallest and largest data any scheme left after a load (tables and indexes),
+// and whether the loads ran within the cache or past it; "" when the report names no cache.
+func sweepCacheLine(s *Sweep) string {
+	name, value, cache, lo, hi, ok := sweepCacheSpan(s)
+	if !ok {
+		return ""
+	}
+	st := s.Runs[0].Report.Settings
+	mb := func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) }
+	line := fmt.Sprintf("Data against the server's page cache (%s %s, %s): each scheme's tables and indexes after its load took from %s (%s, %d client(s), %.2f× the cache) to %s (%s, %d client(s), %.2f× the cache); %s.",
+		name, value, mb(cache), mb(lo.bytes), lo.scheme, lo.clients, float64(lo.bytes)/float64(cache), mb(hi.bytes), hi.scheme, hi.clients, float64(hi.bytes)/float64(cache), cacheVerdict(lo.bytes, hi.bytes, cache))
+	if c := commitWords(st); c != "" {
+		line += " Commits: " + c + "."
+	}
+	if !dialectOf(st.Engine).Clustered {
+		line += " PostgreSQL also reads through the operating system's page cache, which idbench does not limit: past shared_buffers, pages come from that cache or the disk."
+	}
+	return line
+}
+
+// SweepConditions says what a sweep's verdicts hold for: the server, the workload and its
+// size, the client counts, the data against the page cache, the commit setting, and the
+// machine's load during the runs.
+func SweepConditions(s *Sweep) string {
+	if s == nil || len(s.Runs) == 0 {
+		return ""
+	}
+	first := s.Runs[0].Report
+	st := first.Settings
+	what := fmt.Sprintf("one table, %s rows per scheme, %s mode", thousands(int64(st.Rows)), st.Mode)
+	if first.Workload == WorkloadApp {
+		what = fmt.Sprintf("app workload, %s operations per scheme", thousands(int64(st.Rows)))
+		if st.IDsInTx {
+			what += ", IDs made inside each transaction"
+		}
+	}
+	var counts []string
+	loLoad, hiLoad := -1.0, -1.0
+	for _, r := range s.Runs {
+		counts = append(counts, fmt.Sprint(r.Clients))
+		for _, l := range []*float64{r.LoadStart, r.LoadEnd} {
+			if l == nil {
+				continue
+			}
+			if loLoad < 0 || *l < loLoad {
+				loLoad = *l
+			}
+			hiLoad = max(hiLoad, *l)
+		}
+	}
+	out := fmt.Sprintf("%s, %s, %s writer(s), %s each", st.ServerVersion, what, strings.Join(counts, "/"), runsWord(st))
+	if name, value, cache, lo, hi, ok := sweepCacheSpan(s); ok {
+		out += fmt.Sprintf("; data %.2f–%.2f× the page cache (%s %s)", float64(lo.bytes)/float64(cache), float64(hi.bytes)/float64(cache), name, value)
+	}
+	if c := commitSetting(st); c != "" {
+		durable, _ := commitFlushed(st)
+		out += "; " + c + map[bool]string{true: " (commits flushed)", false: " (commits not flushed)"}[durable]
+	}
+	if loLoad >= 0 {
+		out += fmt.Sprintf("; machine load %.1f–%.1f on %d CPUs", loLoad, hiLoad, st.NumCPU)
+	}
+	return out
+}
+
+// sweepHasArrivals reports whether any run of a table-workload sweep recorded the order its
+// keys arrived in (reports written before idbench measured it have none).
+func sweepHasArrivals(s *Sweep) bool {
+	for _, r := range s.Runs {
+		for _, res := range r.Report.Results {
+			if res.Contention != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func optCell(v *float64, format string) string {

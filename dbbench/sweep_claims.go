@@ -36,12 +36,9 @@ func WriterClaims(s *Sweep) []WriterClaim {
 	if s == nil || len(s.Runs) == 0 {
 		return nil
 	}
-	dbKey := RowBigserial
-	if dialectOf(s.Runs[0].Report.Settings.Engine).Clustered {
-		dbKey = RowAutoIncrement
-	}
+	dbKey := sweepDBKey(s)
 	first := s.Runs[0].Clients
-	type test func(rep *Report, base *Report) (ok, have bool, evidence string)
+	type test = func(rep *Report, base *Report) (ok, have bool, evidence string)
 	bytesOf := func(rep *Report, scheme string) (float64, bool) {
 		pt := point(rep, scheme)
 		return pt.bytes, pt.ok && pt.bytes > 0
@@ -77,6 +74,23 @@ func WriterClaims(s *Sweep) []WriterClaim {
 		{"dbkey", "keys made by the database (" + dbKey + ") keep their one-writer size (within 10%)", kept(dbKey)},
 		{"ordered8-vs-db", "a Snowflake key takes no more than 10% over the database's own keys (" + dbKey + ")", within("snowflake", dbKey)},
 	}
+	var tests []claimTest
+	for _, c := range claims {
+		tests = append(tests, claimTest{c.id, c.claim, c.t})
+	}
+	return evalClaims(s, tests)
+}
+
+// claimTest is one claim and its test on one run of a sweep (against the sweep's first run,
+// base): whether it holds, whether the run has the schemes it needs, and the figures.
+type claimTest struct {
+	id, claim string
+	t         func(rep, base *Report) (ok, have bool, evidence string)
+}
+
+// evalClaims finds, for every claim, up to how many clients of s it holds; a claim whose
+// schemes the sweep lacks is left out.
+func evalClaims(s *Sweep, claims []claimTest) []WriterClaim {
 	base := s.Runs[0].Report
 	var out []WriterClaim
 	for _, c := range claims {
@@ -102,6 +116,57 @@ func WriterClaims(s *Sweep) []WriterClaim {
 	return out
 }
 
+// sweepDBKey names the row of the keys the database makes on the sweep's engine.
+func sweepDBKey(s *Sweep) string {
+	if dialectOf(s.Runs[0].Report.Settings.Engine).Clustered {
+		return RowAutoIncrement
+	}
+	return RowBigserial
+}
+
+// rateTolerance is how far below another scheme's operations (rows) per second a scheme may
+// write and still count as keeping up with it.
+const rateTolerance = 0.90
+
+// WriterRateClaims returns the speed claims of the one-server advice that s can test, with the
+// client counts for which each holds: operations (rows) per second of uuidv7 against uuidv4,
+// and of snowflake against the fastest scheme of the same run, each within 10%. Rates come
+// from single runs on whatever machine made the sweep (its sweep.md gives the load): they are
+// noisier than the sizes.
+func WriterRateClaims(s *Sweep) []WriterClaim {
+	if s == nil || len(s.Runs) == 0 {
+		return nil
+	}
+	_, rateName, _ := sweepUnits(s)
+	unit := "ops/s"
+	if rateName != "operations per second" {
+		unit = "rows/s"
+	}
+	rateOf := func(rep *Report, scheme string) (float64, bool) {
+		pt := point(rep, scheme)
+		return pt.rate, pt.ok && pt.rate > 0
+	}
+	keepsUp := func(rep, _ *Report) (bool, bool, string) {
+		x, ok1 := rateOf(rep, "uuidv7")
+		y, ok2 := rateOf(rep, "uuidv4")
+		return x >= rateTolerance*y, ok1 && ok2, fmt.Sprintf("uuidv7 %s %s, uuidv4 %s", thousands(int64(x+0.5)), unit, thousands(int64(y+0.5)))
+	}
+	nearFastest := func(rep, _ *Report) (bool, bool, string) {
+		x, ok := rateOf(rep, "snowflake")
+		best, bestName := 0.0, ""
+		for _, n := range sweepSchemes(s) {
+			if y, ok := rateOf(rep, n); ok && y > best {
+				best, bestName = y, n
+			}
+		}
+		return x >= rateTolerance*best, ok && best > 0, fmt.Sprintf("snowflake %s %s, fastest %s %s", thousands(int64(x+0.5)), unit, bestName, thousands(int64(best+0.5)))
+	}
+	return evalClaims(s, []claimTest{
+		{"rate-ordered16", "a time-ordered UUID (uuidv7) writes at least 90% of the " + rateName + " of a random one (uuidv4)", keepsUp},
+		{"rate-ordered8", "a Snowflake key writes at least 90% of the " + rateName + " of the fastest scheme", nearFastest},
+	})
+}
+
 // WriteSweepSummary writes, for docs/choosing-an-id.md, what a sweep of concurrent clients
 // says of each claim of the one-server advice: up to how many writers it holds, and the
 // figures where it stops holding.
@@ -121,16 +186,37 @@ func WriteSweepSummary(w io.Writer, s *Sweep) error {
 		what = "operations"
 	}
 	p("`%s`: %s, %s %s per scheme, %s client(s), %s.\n\n", s.Command, st.ServerVersion, thousands(int64(st.Rows)), what, strings.Join(counts, ", "), runsWord(st))
-	for _, c := range WriterClaims(s) {
+	writeClaimLines(&b, WriterClaims(s))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeClaimLines writes one bullet per claim: up to how many writers it held, and the
+// figures where it stopped holding.
+func writeClaimLines(b *strings.Builder, claims []WriterClaim) {
+	for _, c := range claims {
 		switch {
 		case c.FailsAt == 0:
-			p("- %s: **holds up to %s**, the most measured (%s).\n", upperFirst(c.Claim), writersWord(c.Measured), c.Evidence)
+			fmt.Fprintf(b, "- %s: **holds up to %s**, the most measured (%s).\n", upperFirst(c.Claim), writersWord(c.Measured), c.Evidence)
 		case c.HoldsUpTo == 0:
-			p("- %s: **does not hold** even with %d writer(s) (%s).\n", upperFirst(c.Claim), c.FailsAt, c.Evidence)
+			fmt.Fprintf(b, "- %s: **does not hold** even with %s (%s).\n", upperFirst(c.Claim), writersWord(c.FailsAt), c.Evidence)
 		default:
-			p("- %s: **holds up to %s**, not with %d (%s).\n", upperFirst(c.Claim), writersWord(c.HoldsUpTo), c.FailsAt, c.Evidence)
+			fmt.Fprintf(b, "- %s: **holds up to %s**, not with %d (%s).\n", upperFirst(c.Claim), writersWord(c.HoldsUpTo), c.FailsAt, c.Evidence)
 		}
 	}
+}
+
+// WriteSweepAdvice writes, for the opening advice of docs/choosing-an-id.md, what one
+// engine's sweep says of the one-server advice: the conditions it was measured under
+// (SweepConditions) and, for each claim on size (WriterClaims) and speed
+// (WriterRateClaims), up to how many concurrent writers it held.
+func WriteSweepAdvice(w io.Writer, s *Sweep) error {
+	if s == nil || len(s.Runs) == 0 {
+		return fmt.Errorf("dbbench: sweep advice: %w", ErrNotSweep)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** (%s; `%s`):\n\n", dialectOf(s.Runs[0].Report.Settings.Engine).Title, SweepConditions(s), s.Command)
+	writeClaimLines(&b, append(WriterClaims(s), WriterRateClaims(s)...))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -144,21 +230,22 @@ func writersWord(n int) string {
 }
 
 // SweepSize is one scheme's size in one run of a sweep: bytes per operation (app workload) or
-// primary-key bytes per row (table workload).
+// primary-key bytes per row (table workload), and its operations (rows) per second.
 type SweepSize struct {
 	Clients int     `json:"clients"`
 	Scheme  string  `json:"scheme"`
 	Bytes   float64 `json:"bytes"`
+	Rate    float64 `json:"rate"`
 }
 
-// SweepSizes returns every scheme's size in every run of s, run by run, schemes in the
+// SweepSizes returns every scheme's size and rate in every run of s, run by run, schemes in the
 // order of the report.
 func SweepSizes(s *Sweep) []SweepSize {
 	var out []SweepSize
 	for _, r := range s.Runs {
 		for _, n := range sweepSchemes(s) {
 			if pt := point(r.Report, n); pt.ok {
-				out = append(out, SweepSize{Clients: r.Clients, Scheme: n, Bytes: pt.bytes})
+				out = append(out, SweepSize{Clients: r.Clients, Scheme: n, Bytes: pt.bytes, Rate: pt.rate})
 			}
 		}
 	}
@@ -205,5 +292,54 @@ func WriteSweepRemedy(w io.Writer, base, with *Sweep, remedy string) error {
 		}
 	}
 	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// claimShort names each claim in a few words, for WriteSweepHeadline.
+var claimShort = map[string]string{
+	"ordered16":      "uuidv7 smaller than uuidv4",
+	"ordered8":       "snowflake keeps its one-writer size",
+	"dbkey":          "the database's keys keep theirs",
+	"ordered8-vs-db": "snowflake within 10% of the database's keys",
+	"rate-ordered16": "uuidv7 at 90% of uuidv4's speed or more",
+	"rate-ordered8":  "snowflake at 90% of the fastest speed or more",
+}
+
+// WriteSweepHeadline writes, for README.md, one line of what a sweep says of the one-server
+// advice: the engine, the conditions in brief (workload size, data against the cache, commit
+// setting) and, per claim (WriterClaims, WriterRateClaims), up to how many writers it held.
+func WriteSweepHeadline(w io.Writer, s *Sweep) error {
+	if s == nil || len(s.Runs) == 0 {
+		return fmt.Errorf("dbbench: sweep headline: %w", ErrNotSweep)
+	}
+	first := s.Runs[0].Report
+	st := first.Settings
+	what := "rows"
+	if first.Workload == WorkloadApp {
+		what = "operations"
+	}
+	cond := fmt.Sprintf("%s %s per scheme", thousands(int64(st.Rows)), what)
+	if name, value, cache, lo, hi, ok := sweepCacheSpan(s); ok {
+		cond += fmt.Sprintf(", data %.2f–%.2f× %s %s", float64(lo.bytes)/float64(cache), float64(hi.bytes)/float64(cache), name, value)
+	}
+	if durable, known := commitFlushed(st); known {
+		cond += map[bool]string{true: ", commits flushed", false: ", commits not flushed"}[durable]
+	}
+	var parts []string
+	for _, c := range append(WriterClaims(s), WriterRateClaims(s)...) {
+		short := claimShort[c.ID]
+		if short == "" {
+			short = c.Claim
+		}
+		switch {
+		case c.FailsAt == 0:
+			parts = append(parts, fmt.Sprintf("%s up to %s (all measured)", short, writersWord(c.Measured)))
+		case c.HoldsUpTo == 0:
+			parts = append(parts, fmt.Sprintf("%s not even with %s", short, writersWord(c.FailsAt)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s up to %s, not %d", short, writersWord(c.HoldsUpTo), c.FailsAt))
+		}
+	}
+	_, err := fmt.Fprintf(w, "- **%s** (%s): %s.\n", dialectOf(st.Engine).Title, cond, strings.Join(parts, "; "))
 	return err
 }

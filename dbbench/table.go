@@ -98,9 +98,12 @@ type metrics struct {
 	Checkpoints *int64
 	Density     *float64
 	Frag        *float64
-	LeafPages   *int64
-	Lookup      Latency
-	RangeScan   Latency
+	// Arrivals is the order in which the load's keys reached the table (only the arrival
+	// fields of Contention), for keys made client-side in a measured load; nil otherwise.
+	Arrivals  *Contention
+	LeafPages *int64
+	Lookup    Latency
+	RangeScan Latency
 	// LSM is the LSM-tree figures of an engine that has them (engine.LSMEngine), else nil.
 	LSM *engine.LSM
 }
@@ -143,12 +146,21 @@ func tableLoad(ctx context.Context, cfg Config, eng engine.Engine, t engine.Tabl
 	if err != nil {
 		return m, err
 	}
+	var arr *arrivals
+	if measure && src != nil {
+		arr = newArrivals(behindWindow)
+		rec.WatchArrivals(arr.add)
+	}
 	rec.Start = time.Now()
 	if err := eng.FillTable(ctx, t, src, n, rec); err != nil {
 		return m, engine.FailLost(ctx, "load rows", err, eng.ConnLost)
 	}
 	m.Seconds = time.Since(rec.Start).Seconds()
 	m.Curve = rec.Curve()
+	if arr != nil && arr.n > 0 {
+		m.Arrivals = new(Contention)
+		arr.fill(m.Arrivals)
+	}
 	if m.Counters, err = since(ctx); err != nil {
 		return m, err
 	}

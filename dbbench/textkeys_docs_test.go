@@ -47,27 +47,7 @@ func TestChoosingAnIDFiguresTextKeys(t *testing.T) {
 	if err := writeTextKeyCost(&want, reps); err != nil {
 		t.Fatal(err)
 	}
-	text := string(doc)
-	begin := textKeysBegin()
-	i := strings.Index(text, begin)
-	if i < 0 {
-		t.Fatalf("%s lacks the text-key block:\n%s", choosingDoc, begin)
-	}
-	j := strings.Index(text[i:], figuresEnd)
-	if j < 0 {
-		t.Fatalf("%s: the text-key block has no end marker", choosingDoc)
-	}
-	j += i
-	if got := text[i+len(begin) : j]; got != "\n"+want.String()+"\n" {
-		if !*update {
-			t.Fatalf("the text-key block of %s differs from %s (run go test ./dbbench -run TestChoosingAnIDFigures -update):\n--- got\n%s\n--- want\n%s",
-				choosingDoc, strings.Join(textKeyReports, " and "), got, want.String())
-		}
-		text = text[:i+len(begin)] + "\n" + want.String() + "\n" + text[j:]
-		if err := os.WriteFile(choosingDoc, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	holdBlock(t, choosingDoc, string(doc), textKeysBegin(), want.String(), "the text-key block", "go test ./dbbench -run TestChoosingAnIDFigures -update")
 }
 
 // textKeyRow is one engine's pair of rows: the IDs stored in binary and as their text.

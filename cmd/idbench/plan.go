@@ -48,9 +48,11 @@ Flags:
                     with reverse=true, shard_bits=S or uuidv4), yugabyte (hashes the key);
                     adds advice, the pre-split statement and the adapted spec
   --writers N       with --target postgres or innodb: the concurrent writing connections
-                    (a pool of N); the advice then says which of its claims the committed
-                    sweeps (idbench db --clients) show to hold for N writers, and changes
-                    where they do not
+                    (a pool of N); the advice then says which of its claims, on size and
+                    on speed, the committed sweeps (idbench db --clients; InnoDB's past
+                    the cache) show to hold for N writers and under which conditions (workload size,
+                    data against the cache, commit setting), ranks the keys by bytes and
+                    by ops/s at N, and changes where the measurements say it should
   --json            one JSON array of the layouts that fit, designed ones first, then presets;
                     with --target each has target_spec, the spec adapted to the target
 

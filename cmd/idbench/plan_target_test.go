@@ -80,7 +80,9 @@ func TestPlanTargetSpecBuilds(t *testing.T) {
 
 // TestPlanWriters: with --writers, the advice for one server follows the committed sweeps:
 // "keep the time order" exactly where a time-ordered key (snowflake, uuidv7) came within 10% of
-// the smallest key at that many writers, and every claim the sweep refutes is said to fail.
+// the smallest key at that many writers, each time-ordered key's speed is said to keep up with
+// the fastest scheme exactly where it came within 10% of its ops/s, and every claim the sweep
+// refutes (size or speed) is said to fail.
 func TestPlanWriters(t *testing.T) {
 	for target, sizes := range writerSizes {
 		for _, n := range []int{1, 2, 4, 16, 64, 1000} {
@@ -105,6 +107,27 @@ func TestPlanWriters(t *testing.T) {
 			}
 			if keep := strings.Contains(text, "Keep the time order"); keep != (ordered <= 1.1*smallest) {
 				t.Errorf("%s, %d writers: at %d the ordered key took %.1f B/op, the smallest %.1f; advice:\n%s", target, n, c, ordered, smallest, text)
+			}
+			fastest := 0.0
+			for _, z := range sizes {
+				if z.Clients == c {
+					fastest = max(fastest, z.Rate)
+				}
+			}
+			for _, z := range sizes {
+				if z.Clients != c || (z.Scheme != "snowflake" && z.Scheme != "uuidv7") {
+					continue
+				}
+				want := "Speed: " + z.Scheme + " fell behind"
+				switch {
+				case z.Rate == fastest:
+					want = "Speed: " + z.Scheme + " was the fastest"
+				case z.Rate >= 0.9*fastest:
+					want = "Speed: " + z.Scheme + " kept up"
+				}
+				if !strings.Contains(text, want) {
+					t.Errorf("%s, %d writers: at %d %s wrote %.0f ops/s, the fastest %.0f; advice lacks %q:\n%s", target, n, c, z.Scheme, z.Rate, fastest, want, text)
+				}
 			}
 			for _, cl := range writerClaims[target] {
 				if claimAt(cl, n) == "fails" && !strings.Contains(text, cl.Evidence) {

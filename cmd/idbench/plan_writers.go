@@ -13,7 +13,7 @@ import (
 // by target; plan_writers_gen.go holds their claims (TestPlanWritersGenerated).
 var writerSweeps = map[string]string{
 	"postgres": "docs/report-clients-app/sweep.json",
-	"innodb":   "docs/report-clients-app-innodb/sweep.json",
+	"innodb":   "docs/report-clients-app-innodb-past-cache/sweep.json",
 }
 
 // claimAt says whether c holds for n writers by the sweep: "holds", "fails", or
@@ -42,6 +42,9 @@ func adviseWriters(target string, n int) []string {
 		}
 	}
 	lines := []string{fmt.Sprintf("With %d concurrent writers, as measured in %s (idbench db --clients):", n, src)}
+	if c := writerConditions[target]; c != "" {
+		lines = append(lines, "  measured on "+c+".")
+	}
 	state := map[string]string{}
 	for _, c := range claims {
 		st := claimAt(c, n)
@@ -51,7 +54,7 @@ func adviseWriters(target string, n int) []string {
 		case "holds":
 			what = fmt.Sprintf("holds (up to %d measured)", max(c.HoldsUpTo, c.Measured*boolInt(c.FailsAt == 0)))
 		case "fails":
-			what = fmt.Sprintf("does NOT hold from %d writers (%s)", c.FailsAt, c.Evidence)
+			what = fmt.Sprintf("does NOT hold from %d writer%s (%s)", c.FailsAt, plural(c.FailsAt), c.Evidence)
 		default:
 			if c.FailsAt == 0 {
 				what = fmt.Sprintf("held up to %d writers, the most measured; %d not measured", c.Measured, n)
@@ -111,15 +114,58 @@ func rankWriters(target string, n int) []string {
 	default:
 		lines = append(lines, fmt.Sprintf("The time order's lead is gone at %d writers: %s was the smallest.", c, best.Scheme))
 	}
+	lines = append(lines, rateWriters(at, c)...)
 	if n > sizes[len(sizes)-1].Clients {
 		lines = append(lines, fmt.Sprintf("(%d writers is beyond the sweep, which stops at %d.)", n, sizes[len(sizes)-1].Clients))
 	}
 	return lines
 }
 
+// rateWriters orders the schemes of one client count c by the operations per second the
+// sweep measured and says how close the time-ordered keys came to the fastest.
+func rateWriters(at []dbbench.SweepSize, c int) []string {
+	byRate := slices.Clone(at)
+	slices.SortStableFunc(byRate, func(a, b dbbench.SweepSize) int { return cmp.Compare(b.Rate, a.Rate) })
+	if len(byRate) == 0 || byRate[0].Rate <= 0 {
+		return nil
+	}
+	var cells []string
+	for _, z := range byRate {
+		cells = append(cells, fmt.Sprintf("%s %s", z.Scheme, thousands(uint64(z.Rate+0.5))))
+	}
+	fastest := byRate[0]
+	lines := []string{fmt.Sprintf("Operations per second with %d writers, fastest first (one run each): %s.", c, strings.Join(cells, ", "))}
+	for _, z := range byRate {
+		if z.Scheme != "snowflake" && z.Scheme != "uuidv7" {
+			continue
+		}
+		switch {
+		case z.Scheme == fastest.Scheme:
+			lines = append(lines, fmt.Sprintf("Speed: %s was the fastest.", z.Scheme))
+		case z.Rate >= writerRateAdvice*fastest.Rate:
+			lines = append(lines, fmt.Sprintf("Speed: %s kept up, at %.0f%% of the fastest (%s).", z.Scheme, 100*z.Rate/fastest.Rate, fastest.Scheme))
+		default:
+			lines = append(lines, fmt.Sprintf("Speed: %s fell behind, at %.0f%% of the fastest (%s).", z.Scheme, 100*z.Rate/fastest.Rate, fastest.Scheme))
+		}
+	}
+	return lines
+}
+
+// writerRateAdvice is how close to the fastest scheme's rate a time-ordered key must come to
+// count as keeping up with it (dbbench's rate claims use the same 10%).
+const writerRateAdvice = 0.90
+
 // writerToleranceAdvice is how close to the smallest key a time-ordered key must come for
 // plan to advise keeping the time order.
 const writerToleranceAdvice = 1.10
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
 
 func boolInt(b bool) int {
 	if b {

@@ -18,6 +18,29 @@ type Recorder struct {
 
 	mu    sync.Mutex
 	marks []time.Duration // marks[i]: when (i+1)*chunk rows were done
+
+	// arrived, when set (WatchArrivals), is told every key the engine made client-side as
+	// its insert commits, in the order the commits returned.
+	arrived func(Value)
+}
+
+// WatchArrivals asks the engine filling the recorder's table to report every key it made
+// client-side to f, as the insert holding it commits (Arrived). f must be safe for concurrent
+// use. Keys the database makes are not reported.
+func (r *Recorder) WatchArrivals(f func(Value)) { r.arrived = f }
+
+// Watching reports whether the recorder wants the keys that reached the table (Arrived).
+func (r *Recorder) Watching() bool { return r != nil && r.arrived != nil }
+
+// Arrived reports keys that have just committed, in their order within the insert; it does
+// nothing unless WatchArrivals was called.
+func (r *Recorder) Arrived(vs ...Value) {
+	if !r.Watching() {
+		return
+	}
+	for _, v := range vs {
+		r.arrived(v)
+	}
 }
 
 // NewRecorder returns a recorder for a load of total rows inserted batch

@@ -205,6 +205,12 @@ type Result struct {
 	// measured run with the median rows/s; absent on the B-tree engines.
 	LSM *LSM `json:"lsm,omitempty"`
 
+	// Contention holds, of the last measured load, the order in which the keys reached the
+	// table as their inserts committed (Parents counts rows here; only the arrival fields are
+	// set); absent for keys the database makes and in reports written before idbench
+	// measured it.
+	Contention *Contention `json:"contention,omitempty"`
+
 	// Curve is the insert throughput per chunk as the table grows.
 	Curve []Chunk `json:"curve"`
 	// Runs holds the main figures of every measured run.

@@ -635,11 +635,25 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r engine.Row, src 
 	return engine.Workers(ctx, len(conns), func(ctx context.Context, w int) error {
 		conn := conns[w]
 		var local engine.Value
+		// sent holds the keys of the insert in flight, for rec.Arrived once it commits.
+		var sent []engine.Value
 		key := func() (*engine.Value, error) {
+			v := &local
+			var err error
 			if pre != nil {
-				return pre.Next()
+				v, err = pre.Next()
+			} else {
+				err = src.Next(&local)
 			}
-			return &local, src.Next(&local)
+			if err == nil && rec.Watching() {
+				sent = append(sent, *v)
+			}
+			return v, err
+		}
+		committed := func(n int64) {
+			rec.Arrived(sent...)
+			sent = sent[:0]
+			rec.Add(n)
 		}
 		switch e.cfg.Mode {
 		case engine.ModeCopy:
@@ -675,7 +689,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r engine.Row, src 
 				if err := loadData(ctx, conn, tbl, cols, lr); err != nil {
 					return err
 				}
-				rec.Add(count)
+				committed(count)
 			}
 		default: // ModeBatch, ModeSingle
 			ncols := 2
@@ -719,7 +733,7 @@ func (e *mysqlEngine) insert(ctx context.Context, tbl string, r engine.Row, src 
 				if _, err := st.ExecContext(ctx, buf...); err != nil {
 					return err
 				}
-				rec.Add(count)
+				committed(count)
 			}
 		}
 	})

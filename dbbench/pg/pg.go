@@ -431,6 +431,8 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c engine.Colu
 	return engine.Workers(ctx, len(conns), func(ctx context.Context, w int) error {
 		conn := conns[w]
 		var local engine.Value
+		// sent holds the keys of the insert in flight, for rec.Arrived once it commits.
+		var sent []engine.Value
 		key := func() (*engine.Value, error) {
 			if pre != nil {
 				return pre.Next()
@@ -445,7 +447,15 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c engine.Colu
 			if err != nil {
 				return nil, err
 			}
+			if rec.Watching() {
+				sent = append(sent, *v)
+			}
 			return append(dst, pgKey(c, v), payload), nil
+		}
+		committed := func(n int64) {
+			rec.Arrived(sent...)
+			sent = sent[:0]
+			rec.Add(n)
 		}
 		switch e.cfg.Mode {
 		case engine.ModeCopy:
@@ -472,7 +482,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c engine.Colu
 				}
 				// Counted when the server has committed the COPY: the
 				// encoder runs ahead of the server by a buffer's worth.
-				rec.Add(count)
+				committed(count)
 			}
 		case engine.ModeBatch:
 			stmts := map[int64]string{}
@@ -497,7 +507,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c engine.Colu
 				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
 					return err
 				}
-				rec.Add(count)
+				committed(count)
 			}
 		default: // ModeSingle
 			sql := insertSQL(tbl.Sanitize(), cols, 1)
@@ -514,7 +524,7 @@ func (e *pgEngine) insert(ctx context.Context, tbl pgx.Identifier, c engine.Colu
 				if _, err := conn.Exec(ctx, sql, buf...); err != nil {
 					return err
 				}
-				rec.Add(1)
+				committed(1)
 			}
 		}
 	})
