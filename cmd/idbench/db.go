@@ -171,6 +171,7 @@ Examples:
   idbench db --db "mysql://bench:secret@db.internal:3306/app" --schemes snowflake,uuidv7,uuidv4
   idbench db --workload app --rows 100000 --clients 4 --keep
   idbench db --workload app --db mariadb-local --clients 1,4,16,64 --out sweep/
+  idbench db --workload app --db mariadb-local --clients 1,16 --client-block 200 --schemes snowflake,uuidv7
   idbench db --workload app --db mariadb-local --created-at-index all --mode copy
   idbench db --render docs/report
 `
