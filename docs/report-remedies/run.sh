@@ -1,0 +1,15 @@
+#!/bin/sh
+# The remedies runs behind docs/choosing-an-id.md's "Remedies" table: the app workload on a
+# private MariaDB (mariadb-local) at 1, 16 and 64 clients, 20,000 operations per scheme, one
+# run each, every remedy an option of idbench db. Run from the repository root:
+#   sh docs/report-remedies/run.sh
+# then `go test ./dbbench -run TestRemediesTable -update` regenerates the table.
+set -e
+go build -o /tmp/idbench-remedies ./cmd/idbench
+run() { out=$1; shift; /tmp/idbench-remedies db --workload app --db mariadb-local --rows 20000 --repeat 1 --baseline=false --clients 1,16,64 --out "docs/report-remedies/$out" "$@"; }
+run innodb-none --schemes auto-increment,snowflake,uuidv7,uuidv4
+run innodb-client-block --client-block 200 --schemes snowflake,uuidv7
+run innodb-client-batch --client-batch 10 --schemes auto-increment,snowflake,uuidv7,uuidv4
+run innodb-ids-in-tx --ids-in-tx --schemes snowflake,uuidv7
+run innodb-ids-per-client --ids-per-client --schemes snowflake:fields=node:6/time:41/seq:16,snowflake
+run innodb-client-block-1000 --client-block 1000 --schemes snowflake,uuidv7
