@@ -35,7 +35,7 @@ func RemedyName(s Settings) string {
 // WriteRemedies writes, for docs/choosing-an-id.md, remedies measured side by side: one row
 // per sweep, client count and scheme, with the remedy (RemedyName), the engine, the size per
 // operation (or row) and that size against the scheme's one-writer size without a remedy (the
-// first client count of the sweep that used none on the same engine; for a scheme no such
+// first client count of the sweep that used none on the same engine and size; for a scheme no such
 // sweep has, the first client count of its own sweep, marked *), the rate, the share of late
 // inserts, page splits per operation (InnoDB), the parent's leaf fill and the operations' p99
 // latency. A sweep's command and load averages follow the table.
@@ -51,23 +51,29 @@ func WriteRemedies(w io.Writer, sweeps []*Sweep) error {
 	engineOf := func(s *Sweep) string {
 		return strings.TrimPrefix(dialectOf(s.Runs[0].Report.Settings.Engine).Title, "MariaDB/MySQL ")
 	}
-	// The one-writer size of each engine and scheme, without a remedy.
-	one := map[[2]string]float64{}
+	// The one-writer size of each engine, size of load and scheme, without a remedy.
+	type base struct {
+		engine string
+		rows   int
+		scheme string
+	}
+	rowsOf := func(s *Sweep) int { return s.Runs[0].Report.Settings.Rows }
+	one := map[base]float64{}
 	for _, s := range sweeps {
 		if RemedyName(s.Runs[0].Report.Settings) != "none" {
 			continue
 		}
 		for _, n := range sweepSchemes(s) {
 			if pt := point(s.Runs[0].Report, n); pt.ok {
-				one[[2]string{engineOf(s), n}] = pt.bytes
+				one[base{engineOf(s), rowsOf(s), n}] = pt.bytes
 			}
 		}
 	}
 	_, _, op := sweepUnits(sweeps[0])
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("| remedy | engine | clients | scheme | B/%s | vs one writer | %s/s | late %% | splits/%s | parent leaf %% | child leaf %% | %s p99 µs |\n", op, op, op, op)
-	p("|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("| remedy | engine | %ss | clients | scheme | B/%s | vs one writer | %s/s | late %% | splits/%s | parent leaf %% | child leaf %% | %s p99 µs |\n", op, op, op, op, op)
+	p("|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var marked bool
 	for _, s := range sweeps {
 		name, eng := RemedyName(s.Runs[0].Report.Settings), engineOf(s)
@@ -78,7 +84,7 @@ func WriteRemedies(w io.Writer, sweeps []*Sweep) error {
 					continue
 				}
 				vs := "–"
-				if o, ok := one[[2]string{eng, n}]; ok {
+				if o, ok := one[base{eng, rowsOf(s), n}]; ok {
 					vs = fmt.Sprintf("%.2f×", ratio(pt.bytes, o))
 				} else if o := point(s.Runs[0].Report, n); o.ok {
 					vs, marked = fmt.Sprintf("%.2f×*", ratio(pt.bytes, o.bytes)), true
@@ -97,7 +103,7 @@ func WriteRemedies(w io.Writer, sweeps []*Sweep) error {
 					}
 					p99 = fmt.Sprintf("%.0f", c.OpLatency.P99Micros)
 				}
-				p("| %s | %s | %d | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(name), eng, r.Clients, mdEscape(n),
+				p("| %s | %s | %s | %d | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(name), eng, thousands(int64(rowsOf(s))), r.Clients, mdEscape(n),
 					pt.bytes, vs, thousands(int64(pt.rate+0.5)), late, splits, pleaf, cleaf, p99)
 			}
 		}
