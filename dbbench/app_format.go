@@ -130,8 +130,8 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	if s.IDsInTx {
 		p(" whose IDs are made inside it, just before the parent's INSERT")
 	}
-	if r := remedyText(s); r != "" {
-		p(" (%s)", r)
+	if clientRemedy(s) {
+		p(" (remedy: %s)", RemedyName(s))
 	}
 	p(", from %d client(s). parent(created_at) has an index for %s. Throughput and WAL are medians of %d runs; sizes and queries come from the last run.\n\n",
 		s.Clients, map[string]string{CreatedAtAll: "every scheme", CreatedAtNeeded: "the schemes whose key cannot answer time ranges"}[s.CreatedAtIndex], s.Repeat)
@@ -199,20 +199,4 @@ func indexOfScheme(rep *Report, scheme string) int {
 		}
 	}
 	return 0
-}
-
-// remedyText says which client remedies of the app workload a run used (Config.ClientBatch,
-// ClientBlock, IDsPerClient), "" for none.
-func remedyText(s Settings) string {
-	var out []string
-	if s.ClientBatch > 1 {
-		out = append(out, fmt.Sprintf("each client writes %d operations per transaction, parents then children each as one multi-row INSERT sorted by key", s.ClientBatch))
-	}
-	if s.ClientBlock > 1 {
-		out = append(out, fmt.Sprintf("each client takes the keys of its next %d operations at once, one run of consecutive IDs", s.ClientBlock))
-	}
-	if s.IDsPerClient {
-		out = append(out, "each client makes its keys with a generator of its own (Snowflake family: the client's number as the node)")
-	}
-	return strings.Join(out, "; ")
 }

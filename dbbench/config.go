@@ -317,7 +317,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.IDsInTx && (c.Workload != WorkloadApp || c.Mode != ModeTx) {
 		return c, fmt.Errorf("dbbench: ids-in-tx is for the app workload in mode %s", ModeTx)
 	}
-	if err := c.checkRemedies(); err != nil {
+	if err := c.CheckRemedies(); err != nil {
 		return c, err
 	}
 	if c.Keep && c.Workload != WorkloadApp {
@@ -373,9 +373,10 @@ func (c Config) fleet() engine.FleetSettings {
 	return fs
 }
 
-// checkRemedies checks the client remedies of the app workload (ClientBatch, ClientBlock,
-// IDsPerClient): their range, their workload and mode, and the pairs that contradict.
-func (c Config) checkRemedies() error {
+// CheckRemedies checks the client remedies of the app workload (ClientBatch, ClientBlock,
+// IDsPerClient) of c as given, before defaults: their range, their workload and mode, and the
+// pairs that contradict. Run checks them too; idbench checks them before it starts a server.
+func (c Config) CheckRemedies() error {
 	switch {
 	case c.ClientBatch < 0 || c.ClientBatch > maxClientBatch:
 		return fmt.Errorf("dbbench: client batch must be between 1 and %d operations, got %d", maxClientBatch, c.ClientBatch)
@@ -396,7 +397,7 @@ func (c Config) checkRemedies() error {
 		return nil
 	}
 	switch {
-	case c.Workload != WorkloadApp || c.Mode != ModeTx:
+	case c.Workload != WorkloadApp || (c.Mode != ModeTx && c.Mode != ""):
 		return fmt.Errorf("dbbench: %s is for the app workload in mode %s", on[0], ModeTx)
 	case c.IDsInTx && (c.ClientBatch > 1 || c.ClientBlock > 1):
 		return fmt.Errorf("dbbench: ids-in-tx makes one operation's IDs inside its transaction; %s makes them for several operations, so they exclude each other", on[0])

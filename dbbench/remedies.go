@@ -18,7 +18,7 @@ func RemedyName(s Settings) string {
 		out = append(out, fmt.Sprintf("client block of %d operations", s.ClientBlock))
 	}
 	if s.IDsPerClient {
-		out = append(out, "generator per client")
+		out = append(out, "a generator per client")
 	}
 	if s.IDsInTx {
 		out = append(out, "IDs made inside the transaction")
@@ -30,6 +30,12 @@ func RemedyName(s Settings) string {
 		return "none"
 	}
 	return strings.Join(out, ", ")
+}
+
+// clientRemedy reports whether a run used a client remedy of the app workload
+// (Config.ClientBatch, ClientBlock or IDsPerClient).
+func clientRemedy(s Settings) bool {
+	return s.ClientBatch > 1 || s.ClientBlock > 1 || s.IDsPerClient
 }
 
 // WriteRemedies writes, for docs/choosing-an-id.md, remedies measured side by side: one row

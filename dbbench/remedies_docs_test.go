@@ -13,10 +13,14 @@ import (
 // the guide's remedies table quotes, in the table's order.
 var remedySweeps = []string{
 	"docs/report-remedies/innodb-none/sweep.json",
-	"docs/report-remedies/innodb-client-block/sweep.json",
-	"docs/report-remedies/innodb-ids-per-client/sweep.json",
-	"docs/report-remedies/innodb-client-batch/sweep.json",
 	"docs/report-remedies/innodb-ids-in-tx/sweep.json",
+	"docs/report-remedies/innodb-client-batch/sweep.json",
+	"docs/report-remedies/innodb-client-block/sweep.json",
+	"docs/report-remedies/innodb-client-block-1000/sweep.json",
+	"docs/report-remedies/innodb-ids-per-client/sweep.json",
+	"docs/report-remedies/innodb-60k-none/sweep.json",
+	"docs/report-remedies/innodb-60k-client-block-1000/sweep.json",
+	"docs/report-remedies/innodb-60k-ids-per-client/sweep.json",
 }
 
 const remediesBegin = "<!-- BEGIN idbench remedies: generated from docs/report-remedies/*/sweep.json by `go test ./dbbench -run TestRemediesTable -update`; do not edit -->\n"

@@ -132,12 +132,12 @@ Flags:
   --ids-in-tx        app, tx mode: make each operation's IDs inside its transaction, just
                      before the parent's INSERT, instead of before the transaction begins
                      (a remedy for keys that reach the table out of order with many clients)
-  --client-batch K   app, tx mode: each client writes K operations per transaction (2 to
-                     1000), the parents as one multi-row INSERT sorted by key, then all their
+  --client-batch K   app, tx mode: each client writes K operations per transaction (up to
+                     1000; 0 or 1: one), the parents as one multi-row INSERT sorted by key, then all their
                      children as one sorted by key, so a client's keys reach each table in
                      order within its transaction (IDs made one operation at a time, as without)
   --client-block K   app, tx mode: each client takes the keys of its next K operations at once
-                     (2 to 100000), one run of consecutive IDs no other client's interleave,
+                     (up to 100000; 0 or 1: none), one run of consecutive IDs no other client's interleave,
                      as a segment generator per client takes a block of one store, and spends
                      them one operation per transaction: N clients write N ascending runs.
                      Not with keys the database makes, --ids-in-tx or --ids-per-client
@@ -475,7 +475,7 @@ func checkDBFlags(c dbbench.Config) error {
 		case c.IDsInTx && c.Mode != dbbench.ModeTx:
 			return fmt.Errorf("--ids-in-tx: for --mode tx (a bulk load has no transaction per operation)")
 		}
-		if err := checkRemedyFlags(c); err != nil {
+		if err := c.CheckRemedies(); err != nil {
 			return err
 		}
 	case c.Workload != dbbench.WorkloadTable:
@@ -528,33 +528,4 @@ func (f *firstLines) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return f.w.Write(p)
-}
-
-// checkRemedyFlags checks --client-batch, --client-block and --ids-per-client.
-func checkRemedyFlags(c dbbench.Config) error {
-	switch {
-	case c.ClientBatch != 0 && (c.ClientBatch < 2 || c.ClientBatch > 1000):
-		return fmt.Errorf("--client-batch %d: want 2 to 1000 operations per transaction", c.ClientBatch)
-	case c.ClientBlock != 0 && (c.ClientBlock < 2 || c.ClientBlock > 100000):
-		return fmt.Errorf("--client-block %d: want 2 to 100000 operations per block", c.ClientBlock)
-	}
-	var on []string
-	if c.ClientBatch > 1 {
-		on = append(on, "--client-batch")
-	}
-	if c.ClientBlock > 1 {
-		on = append(on, "--client-block")
-	}
-	if c.IDsPerClient {
-		on = append(on, "--ids-per-client")
-	}
-	switch {
-	case len(on) > 0 && c.Mode != dbbench.ModeTx:
-		return fmt.Errorf("%s: for --mode tx (a bulk load writes no transaction per operation)", on[0])
-	case c.IDsInTx && (c.ClientBatch > 1 || c.ClientBlock > 1):
-		return fmt.Errorf("--ids-in-tx and %s exclude each other (one makes an operation's IDs inside its transaction, the other several operations' IDs at once)", on[0])
-	case c.ClientBlock > 1 && c.IDsPerClient:
-		return fmt.Errorf("--client-block and --ids-per-client exclude each other (a client's own generator already writes one ascending run)")
-	}
-	return nil
 }
