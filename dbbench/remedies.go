@@ -159,7 +159,7 @@ func WriteRemedies(w io.Writer, sweeps []*Sweep) error {
 				parts = append(parts, fmt.Sprintf("%s %.2f×%s (%s)", mdEscape(n), x, star, word))
 			}
 			if len(parts) > 0 {
-				p("- **%s**, %s %ss, %d clients: %s.\n", mdEscape(name), thousands(int64(rowsOf(s))), op, r.Clients, strings.Join(parts, "; "))
+				p("- **%s**, %s, %s %ss, %d clients: %s.\n", mdEscape(name), engineOf(s), thousands(int64(rowsOf(s))), op, r.Clients, strings.Join(parts, "; "))
 			}
 		}
 	}
@@ -175,7 +175,7 @@ func WriteRemedies(w io.Writer, sweeps []*Sweep) error {
 				loads = append(loads, fmt.Sprintf("%d: %.1f–%.1f", r.Clients, *r.LoadStart, *r.LoadEnd))
 			}
 		}
-		p("- %s (%s, %s): `%s`", RemedyName(st), engineOf(s), st.ServerVersion, s.Command)
+		p("- %s (%s): `%s`", RemedyName(st), st.ServerVersion, s.Command)
 		if len(loads) > 0 {
 			p("; machine load (1 min) at start–end by clients %s", strings.Join(loads, ", "))
 		}

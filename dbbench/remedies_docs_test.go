@@ -21,6 +21,9 @@ var remedySweeps = []string{
 	"docs/report-remedies/innodb-60k-none/sweep.json",
 	"docs/report-remedies/innodb-60k-client-block-1000/sweep.json",
 	"docs/report-remedies/innodb-60k-ids-per-client/sweep.json",
+	"docs/report-remedies/pg-none/sweep.json",
+	"docs/report-remedies/pg-client-block-1000/sweep.json",
+	"docs/report-remedies/pg-ids-per-client/sweep.json",
 }
 
 const remediesBegin = "<!-- BEGIN idbench remedies: generated from docs/report-remedies/*/sweep.json by `go test ./dbbench -run TestRemediesTable -update`; do not edit -->\n"

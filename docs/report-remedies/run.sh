@@ -19,3 +19,9 @@ run60() { out=$1; shift; /tmp/idbench-remedies db --workload app --db mariadb-lo
 run60 innodb-60k-none --schemes auto-increment,snowflake,uuidv7
 run60 innodb-60k-ids-per-client --ids-per-client --schemes snowflake:fields=node:6/time:41/seq:16
 run60 innodb-60k-client-block-1000 --client-block 1000 --schemes snowflake
+# PostgreSQL (pg-local), 20,000 operations at 1 and 16 clients: no remedy, one block of 1000
+# operations per client, and the per-client field above the time.
+runpg() { out=$1; shift; /tmp/idbench-remedies db --workload app --db pg-local --rows 20000 --repeat 1 --baseline=false --clients 1,16 --out "docs/report-remedies/$out" "$@"; }
+runpg pg-none --schemes bigserial,snowflake,uuidv7
+runpg pg-client-block-1000 --client-block 1000 --schemes snowflake,uuidv7
+runpg pg-ids-per-client --ids-per-client --schemes snowflake:fields=node:6/time:41/seq:16
