@@ -226,3 +226,34 @@ func TestRemedyConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsPerClientLoad runs the app workload on SQLite with 4 clients and the node above the
+// time: with --ids-per-client the parent table holds keys of all 4 clients' ranges, so the
+// load used a generator per client; without, only node 0's range (the control).
+func TestIDsPerClientLoad(t *testing.T) {
+	const clients = 4
+	for _, per := range []bool{false, true} {
+		ranges := 0
+		cfg := Config{DB: EngineSQLite, Schemes: []string{"snowflake:fields=node:6/time:41/seq:16"}, Workload: WorkloadApp,
+			Rows: 200, Lookups: 5, Repeat: 1, Clients: clients, IDsPerClient: per}
+		cfg.beforeQueries = func(ctx context.Context, d engine.Engine, sc appScheme) error {
+			for c := range int64(clients) {
+				n, err := d.Count(ctx, d.SQL("SELECT 1 FROM "+d.Qualify(sc.Parent())+" WHERE id >= $1 AND id < $2"), c<<57, (c+1)<<57)
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					ranges++
+				}
+			}
+			return nil
+		}
+		rep, err := Run(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 1, true: clients}[per]; ranges != want || rep.Settings.IDsPerClient != per {
+			t.Errorf("ids-per-client %v: parent keys in %d node ranges (settings say %v); want %d", per, ranges, rep.Settings.IDsPerClient, want)
+		}
+	}
+}
