@@ -130,6 +130,9 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	if s.IDsInTx {
 		p(" whose IDs are made inside it, just before the parent's INSERT")
 	}
+	if clientRemedy(s) {
+		p(" (remedy: %s)", RemedyName(s))
+	}
 	p(", from %d client(s). parent(created_at) has an index for %s. Throughput and WAL are medians of %d runs; sizes and queries come from the last run.\n\n",
 		s.Clients, map[string]string{CreatedAtAll: "every scheme", CreatedAtNeeded: "the schemes whose key cannot answer time ranges"}[s.CreatedAtIndex], s.Repeat)
 	p("## Results\n\n| scheme | label | key | ops/s | bytes/op | WAL B/op | time query p50 / p99 µs | plan | via created_at p50 / p99 µs | parent + children p50 / p99 µs | both ways |\n|---|---|---|--:|--:|--:|--:|---|--:|--:|---|\n")

@@ -2,6 +2,7 @@ package dbbench
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/idkit/idkit/dbbench/engine"
@@ -36,7 +37,10 @@ type opWriter struct {
 	// prepare, when set, makes the operation's IDs inside the transaction (Config.IDsInTx).
 	prepare                   func(context.Context) error
 	fillParents, fillChildren engine.RowFunc
-	txFn, bulkFn              func(context.Context) error
+	txFn, bulkFn, batchFn     func(context.Context) error
+	// childOrder, when set, is the order in which the children of ops are written (a sorted
+	// batch): entry i is the index (operation*k + child) of the i-th child row.
+	childOrder, orderBuf []int
 }
 
 // newOpWriter returns the writer of s's operations over w.
@@ -49,18 +53,70 @@ func newOpWriter(w engine.RowWriter, s engine.AppSchema) *opWriter {
 		return nil
 	}
 	o.fillChildren = func(i int, row []engine.Cell) error {
+		if o.childOrder != nil {
+			i = o.childOrder[i]
+		}
 		op, j := &o.ops[i/o.k], i%o.k
 		row[0].Key, row[1].Key, row[2].Int = &op.Children[j], &op.Parent, op.ChildPayload+int64(j)
 		return nil
 	}
-	o.txFn, o.bulkFn = o.writeOne, o.writeBulk
+	o.txFn, o.bulkFn, o.batchFn = o.writeOne, o.writeBulk, o.writeBatch
 	return o
 }
 
-// tx writes op[0], one operation, in one transaction.
-func (o *opWriter) tx(ctx context.Context, op []appOp) error {
-	o.ops = op[:1]
-	return o.w.InTx(ctx, o.txFn)
+// tx writes ops in one transaction: one operation as a one-row parent INSERT and a multi-row
+// INSERT of its children; several (a client's batch, Config.ClientBatch) as writeBatch does.
+func (o *opWriter) tx(ctx context.Context, ops []appOp) error {
+	o.ops = ops
+	if len(ops) == 1 {
+		return o.w.InTx(ctx, o.txFn)
+	}
+	return o.w.InTx(ctx, o.batchFn)
+}
+
+// writeBatch writes a client's batch of operations in the open transaction, sorted: the
+// parents as one multi-row INSERT in ascending key order, then every child of the batch as one
+// multi-row INSERT in ascending key order, so that the batch's keys reach each table in order.
+// Parents whose keys the database makes are inserted one at a time (each INSERT returns its
+// key, which its children need), in the order the database numbers them.
+func (o *opWriter) writeBatch(ctx context.Context) error {
+	ops := o.ops
+	if o.parent.KeysByDatabase() {
+		for i := range ops {
+			o.ops = ops[i : i+1]
+			if err := o.w.InsertKey(ctx, o.parent, o.fillParents, &ops[i].Parent); err != nil {
+				return err
+			}
+			if o.arrived != nil {
+				o.arrived(ops[i].Parent)
+			}
+		}
+		o.ops = ops
+	} else {
+		slices.SortFunc(ops, func(a, b appOp) int { return compareKeys(a.Parent, b.Parent) })
+		if err := o.w.Insert(ctx, o.parent, engine.PathBatch, len(ops), o.fillParents); err != nil {
+			return err
+		}
+		if o.arrived != nil {
+			for i := range ops {
+				o.arrived(ops[i].Parent)
+			}
+		}
+	}
+	n := len(ops) * o.k
+	if !o.child.KeysByDatabase() {
+		order := o.orderBuf[:0]
+		for i := range n {
+			order = append(order, i)
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			return compareKeys(ops[a/o.k].Children[a%o.k], ops[b/o.k].Children[b%o.k])
+		})
+		o.orderBuf, o.childOrder = order, order
+	}
+	err := o.w.Insert(ctx, o.child, engine.PathBatch, n, o.fillChildren)
+	o.childOrder = nil
+	return err
 }
 
 func (o *opWriter) writeOne(ctx context.Context) error {

@@ -143,6 +143,27 @@ type Config struct {
 	// another client's later ID can reach the table first is then shorter by the BEGIN.
 	IDsInTx bool
 
+	// ClientBatch groups each client's next ClientBatch operations into one transaction
+	// (WorkloadApp, ModeTx), sorted: the parents as one multi-row INSERT in ascending key
+	// order, then all their children as one in ascending key order, so that a client's keys
+	// reach each table in order within its transaction. The IDs are made as without it, one
+	// operation at a time. Zero or 1: one operation per transaction. At most 1000.
+	ClientBatch int
+
+	// ClientBlock makes each client take the keys of its next ClientBlock operations at once,
+	// as one run of consecutive IDs of the scheme's generator that no other client's IDs
+	// interleave (the block a segment generator per client takes from one store), and spend
+	// them in order, one operation per transaction: N clients then write N ascending runs.
+	// Zero or 1: each operation's IDs are made just before it. At most 100000. Not with keys
+	// the database makes (there is no block to take) nor with IDsInTx or IDsPerClient.
+	ClientBlock int
+
+	// IDsPerClient gives each client its own generator (WorkloadApp): a Snowflake-family
+	// scheme gets the client's number as its node (engine.NodeSpec), so a layout with the node
+	// field above the time ("snowflake:fields=node:6/time:41/seq:16") puts each client's keys
+	// in a key range of its own; other schemes get an independent generator each.
+	IDsPerClient bool
+
 	// Command is recorded in the report's settings, so the report says how
 	// it was produced, with any password hidden (idkit.Redact). Optional.
 	Command string
@@ -296,6 +317,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.IDsInTx && (c.Workload != WorkloadApp || c.Mode != ModeTx) {
 		return c, fmt.Errorf("dbbench: ids-in-tx is for the app workload in mode %s", ModeTx)
 	}
+	if err := c.CheckRemedies(); err != nil {
+		return c, err
+	}
 	if c.Keep && c.Workload != WorkloadApp {
 		return c, fmt.Errorf("dbbench: keep is for the app workload")
 	}
@@ -348,3 +372,43 @@ func (c Config) fleet() engine.FleetSettings {
 	}
 	return fs
 }
+
+// CheckRemedies checks the client remedies of the app workload (ClientBatch, ClientBlock,
+// IDsPerClient) of c as given, before defaults: their range, their workload and mode, and the
+// pairs that contradict. Run checks them too; idbench checks them before it starts a server.
+func (c Config) CheckRemedies() error {
+	switch {
+	case c.ClientBatch < 0 || c.ClientBatch > maxClientBatch:
+		return fmt.Errorf("dbbench: client batch must be between 1 and %d operations, got %d", maxClientBatch, c.ClientBatch)
+	case c.ClientBlock < 0 || c.ClientBlock > maxClientBlock:
+		return fmt.Errorf("dbbench: client block must be between 1 and %d operations, got %d", maxClientBlock, c.ClientBlock)
+	}
+	var on []string
+	if c.ClientBatch > 1 {
+		on = append(on, "client-batch")
+	}
+	if c.ClientBlock > 1 {
+		on = append(on, "client-block")
+	}
+	if c.IDsPerClient {
+		on = append(on, "ids-per-client")
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	switch {
+	case c.Workload != WorkloadApp || (c.Mode != ModeTx && c.Mode != ""):
+		return fmt.Errorf("dbbench: %s is for the app workload in mode %s", on[0], ModeTx)
+	case c.IDsInTx && (c.ClientBatch > 1 || c.ClientBlock > 1):
+		return fmt.Errorf("dbbench: ids-in-tx makes one operation's IDs inside its transaction; %s makes them for several operations, so they exclude each other", on[0])
+	case c.ClientBlock > 1 && c.IDsPerClient:
+		return fmt.Errorf("dbbench: client-block and ids-per-client exclude each other (a client's own generator already writes one ascending run)")
+	}
+	return nil
+}
+
+// The largest client batch and client block.
+const (
+	maxClientBatch = 1000
+	maxClientBlock = 100000
+)

@@ -118,6 +118,11 @@ func TestCommittedSweepsRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	remedies, err := filepath.Glob("../docs/report-remedies/*/sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, remedies...)
 	for _, js := range files {
 		src := filepath.Dir(js)
 		t.Run(filepath.Base(src), func(t *testing.T) {

@@ -92,25 +92,28 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}()
 
 	rep = &Report{Settings: Settings{
-		Command:    idkit.Redact(cfg.Command),
-		Fillfactor: cfg.Fillfactor,
-		Rows:       cfg.Rows,
-		Mode:       cfg.Mode,
-		Clients:    cfg.Clients,
-		Nodes:      cfg.Nodes,
-		FleetRate:  cfg.fleet().Rate,
-		Profile:    cfg.Profile,
-		Repeat:     cfg.Repeat,
-		WarmupRows: cfg.WarmupRows,
-		Lookups:    cfg.Lookups,
-		RangeN:     cfg.RangeN,
-		IDsInTx:    cfg.IDsInTx,
-		GoVersion:  runtime.Version(),
-		GOOS:       runtime.GOOS,
-		GOARCH:     runtime.GOARCH,
-		NumCPU:     runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Started:    start.UTC().Truncate(time.Second),
+		Command:      idkit.Redact(cfg.Command),
+		Fillfactor:   cfg.Fillfactor,
+		Rows:         cfg.Rows,
+		Mode:         cfg.Mode,
+		Clients:      cfg.Clients,
+		Nodes:        cfg.Nodes,
+		FleetRate:    cfg.fleet().Rate,
+		Profile:      cfg.Profile,
+		Repeat:       cfg.Repeat,
+		WarmupRows:   cfg.WarmupRows,
+		Lookups:      cfg.Lookups,
+		RangeN:       cfg.RangeN,
+		IDsInTx:      cfg.IDsInTx,
+		ClientBatch:  manyOrZero(cfg.ClientBatch),
+		ClientBlock:  manyOrZero(cfg.ClientBlock),
+		IDsPerClient: cfg.IDsPerClient,
+		GoVersion:    runtime.Version(),
+		GOOS:         runtime.GOOS,
+		GOARCH:       runtime.GOARCH,
+		NumCPU:       runtime.NumCPU(),
+		GOMAXPROCS:   runtime.GOMAXPROCS(0),
+		Started:      start.UTC().Truncate(time.Second),
 	}}
 	loadStart := loadAverage()
 	if rep.Settings.FleetRate > 0 {
@@ -429,4 +432,13 @@ func summarizeCounters(res *Result, ms []metrics) {
 			f.figure(res, median(vs))
 		}
 	}
+}
+
+// manyOrZero returns n when it is above 1, else 0: the report's form of a per-client count
+// whose 0 and 1 both mean one.
+func manyOrZero(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }

@@ -239,6 +239,9 @@ func writeSweepMarkdown(w io.Writer, s *Sweep, cs []chart) error {
 		if st.IDsInTx {
 			workload = fmt.Sprintf("the app workload (1 parent + %s per operation, %s mode, IDs made inside each transaction just before its INSERT)", childRows(st.Children), st.Mode)
 		}
+		if clientRemedy(st) {
+			workload += "; remedy: " + RemedyName(st)
+		}
 	}
 	p("# What concurrent writers do to each key on %s\n\n", dialectOf(st.Engine).Title)
 	if s.Command != "" {

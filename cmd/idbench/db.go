@@ -132,6 +132,19 @@ Flags:
   --ids-in-tx        app, tx mode: make each operation's IDs inside its transaction, just
                      before the parent's INSERT, instead of before the transaction begins
                      (a remedy for keys that reach the table out of order with many clients)
+  --client-batch K   app, tx mode: each client writes K operations per transaction (up to
+                     1000; 0 or 1: one), the parents as one multi-row INSERT sorted by key, then all their
+                     children as one sorted by key, so a client's keys reach each table in
+                     order within its transaction (IDs made one operation at a time, as without)
+  --client-block K   app, tx mode: each client takes the keys of its next K operations at once
+                     (up to 100000; 0 or 1: none), one run of consecutive IDs no other client's interleave,
+                     as a segment generator per client takes a block of one store, and spends
+                     them one operation per transaction: N clients write N ascending runs.
+                     Not with keys the database makes, --ids-in-tx or --ids-per-client
+  --ids-per-client   app, tx mode: each client makes its keys with a generator of its own; a
+                     Snowflake-family scheme gets the client's number as its node, so with the
+                     node above the time (snowflake:fields=node:6/time:41/seq:16) each client
+                     writes a key range of its own
   --keep             app: leave the schema (PostgreSQL) or database (MariaDB/MySQL) with the
                      last run's tables and print its name and the command that opens it; with
                      pg-local or mariadb-local the stopped server's directory is kept too
@@ -158,6 +171,7 @@ Examples:
   idbench db --db "mysql://bench:secret@db.internal:3306/app" --schemes snowflake,uuidv7,uuidv4
   idbench db --workload app --rows 100000 --clients 4 --keep
   idbench db --workload app --db mariadb-local --clients 1,4,16,64 --out sweep/
+  idbench db --workload app --db mariadb-local --clients 1,16 --client-block 200 --schemes snowflake,uuidv7
   idbench db --workload app --db mariadb-local --created-at-index all --mode copy
   idbench db --render docs/report
 `
@@ -194,6 +208,9 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	window := fs.Duration("window", 100*time.Millisecond, "")
 	keep := fs.Bool("keep", false, "")
 	idsInTx := fs.Bool("ids-in-tx", false, "")
+	clientBatch := fs.Int("client-batch", 0, "")
+	clientBlock := fs.Int("client-block", 0, "")
+	idsPerClient := fs.Bool("ids-per-client", false, "")
 	mariadbSettings := settingFlag(fs, "mariadb-setting")
 	settings := pgSettingFlag(fs)
 	pos, err := parseFlags(fs, "db", help, stdout, args)
@@ -264,6 +281,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
 	if cfg.Workload == dbbench.WorkloadApp {
 		cfg.Children, cfg.CreatedAtIndex, cfg.Window, cfg.Keep, cfg.IDsInTx = *children, *createdAt, *window, *keep, *idsInTx
+		cfg.ClientBatch, cfg.ClientBlock, cfg.IDsPerClient = *clientBatch, *clientBlock, *idsPerClient
 		if !modeSet {
 			cfg.Mode = dbbench.ModeTx
 		}
@@ -271,7 +289,7 @@ func runDB(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		var appOnly []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "children", "created-at-index", "window", "keep", "ids-in-tx":
+			case "children", "created-at-index", "window", "keep", "ids-in-tx", "client-batch", "client-block", "ids-per-client":
 				appOnly = append(appOnly, "--"+f.Name)
 			}
 		})
@@ -456,6 +474,9 @@ func checkDBFlags(c dbbench.Config) error {
 			return fmt.Errorf("--window %v: want a positive duration", c.Window)
 		case c.IDsInTx && c.Mode != dbbench.ModeTx:
 			return fmt.Errorf("--ids-in-tx: for --mode tx (a bulk load has no transaction per operation)")
+		}
+		if err := c.CheckRemedies(); err != nil {
+			return err
 		}
 	case c.Workload != dbbench.WorkloadTable:
 		return fmt.Errorf("--workload %q: want table or app", c.Workload)

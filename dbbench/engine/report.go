@@ -105,8 +105,17 @@ type Settings struct {
 	Kept           string   `json:"kept,omitempty"`
 	// IDsInTx is true when each operation made its IDs inside its transaction, just before
 	// the parent's INSERT (Config.IDsInTx), rather than before the transaction began.
-	IDsInTx bool   `json:"ids_in_tx,omitempty"`
-	Reopen  string `json:"reopen,omitempty"`
+	IDsInTx bool `json:"ids_in_tx,omitempty"`
+	// ClientBatch is the number of operations each client wrote per transaction, sorted by
+	// key (Config.ClientBatch); 0 for one.
+	ClientBatch int `json:"client_batch,omitempty"`
+	// ClientBlock is the number of operations whose keys each client took at once, as one run
+	// of consecutive IDs (Config.ClientBlock); 0 for one.
+	ClientBlock int `json:"client_block,omitempty"`
+	// IDsPerClient is true when each client made its keys with a generator of its own
+	// (Config.IDsPerClient).
+	IDsPerClient bool   `json:"ids_per_client,omitempty"`
+	Reopen       string `json:"reopen,omitempty"`
 
 	Started  time.Time `json:"started"`
 	Duration Duration  `json:"duration"`
