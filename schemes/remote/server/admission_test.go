@@ -61,6 +61,7 @@ func nextOK(t *testing.T, addr string, hdrs ...string) string {
 // a request ends once Config.BodyTimeout has passed, which gives its slot back. (The old server
 // let 40 of them, at its MaxTotalStreams 40, refuse everyone else with UNAVAILABLE for good.)
 func TestStalledBodies(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.MaxTotalStreams = 40 // a quarter, 10, from one address (MaxAddrStreams' default)
 	cfg.BodyTimeout = 500 * time.Millisecond
@@ -136,6 +137,7 @@ func floodConnects(from, addr string, keep int, stop <-chan struct{}) *sync.Wait
 // issue 36). The control floods from the token holders' own address, which shares their
 // fate, and must see resets.
 func TestBareConnectsEvict(t *testing.T) {
+	t.Parallel()
 	const calls = 60
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
@@ -176,6 +178,7 @@ func TestBareConnectsEvict(t *testing.T) {
 // Next is refused with UNAVAILABLE (the control: the bound is reached). The old server refused
 // them all with 503, so a busy server failed its liveness probe and could not be scraped.
 func TestProbesAtBound(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.MaxTotalStreams = 8 // and 2 from one address
 	cfg.BodyTimeout = time.Minute
