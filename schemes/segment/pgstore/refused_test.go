@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
@@ -39,7 +40,7 @@ func TestRefusedStoreNotWritten(t *testing.T) {
 	}
 	seg := newSeg("checked", openDurable(t, dsn))
 	ctl := newSeg("control", hideCheck{openDurable(t, dsn)})
-	setAndReload(t, dsn, "fsync", "off")
+	pgrepltest.SetAndReload(t, dsn, "fsync", "off")
 
 	// Use up the blocks in hand; then the takes are refused.
 	for _, s := range []*segment.Segment{seg, ctl} {
@@ -71,7 +72,7 @@ func TestRefusedStoreNotWritten(t *testing.T) {
 		t.Errorf("control: max_id stayed %d; the test would not see takes made while refused", ctlAfter)
 	}
 
-	setAndReload(t, dsn, "fsync", "on")
+	pgrepltest.SetAndReload(t, dsn, "fsync", "on")
 	segtest.WaitFor(t, "the segment to issue again", 10*time.Second, func() bool {
 		_, err := seg.Next()
 		return err == nil && seg.Err() == nil
