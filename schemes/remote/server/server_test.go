@@ -46,7 +46,8 @@ func (r *running) wait() error { <-r.done; return r.err }
 // start serves cfg (on 127.0.0.1 unless cfg says where, with a grpc-go listener, and without a
 // shutdown delay unless cfg asks for one) until the test ends. Each test has servers, ports
 // and clients of its own, so the tests of this package run in parallel (t.Parallel), except
-// those that measure the process's heap (heapAfterGC) or set the environment (t.Setenv).
+// those that measure the process's heap (heapAfterGC), set the environment (t.Setenv) or
+// need the machine to themselves for their paced load (TestRollout).
 func start(t testing.TB, cfg server.Config) *running {
 	t.Helper()
 	if cfg.Listen == "" {
