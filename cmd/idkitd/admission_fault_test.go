@@ -11,7 +11,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,24 +28,8 @@ import (
 // callNext makes one gRPC Next for one ID on a new connection from the address from and
 // returns "" when it succeeded, else what came back.
 func callNext(t *testing.T, from, addr string, hdrs ...string) string {
-	c, err := h2raw.TryDial(t, from, addr)
-	if err != nil {
-		return "dial: " + err.Error()
-	}
-	defer c.Close()
 	body := h2raw.GRPCFrame(&v1.NextRequest{Generator: "keys", Count: 1})
-	id, err := c.TrySend("POST", idkitv1connect.IDServiceNextProcedure, body, append(append([]string{}, h2raw.GRPC...), hdrs...)...)
-	if err != nil {
-		return "send: " + err.Error()
-	}
-	res, err := c.ReadWithin(id, 10*time.Second)
-	switch {
-	case err != nil:
-		return "read: " + err.Error()
-	case res.Aborted || res.Header["grpc-status"] != "0":
-		return "grpc-status " + res.Header["grpc-status"] + " " + res.Header["grpc-message"]
-	}
-	return ""
+	return h2raw.CallGRPC(t, from, addr, idkitv1connect.IDServiceNextProcedure, body, 10*time.Second, hdrs...)
 }
 
 // waitRefused waits up to d until idkitd at addr has refused a request over a stream bound
@@ -191,34 +174,7 @@ func TestFaultBareConnects(t *testing.T) {
 				if grpcPort {
 					target = gaddr
 				}
-				stop := make(chan struct{})
-				var wg sync.WaitGroup
-				for range 4 {
-					wg.Go(func() {
-						d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-						ring := make([]net.Conn, 64)
-						for i := 0; ; i++ {
-							select {
-							case <-stop:
-								for _, c := range ring {
-									if c != nil {
-										c.Close()
-									}
-								}
-								return
-							default:
-							}
-							c, err := d.Dial("tcp", target)
-							if err != nil {
-								continue
-							}
-							if old := ring[i%len(ring)]; old != nil {
-								old.Close()
-							}
-							ring[i%len(ring)] = c
-						}
-					})
-				}
+				stop := h2raw.FloodConnects(from, target, 4, 64, 0)
 				time.Sleep(200 * time.Millisecond)
 				calls, failed, slow, first := 0, 0, 0, ""
 				for end := time.Now().Add(20 * time.Second); calls < 300 && time.Now().Before(end); calls++ {
@@ -233,8 +189,7 @@ func TestFaultBareConnects(t *testing.T) {
 						}
 					}
 				}
-				close(stop)
-				wg.Wait()
+				stop()
 				t.Logf("bare connects from %s: %d of %d token holders' calls on fresh connections closed or refused (first: %s), %d unanswered in 10s", from, failed, calls, first, slow)
 				if !control && failed > 0 {
 					t.Errorf("%d of %d token holders' calls failed", failed, calls)

@@ -4,25 +4,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"connectrpc.com/connect"
 	"github.com/idkit/idkit/internal/history"
 	"github.com/idkit/idkit/internal/netlab"
 	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease/etcdtest"
-	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
-	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
 )
 
 // envIdkitd hands the idkitd binary built outside the lab to the test inside it.
@@ -127,7 +120,7 @@ func TestFaultPartitionService(t *testing.T) {
 func serviceRound(t *testing.T, lab *netlab.Lab, bin, spec string, sc labtest.Scenario, leased bool) {
 	a := startIn(t, lab.Host("s0"), bin, spec)
 	nodeA := nodeOf(t, a.addr)
-	la := startHistoryLoad("A", a.addr)
+	la := startLoad("A", a.addr, 50, 10*time.Second, false)
 	time.Sleep(500 * time.Millisecond)
 	fault := time.Now()
 	heal := sc.Act(t)
@@ -150,7 +143,7 @@ func serviceRound(t *testing.T, lab *netlab.Lab, bin, spec string, sc labtest.Sc
 	}
 	bReady := time.Now()
 	t.Logf("B serves A's node %d %v after the fault began", nodeA, bReady.Sub(fault).Round(time.Millisecond))
-	lb := startHistoryLoad("B", b.addr)
+	lb := startLoad("B", b.addr, 50, 10*time.Second, false)
 	time.Sleep(time.Second)
 	heal()
 	healed := time.Now()
@@ -202,7 +195,7 @@ func serviceRound(t *testing.T, lab *netlab.Lab, bin, spec string, sc labtest.Sc
 	nodeGap := history.Check(watched, history.Config{}).LongestGap
 	var rep strings.Builder
 	fmt.Fprintf(&rep, ";; idkitd-%s leased=%v: %d IDs in %d answers; A served node %d, B took it at %s; client errors A %d, B %d\n",
-		sc.Name, leased, len(ops), len(opsA)+len(opsB), nodeA, bReady.UTC().Format("15:04:05.000000"), errsA, errsB)
+		sc.Name, leased, len(ops), len(opsA)+len(opsB), nodeA, bReady.UTC().Format("15:04:05.000000"), len(errsA), len(errsB))
 	res.Write(&rep)
 	t.Logf("checker:\n%s", rep.String())
 	if dir := os.Getenv(labtest.EnvOut); dir != "" {
@@ -242,53 +235,4 @@ func (p *idkitd) terminate() {
 	case <-time.After(10 * time.Second):
 		p.stop()
 	}
-}
-
-// historyLoad is four clients calling one idkitd until stopped, recording every answer.
-type historyLoad struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	ops    []history.Op
-	errs   int
-}
-
-func startHistoryLoad(name, addr string) *historyLoad {
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &historyLoad{cancel: cancel}
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	c := idkitv1connect.NewIDServiceClient(hc, "http://"+addr)
-	for i := range 4 {
-		client := fmt.Sprintf("c%d->%s", i, name)
-		l.wg.Go(func() {
-			for ctx.Err() == nil {
-				n := 1 + rand.IntN(50)
-				sent := time.Now()
-				res, err := c.Next(ctx, connect.NewRequest(&v1.NextRequest{Generator: "orders", Count: uint32(n)}))
-				recv := time.Now()
-				l.mu.Lock()
-				if err != nil {
-					l.errs++
-				} else {
-					for _, id := range res.Msg.Ids64 {
-						l.ops = append(l.ops, history.Op{Client: client, Generator: name, ID: id, Send: sent, Recv: recv})
-					}
-				}
-				l.mu.Unlock()
-				if err != nil {
-					if errors.Is(err, syscall.ECONNREFUSED) {
-						return
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
-			}
-		})
-	}
-	return l
-}
-
-func (l *historyLoad) stop() ([]history.Op, int) {
-	l.cancel()
-	l.wg.Wait()
-	return l.ops, l.errs
 }

@@ -28,6 +28,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/history"
 	"github.com/idkit/idkit/schemes/nodeid/etcdlease/etcdtest"
 	v1 "github.com/idkit/idkit/schemes/remote/idkitv1"
 	"github.com/idkit/idkit/schemes/remote/idkitv1/idkitv1connect"
@@ -88,7 +89,7 @@ func pauseRound(t *testing.T, bin, spec string, leased bool) roundResult {
 	t.Helper()
 	a := startIdkitd(t, bin, spec)
 	nodeA := nodeOf(t, a.addr)
-	la := startLoad(a.addr)
+	la := startLoad("A", a.addr, 200, 30*time.Second, true)
 	time.Sleep(300 * time.Millisecond)
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func pauseRound(t *testing.T, bin, spec string, leased bool) roundResult {
 		a.cmd.Process.Signal(syscall.SIGCONT)
 		t.Fatalf("B got node %d, not A's node %d: the round does not test a takeover", nodeB, nodeA)
 	}
-	lb := startLoad(b.addr)
+	lb := startLoad("B", b.addr, 200, 30*time.Second, true)
 	time.Sleep(300 * time.Millisecond)
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -127,8 +128,9 @@ func pauseRound(t *testing.T, bin, spec string, leased bool) roundResult {
 		}
 	}
 	time.Sleep(1500*time.Millisecond - time.Since(thawed)) // both serve
-	idsA, errsA := la.stop()
-	idsB, errsB := lb.stop()
+	opsA, errsA := la.stop()
+	opsB, errsB := lb.stop()
+	idsA, idsB := ids(opsA), ids(opsB)
 	a.stop()
 	b.stop()
 	seen := make(map[uint64]struct{}, len(idsA)+len(idsB))
@@ -277,33 +279,45 @@ func nodeOf(t *testing.T, addr string) uint64 {
 	return g.GetNode()
 }
 
-// load is clients calling one idkitd until stopped.
+// load is four clients calling one idkitd until stopped, recording every answer as history
+// operations (each ID with the call's send and receive times) and every failed call.
 type load struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	ids    []uint64
+	ops    []history.Op
 	errs   []error
 }
 
-// startLoad starts four clients that ask addr for 1 to 200 IDs at a time. A request to a
-// frozen process waits for the thaw (the clients' timeout is longer than the freeze), so
-// whatever the process serves after the thaw is counted.
-func startLoad(addr string) *load {
+// startLoad starts four clients, named for the process name, that ask addr for 1 to most IDs
+// at a time, each call with timeout. With finish, a call in flight when the load is stopped
+// is waited for (a request to a frozen process waits for the thaw when timeout is longer than
+// the freeze, so whatever the process serves after the thaw is counted); without, it is
+// cancelled.
+func startLoad(name, addr string, most int, timeout time.Duration, finish bool) *load {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{cancel: cancel}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	hc := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := idkitv1connect.NewIDServiceClient(hc, "http://"+addr)
-	for range 4 {
+	callCtx := ctx
+	if finish {
+		callCtx = context.WithoutCancel(ctx)
+	}
+	for i := range 4 {
+		client := fmt.Sprintf("c%d->%s", i, name)
 		l.wg.Go(func() {
 			for ctx.Err() == nil {
-				n := 1 + rand.IntN(200)
-				res, err := c.Next(context.WithoutCancel(ctx), connect.NewRequest(&v1.NextRequest{Generator: "orders", Count: uint32(n)}))
+				n := 1 + rand.IntN(most)
+				sent := time.Now()
+				res, err := c.Next(callCtx, connect.NewRequest(&v1.NextRequest{Generator: "orders", Count: uint32(n)}))
+				recv := time.Now()
 				l.mu.Lock()
 				if err != nil {
 					l.errs = append(l.errs, err)
 				} else {
-					l.ids = append(l.ids, res.Msg.Ids64...)
+					for _, id := range res.Msg.Ids64 {
+						l.ops = append(l.ops, history.Op{Client: client, Generator: name, ID: id, Send: sent, Recv: recv})
+					}
 				}
 				l.mu.Unlock()
 				if err != nil {
@@ -318,8 +332,18 @@ func startLoad(addr string) *load {
 	return l
 }
 
-func (l *load) stop() ([]uint64, []error) {
+// stop ends the load and returns what it recorded.
+func (l *load) stop() ([]history.Op, []error) {
 	l.cancel()
 	l.wg.Wait()
-	return l.ids, l.errs
+	return l.ops, l.errs
+}
+
+// ids returns the IDs of ops.
+func ids(ops []history.Op) []uint64 {
+	out := make([]uint64, len(ops))
+	for i, o := range ops {
+		out[i] = o.ID
+	}
+	return out
 }

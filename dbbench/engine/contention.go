@@ -81,3 +81,29 @@ type WaitSampler interface {
 	// measuring connection while the loaders work.
 	SampleWaits(ctx context.Context) (map[string]int, error)
 }
+
+// ScannedRows is the part of a query's result that ScanCounts reads; database/sql's *sql.Rows
+// and pgx's pgx.Rows both have it.
+type ScannedRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanCounts reads rows of (event, count), as a WaitSampler's GROUP BY query returns them,
+// into a map. It does not close rows; the caller does, and wraps the error with what it read.
+func ScanCounts(rows ScannedRows) (map[string]int, error) {
+	out := map[string]int{}
+	for rows.Next() {
+		var ev string
+		var n int
+		if err := rows.Scan(&ev, &n); err != nil {
+			return nil, err
+		}
+		out[ev] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -21,16 +21,8 @@ func (e *mysqlEngine) SampleWaits(ctx context.Context) (map[string]int, error) {
 		return nil, fail(ctx, "read PROCESSLIST", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var ev string
-		var n int
-		if err := rows.Scan(&ev, &n); err != nil {
-			return nil, fail(ctx, "read PROCESSLIST", err)
-		}
-		out[ev] = n
-	}
-	if err := rows.Err(); err != nil {
+	out, err := engine.ScanCounts(rows)
+	if err != nil {
 		return nil, fail(ctx, "read PROCESSLIST", err)
 	}
 	var lw int

@@ -12,6 +12,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,4 +283,69 @@ func (r *Conn) Drain(d time.Duration) (closed bool) {
 	_, err := io.Copy(io.Discard, r.c)
 	var ne net.Error
 	return !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// CallGRPC sends one unary gRPC request (body, a GRPCFrame) to path on a new connection from
+// the local address from (empty: any), with hdrs besides the gRPC ones, and waits up to d for
+// its end. It returns "" when the call succeeded (grpc-status 0), else what went wrong: the
+// dial, the send, the read (a timeout says "i/o timeout"), or the response.
+func CallGRPC(t testing.TB, from, addr, path string, body []byte, d time.Duration, hdrs ...string) string {
+	c, err := TryDial(t, from, addr)
+	if err != nil {
+		return "dial: " + err.Error()
+	}
+	defer c.Close()
+	id, err := c.TrySend("POST", path, body, append(append([]string{}, GRPC...), hdrs...)...)
+	if err != nil {
+		return "send: " + err.Error()
+	}
+	res, err := c.ReadWithin(id, d)
+	switch {
+	case err != nil:
+		return "read: " + err.Error()
+	case res.Aborted || res.Header["grpc-status"] != "0":
+		return res.String()
+	}
+	return ""
+}
+
+// FloodConnects connects to addr from the local address from over and over on workers
+// goroutines, sending nothing and pausing pause after each connect (0: not at all), each
+// keeping its last keep connections open, until the stop it returns is called; stop closes
+// them and returns once the goroutines have ended.
+func FloodConnects(from, addr string, workers, keep int, pause time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+			ring := make([]net.Conn, keep)
+			defer func() {
+				for _, c := range ring {
+					if c != nil {
+						c.Close()
+					}
+				}
+			}()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					continue
+				}
+				if pause > 0 {
+					time.Sleep(pause)
+				}
+				if old := ring[i%keep]; old != nil {
+					old.Close()
+				}
+				ring[i%keep] = c
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
 }

@@ -7,6 +7,7 @@ package pgrepltest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +131,44 @@ func Translated(t *testing.T) string {
 	}
 	t.Setenv("LOCPATH", dir)
 	return name
+}
+
+// Exec runs stmts on dsn, each in its own transaction, on a connection of its own; a statement
+// that fails fails the test, named.
+func Exec(t testing.TB, dsn string, stmts ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range stmts {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// SetAndReload sets the server setting name to value with ALTER SYSTEM, reloads the server's
+// configuration and waits up to 10 s until a new session sees value.
+func SetAndReload(t testing.TB, dsn, name, value string) {
+	t.Helper()
+	Exec(t, dsn, fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", name, value), "SELECT pg_reload_conf()")
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var v string
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			conn.QueryRow(ctx, "SELECT current_setting('"+name+"')").Scan(&v)
+			conn.Close(ctx)
+		}
+		if v == value {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q 10 s after the reload, want %q", name, v, value)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -2,12 +2,13 @@ package etcdlease_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idkit/idkit/internal/docstest"
 )
 
 // TestClusterDocMatchesRun holds the times docs/nodes.md gives for TestFaultCluster to
@@ -15,14 +16,8 @@ import (
 // the new leader after the leader's kill, the freezes, when the successor got the slot in each
 // scenario, and its first ID with marks on.
 func TestClusterDocMatchesRun(t *testing.T) {
-	run, err := os.ReadFile("../../../docs/bench/etcd-cluster-fault.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile("../../../docs/nodes.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := docstest.Read(t, "docs/bench/etcd-cluster-fault.txt")
+	doc := docstest.Read(t, "docs/nodes.md")
 	type span struct{ lo, hi time.Duration }
 	spans := map[string]*span{}
 	add := func(key, v string) {
@@ -43,7 +38,7 @@ func TestClusterDocMatchesRun(t *testing.T) {
 	first := regexp.MustCompile(`first_id_after=(\S+)`)
 	result := regexp.MustCompile(`RESULT etcd-cluster (\S+) marks=(true|false):`)
 	var block []string
-	for _, line := range strings.Split(string(run), "\n") {
+	for _, line := range strings.Split(run, "\n") {
 		m := result.FindStringSubmatch(line)
 		if m == nil {
 			block = append(block, line)
@@ -76,7 +71,7 @@ func TestClusterDocMatchesRun(t *testing.T) {
 		}
 		return fmt.Sprintf("%s–%s s", tenths(s.lo), tenths(s.hi))
 	}
-	flat := strings.Join(strings.Fields(string(doc)), " ")
+	flat := strings.Join(strings.Fields(doc), " ")
 	for _, want := range []string{
 		"leader killed (new leader after " + rng("leader") + ")",
 		"writer frozen (SIGSTOP) " + rng("frozen") + " at TTL",

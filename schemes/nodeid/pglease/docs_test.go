@@ -2,11 +2,12 @@ package pglease_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idkit/idkit/internal/docstest"
 )
 
 // TestFailoverDocMatchesRun holds the times docs/nodes.md gives for TestFaultFailoverLease to
@@ -14,14 +15,8 @@ import (
 // the fenced rounds and in the control's, and the range of the standby's promotion times, each
 // in seconds rounded to hundredths.
 func TestFailoverDocMatchesRun(t *testing.T) {
-	run, err := os.ReadFile("../../../docs/bench/pglease-failover-fault.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile("../../../docs/nodes.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := docstest.Read(t, "docs/bench/pglease-failover-fault.txt")
+	doc := docstest.Read(t, "docs/nodes.md")
 	ms := func(v, unit string) int {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -41,7 +36,7 @@ func TestFailoverDocMatchesRun(t *testing.T) {
 	}
 	var fenced, control, promoted span
 	re := regexp.MustCompile(`RESULT pglease-failover fenced=(true|false): .* standby promoted ([0-9.]+)(ms|s) after the kill, B held node 0 ([0-9.]+)(ms|s) after it`)
-	for _, m := range re.FindAllStringSubmatch(string(run), -1) {
+	for _, m := range re.FindAllStringSubmatch(run, -1) {
 		add(&promoted, ms(m[2], m[3]))
 		if m[1] == "true" {
 			add(&fenced, ms(m[4], m[5]))
@@ -56,7 +51,7 @@ func TestFailoverDocMatchesRun(t *testing.T) {
 		c := (ms + 5) / 10
 		return fmt.Sprintf("%d.%02d", c/100, c%100)
 	}
-	flat := strings.Join(strings.Fields(string(doc)), " ")
+	flat := strings.Join(strings.Fields(doc), " ")
 	for _, want := range []string{
 		sec(fenced.lo) + " – " + sec(fenced.hi) + " s (quarantined for the TTL)",
 		sec(control.lo) + " – " + sec(control.hi) + " s (A's holding looked lapsed on the standby)",

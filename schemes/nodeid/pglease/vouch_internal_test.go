@@ -3,7 +3,6 @@ package pglease
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,44 +13,6 @@ import (
 	"github.com/idkit/idkit/schemes/nodeid"
 	"github.com/jackc/pgx/v5"
 )
-
-// execAll runs statements on dsn in a connection of its own.
-func execAll(t *testing.T, dsn string, stmts ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, q := range stmts {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
-// reloadSet sets name with ALTER SYSTEM and waits until a new session sees value.
-func reloadSet(t *testing.T, dsn, name, value string) {
-	t.Helper()
-	execAll(t, dsn, fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", name, value), "SELECT pg_reload_conf()")
-	ctx := context.Background()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var v string
-		if conn, err := pgx.Connect(ctx, dsn); err == nil {
-			conn.QueryRow(ctx, "SELECT current_setting('"+name+"')").Scan(&v)
-			conn.Close(ctx)
-		}
-		if v == value {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is %q 10 s after the reload, want %q", name, v, value)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // cancelledRenew renews c on st while the server's commits wait for a standby that does not
 // answer, and cancels the wait with pg_cancel_backend: the renewal commits on the primary only.
@@ -142,7 +103,7 @@ func TestCancelledSyncWaitHidden(t *testing.T) {
 	for _, mode := range []string{"protected", "legacy", "confirm-only"} {
 		stores[mode] = open("nobody", mode, DefaultConfirmWait)
 	}
-	reloadSet(t, cl.DSN(), "synchronous_standby_names", "nobody")
+	pgrepltest.SetAndReload(t, cl.DSN(), "synchronous_standby_names", "nobody")
 	for _, phase := range []struct {
 		name, setting, value string
 		modes                []string
@@ -151,9 +112,9 @@ func TestCancelledSyncWaitHidden(t *testing.T) {
 		{"hidden", "client_min_messages", "error", []string{"protected", "legacy", "confirm-only"}},
 		{"translated", "lc_messages", lc, []string{"protected", "legacy"}},
 	} {
-		execAll(t, cl.DSN(), "ALTER SYSTEM RESET client_min_messages", "ALTER SYSTEM RESET lc_messages")
+		pgrepltest.Exec(t, cl.DSN(), "ALTER SYSTEM RESET client_min_messages", "ALTER SYSTEM RESET lc_messages")
 		if phase.setting != "" {
-			reloadSet(t, cl.DSN(), phase.setting, phase.value)
+			pgrepltest.SetAndReload(t, cl.DSN(), phase.setting, phase.value)
 		}
 		for _, mode := range phase.modes {
 			h := stores[mode]
@@ -161,10 +122,10 @@ func TestCancelledSyncWaitHidden(t *testing.T) {
 		}
 	}
 
-	execAll(t, cl.DSN(), "ALTER SYSTEM RESET ALL")
-	reloadSet(t, cl.DSN(), "synchronous_standby_names", "pg_receivewal")
+	pgrepltest.Exec(t, cl.DSN(), "ALTER SYSTEM RESET ALL")
+	pgrepltest.SetAndReload(t, cl.DSN(), "synchronous_standby_names", "pg_receivewal")
 	rcv := pgrepltest.ReceiveWAL(t, cl.DSN(), true)
-	reloadSet(t, cl.DSN(), "client_min_messages", "error")
+	pgrepltest.SetAndReload(t, cl.DSN(), "client_min_messages", "error")
 	sync, old := open("standby", "confirm-only", 300*time.Millisecond), open("standby", "legacy", 300*time.Millisecond)
 	if rep := sync.st.Replication(); rep.Class != "sync" {
 		t.Errorf("Replication() = %+v, want class sync", rep)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,23 +34,7 @@ func stall(c *h2raw.Conn, n int) {
 // nextOK makes one gRPC Next on a new connection from 127.0.0.1 and returns what came back,
 // "" when the call succeeded.
 func nextOK(t *testing.T, addr string, hdrs ...string) string {
-	c, err := h2raw.TryDial(t, "", addr)
-	if err != nil {
-		return "dial: " + err.Error()
-	}
-	defer c.Close()
-	id, err := c.TrySend("POST", idkitv1connect.IDServiceNextProcedure, nextBody, append(append([]string{}, h2raw.GRPC...), hdrs...)...)
-	if err != nil {
-		return "send: " + err.Error()
-	}
-	res, err := c.ReadWithin(id, 5*time.Second)
-	switch {
-	case err != nil:
-		return "read: " + err.Error()
-	case res.Aborted || res.Header["grpc-status"] != "0":
-		return res.String()
-	}
-	return ""
+	return h2raw.CallGRPC(t, "", addr, idkitv1connect.IDServiceNextProcedure, nextBody, 5*time.Second, hdrs...)
 }
 
 // TestStalledBodies: requests whose bodies never come (HEADERS of a unary RPC without
@@ -61,6 +43,7 @@ func nextOK(t *testing.T, addr string, hdrs ...string) string {
 // a request ends once Config.BodyTimeout has passed, which gives its slot back. (The old server
 // let 40 of them, at its MaxTotalStreams 40, refuse everyone else with UNAVAILABLE for good.)
 func TestStalledBodies(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.MaxTotalStreams = 40 // a quarter, 10, from one address (MaxAddrStreams' default)
 	cfg.BodyTimeout = 500 * time.Millisecond
@@ -97,38 +80,6 @@ func TestStalledBodies(t *testing.T) {
 	}
 }
 
-// floodConnects connects to addr from the address from, over and over, sending nothing, and
-// keeps the last keep of those connections open, until stop is closed.
-func floodConnects(from, addr string, keep int, stop <-chan struct{}) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-		ring := make([]net.Conn, keep)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				for _, c := range ring {
-					if c != nil {
-						c.Close()
-					}
-				}
-				return
-			default:
-			}
-			c, err := d.Dial("tcp", addr)
-			if err != nil {
-				continue
-			}
-			time.Sleep(200 * time.Microsecond) // a flood, not a SYN backlog overflow
-			if old := ring[i%keep]; old != nil {
-				old.Close()
-			}
-			ring[i%keep] = c
-		}
-	})
-	return &wg
-}
-
 // TestBareConnectsEvict: on a server with tokens, a flood of bare TCP connects (nothing sent)
 // from one address does not close the fresh connections of token holders at another address
 // before their first request, on either stack (the old server closed the oldest connection
@@ -136,6 +87,7 @@ func floodConnects(from, addr string, keep int, stop <-chan struct{}) *sync.Wait
 // issue 36). The control floods from the token holders' own address, which shares their
 // fate, and must see resets.
 func TestBareConnectsEvict(t *testing.T) {
+	t.Parallel()
 	const calls = 60
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
@@ -145,8 +97,7 @@ func TestBareConnectsEvict(t *testing.T) {
 		for _, from := range []string{"127.0.0.2", "127.0.0.1"} {
 			control := from == "127.0.0.1"
 			t.Run(fmt.Sprintf("%s/flood-from-%s", st.name, from), func(t *testing.T) {
-				stop := make(chan struct{})
-				wg := floodConnects(from, st.addr, 64, stop)
+				stop := h2raw.FloodConnects(from, st.addr, 1, 64, 200*time.Microsecond) // a flood, not a SYN backlog overflow
 				time.Sleep(100 * time.Millisecond)
 				failed, first := 0, ""
 				for range calls {
@@ -157,8 +108,7 @@ func TestBareConnectsEvict(t *testing.T) {
 						}
 					}
 				}
-				close(stop)
-				wg.Wait()
+				stop()
 				t.Logf("%d of %d token holders' calls on fresh connections failed (first: %s)", failed, calls, first)
 				if !control && failed > 0 {
 					t.Errorf("a flood of bare connects from %s failed %d of %d token holders' calls from 127.0.0.1 (first: %s)", from, failed, calls, first)
@@ -176,6 +126,7 @@ func TestBareConnectsEvict(t *testing.T) {
 // Next is refused with UNAVAILABLE (the control: the bound is reached). The old server refused
 // them all with 503, so a busy server failed its liveness probe and could not be scraped.
 func TestProbesAtBound(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.MaxTotalStreams = 8 // and 2 from one address
 	cfg.BodyTimeout = time.Minute

@@ -34,6 +34,7 @@ func issued(t *testing.T, r *running, gen string) string {
 // TestNoStore: every answer that issues IDs says Cache-Control: no-store, on every protocol
 // and both stacks, and Next cannot be called with GET (which caches may store and replay).
 func TestNoStore(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	req := &v1.NextRequest{Generator: "orders", Count: 2}
 	for _, p := range protocols {
@@ -90,6 +91,7 @@ func TestNoStore(t *testing.T) {
 // TestHead: HEAD /v1/next checks the request as GET does and answers its status, but issues
 // no ID.
 func TestHead(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	before := issued(t, r, "orders")
 	for _, tc := range []struct {
@@ -119,6 +121,7 @@ func TestHead(t *testing.T) {
 // TestQueryStrict: a query string that does not parse whole is refused with a reason, never
 // answered as if the part dropped had not been sent.
 func TestQueryStrict(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, tc := range []struct {
 		path string
@@ -146,6 +149,7 @@ func TestQueryStrict(t *testing.T) {
 // TestTooLarge: a body over the limit is 413, whether its length is declared or found while
 // reading, in the Connect protocol's error form; gRPC says RESOURCE_EXHAUSTED.
 func TestTooLarge(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	big := `{"generator":"` + strings.Repeat("a", 70<<10) + `","count":1}`
 	for _, chunked := range []bool{false, true} {
@@ -176,6 +180,7 @@ func TestTooLarge(t *testing.T) {
 // TestErrorsRedacted: a generator whose error quotes a connection string with a password (a
 // lease store's, say) is reported on every protocol and stack without the password.
 func TestErrorsRedacted(t *testing.T) {
+	t.Parallel()
 	const pw = "hunter2-Sekr1t"
 	cfg := twoGens()
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "leaky", Spec: "toyseq:key=leaky"})

@@ -20,6 +20,7 @@ import (
 // live IDs lie in their own shard's range of their tick; a reversed layout is refused with
 // INVALID_ARGUMENT saying why.
 func TestShardedBounds(t *testing.T) {
+	t.Parallel()
 	specs := map[string]string{"tidb": "snowflake:worker=3,shard_bits=3", "spanner": "snowflake:worker=4,reverse=true"}
 	r := start(t, server.Config{Generators: []server.Generator{{Name: "tidb", Spec: specs["tidb"]}, {Name: "spanner", Spec: specs["spanner"]}}, MaxCount: 100})
 	codec, err := idkit.NewCodec(specs["tidb"])

@@ -450,6 +450,7 @@ func TestPlainDecodeAndBounds(t *testing.T) {
 // bound time ranges against a server with the same layouts, and checks the answers printed
 // under them byte for byte.
 func TestServiceDocExamples(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "service.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ func envelope(msg []byte, compressed bool) []byte {
 // served, and its answer is compressed only when Config.CompressResponses says so. gRPC goes
 // to both listeners.
 func TestCompressedRequests(t *testing.T) {
+	t.Parallel()
 	req, _ := proto.Marshal(&v1.NextRequest{Generator: "orders", Count: 3})
 	for _, compress := range []bool{false, true} {
 		cfg := twoGens()
@@ -146,6 +147,7 @@ func TestCompressedRequests(t *testing.T) {
 
 // TestCompressedStockGRPC: grpc-go's client sending gzip is served by both listeners.
 func TestCompressedStockGRPC(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, st := range stacks(r) {
 		t.Run(st.name, func(t *testing.T) {
@@ -162,6 +164,7 @@ func TestCompressedStockGRPC(t *testing.T) {
 // TestCompressedTooLarge: the request limit holds for the message once decompressed, so a
 // small gzip body that inflates past it is refused on both listeners.
 func TestCompressedTooLarge(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, st := range stacks(r) {
 		t.Run(st.name, func(t *testing.T) {
@@ -180,6 +183,7 @@ func TestCompressedTooLarge(t *testing.T) {
 // JSON or binary, or sent as a GET with compression=gzip; gRPC-Web carries
 // RESOURCE_EXHAUSTED in its body with HTTP 200, as gRPC does in its trailers.
 func TestCompressedTooLargeIs413(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	huge := strings.Repeat("a", 1<<20)
 	bin, _ := proto.Marshal(&v1.DecodeRequest{Generator: huge, Id: "1"})

@@ -18,6 +18,7 @@ import (
 // Access-Control-Allow-Origin and expose gRPC-Web's status headers; another origin gets no
 // permission, and neither does any origin by default.
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	const allowed, other = "https://app.example.com", "https://evil.example.net"
 	cfg := twoGens()
 	cfg.CORSOrigins = []string{allowed, "https://*.example.org"}
@@ -121,6 +122,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestCORSOriginsChecked(t *testing.T) {
+	t.Parallel()
 	for _, o := range []string{"app.example.com", "https://app.example.com/path", "ftp://x", "", "https://*.*.example.com"} {
 		cfg := twoGens()
 		cfg.CORSOrigins = []string{o}
@@ -132,6 +134,7 @@ func TestCORSOriginsChecked(t *testing.T) {
 
 // TestCORSExposesWWWAuthenticate: browser code can read the WWW-Authenticate of a 401.
 func TestCORSExposesWWWAuthenticate(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.CORSOrigins = []string{"https://app.example.com"}
 	cfg.Tokens = []string{"s3cret"}

@@ -50,6 +50,7 @@ func init() {
 // again when the class changes, as a warning when the class is async (also an async store
 // accepted from the start, which was logged at INFO); the store's password is never shown.
 func TestDurabilityShown(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "blocks", Spec: "toydur:key=shown"},

@@ -35,6 +35,7 @@ func noGoTypes(t *testing.T, what, msg string) {
 // POST without a content type what to send, and answers an unknown path in the caller's
 // protocol.
 func TestReadableErrorsHTTP(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	hc := h2()
 	next := idkitv1connect.IDServiceNextProcedure
@@ -100,6 +101,7 @@ func TestReadableErrorsHTTP(t *testing.T) {
 // is UNAUTHENTICATED with a message the client shows, the token's scheme may be written in any
 // case, and no message shows a Go type.
 func TestReadableErrorsClients(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	r := start(t, cfg)

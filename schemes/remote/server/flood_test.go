@@ -13,7 +13,10 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// heapAfterGC is the live heap once the garbage is collected.
+// heapAfterGC is the live heap once the garbage is collected. The tests that measure it
+// (TestFloodBounded, TestTotalBytesBounded) must not call t.Parallel: the heap is the whole
+// process's, and the parallel tests of the package only start once every test that is not
+// parallel has finished, so these run alone.
 func heapAfterGC() uint64 {
 	var m runtime.MemStats
 	runtime.GC()
@@ -88,6 +91,7 @@ func TestFloodBounded(t *testing.T) {
 // TestStreamLimit: both stacks tell clients how many requests a connection may have in flight
 // (SETTINGS_MAX_CONCURRENT_STREAMS): Config.MaxStreams, default 100.
 func TestStreamLimit(t *testing.T) {
+	t.Parallel()
 	for _, limit := range []int{0, 7} {
 		cfg := twoGens()
 		cfg.MaxStreams = limit
@@ -110,6 +114,7 @@ func TestStreamLimit(t *testing.T) {
 // made no progress for Config.WriteTimeout, which frees what it held. In the control, with a
 // long timeout, the connection is still open twice as long after.
 func TestWriteStall(t *testing.T) {
+	t.Parallel()
 	var slowest time.Duration
 	for _, timeout := range []time.Duration{300 * time.Millisecond, time.Hour} {
 		r := start(t, server.Config{Generators: []server.Generator{{Name: "keys", Spec: "uuidv7"}}, WriteTimeout: timeout})

@@ -53,6 +53,7 @@ func stockAt(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientCon
 // TestStockGRPC runs every RPC through the stock grpc-go client, against both stacks: IDs,
 // errors with their codes and messages, the health service, no-store on every answer.
 func TestStockGRPC(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for i, st := range stacks(r) {
 		t.Run(st.name, func(t *testing.T) { stockGRPC(t, r, st.addr, i+1) })
@@ -179,6 +180,7 @@ func get(t *testing.T, r *running, path string) string {
 // TestStockGRPCTokens: the stock client is refused without a token before its message is
 // read, served with one, and the health service stays open for probes, on both stacks.
 func TestStockGRPCTokens(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	r := start(t, cfg)
@@ -210,6 +212,7 @@ func stockGRPCTokens(t *testing.T, cc *grpc.ClientConn) {
 // TestStockGRPCTLS: the stock client over TLS is served on both stacks, and on the main port
 // a general HTTP client sends gRPC (through Connect) and a plain GET on one HTTP/2 connection.
 func TestStockGRPCTLS(t *testing.T) {
+	t.Parallel()
 	certPath, keyPath, pool := certtest.SelfSigned(t, t.TempDir())
 	cfg := twoGens()
 	cfg.TLSCert, cfg.TLSKey = certPath, keyPath

@@ -31,6 +31,7 @@ func closedWithin(c *h2raw.Conn, d time.Duration) bool { return c.Drain(d) }
 // on both stacks, which frees what it held (the old server kept it for ever: no write ever
 // stalled, since none was attempted). The control, with a long timeout, stays open.
 func TestZeroWindowStall(t *testing.T) {
+	t.Parallel()
 	body := h2raw.GRPCFrame(&v1.NextRequest{Generator: "keys", Count: 2000, Text: true})
 	for _, timeout := range []time.Duration{300 * time.Millisecond, time.Hour} {
 		r := start(t, server.Config{Generators: []server.Generator{{Name: "keys", Spec: "uuidv7"}}, WriteTimeout: timeout})
@@ -53,6 +54,7 @@ func TestZeroWindowStall(t *testing.T) {
 // TestMaxConns: a connection over Config.MaxConns (both listeners together) is closed at once;
 // once one closes, a new one is served.
 func TestMaxConns(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.MaxConns = 2
 	r := start(t, cfg)
@@ -86,6 +88,7 @@ func isTimeout(err error) bool {
 // bounded by Config.MaxOpenWatches on both stacks: past it the caller's connection is
 // closed; a token holder's Watch is not counted against it.
 func TestOpenWatchBound(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	cfg.MaxOpenWatches = 3
@@ -166,6 +169,7 @@ func TestTotalBytesBounded(t *testing.T) {
 // TestKeepAliveNotStalled: an HTTP/1.1 connection that was answered in full and then sits idle
 // longer than Config.WriteTimeout is not taken for a stalled one: its next request is served.
 func TestKeepAliveNotStalled(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.WriteTimeout = 200 * time.Millisecond
 	r := start(t, cfg)

@@ -58,6 +58,7 @@ func families(t *testing.T, b []byte) map[string]*dto.MetricFamily {
 // generator's error counters at 0 before any error, and latency buckets from 1 µs with at
 // least eight bounds up to 25 µs.
 func TestMetricsScrape(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	c := idkitv1connect.NewIDServiceClient(h2(), r.url)
 	if _, err := c.Next(context.Background(), connect.NewRequest(&v1.NextRequest{Generator: "orders", Count: 1})); err != nil {
@@ -124,6 +125,7 @@ func TestMetricsScrape(t *testing.T) {
 // in any case) and refuses the service's tokens, and the scrape token issues no IDs; without
 // it, /metrics takes the service's tokens.
 func TestMetricsToken(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"ids-token"}
 	cfg.MetricsTokens = []string{"scrape-token"}

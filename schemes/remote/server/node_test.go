@@ -67,6 +67,7 @@ func needNode(t *testing.T) (node, npm string) {
 // directory (the npm registry must be reachable), and skips without node and npm, or with
 // -short; under CI=true a missing node fails it.
 func TestNodeClients(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the Node clients (npm ci)")
 	}
@@ -183,6 +184,7 @@ func TestNodeClients(t *testing.T) {
 // TestGeneratorsBeforeFirstID: Generators gives every generator's width before it has issued
 // an ID (128 for the 128-bit schemes, 64 for the rest), and sonyflake's machine as its node.
 func TestGeneratorsBeforeFirstID(t *testing.T) {
+	t.Parallel()
 	r := start(t, server.Config{Generators: []server.Generator{
 		{Name: "u7", Spec: "uuidv7"}, {Name: "u4", Spec: "uuidv4"}, {Name: "ul", Spec: "ulid"}, {Name: "ti", Spec: "typeid:prefix=user"},
 		{Name: "sf", Spec: "sonyflake:machine=4242"}, {Name: "tw", Spec: "snowflake:layout=twitter,node=9"},

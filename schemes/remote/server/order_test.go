@@ -20,6 +20,7 @@ import (
 // than what is left of its tick is reserved one tick at a time, so another call's IDs can fall
 // between two of its IDs (the test logs how many batches interleaved).
 func TestNextOrderAsDocumented(t *testing.T) {
+	t.Parallel()
 	cfg := server.Config{Generators: []server.Generator{
 		{Name: "snowflake", Spec: "snowflake:layout=twitter,worker=1"},
 		{Name: "sonyflake", Spec: "sonyflake:machine=1"},

@@ -22,6 +22,7 @@ import (
 // message has no field for a reason); non-ASCII text is replaced there. A ready server sends no
 // such header. The log says the scheme once the generator is ready again.
 func TestNotReadyReason(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "why", Spec: "toyseq:key=why"})
 	logs := &syncBuffer{}
@@ -69,6 +70,7 @@ func TestNotReadyReason(t *testing.T) {
 // stacks give a caller without a token the status only (503, NOT_SERVING, no idkit-not-ready
 // header), and one with a token the reason.
 func TestNotReadyReasonNeedsToken(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "hush", Spec: "toyseq:key=hush"})

@@ -35,6 +35,7 @@ var wantServices = []string{
 // then for the file that defines each method of each, as grpcurl does without a .proto; and
 // lists the services through the older v1alpha, which many tools still use.
 func TestReflection(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, st := range stacks(r) {
 		t.Run(st.name, func(t *testing.T) {
@@ -142,6 +143,7 @@ func TestReflection(t *testing.T) {
 // health service does (it tells only the public protos, and tools resolve even the health
 // methods through it), and with one; the IDService still refuses a call without one.
 func TestReflectionOpen(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	r := start(t, cfg)
@@ -178,6 +180,7 @@ func TestReflectionOpen(t *testing.T) {
 // TestHealthList: List reports the overall status and the IDService's, on both stacks, and
 // NOT_SERVING for both once the server is shutting down (during the shutdown delay).
 func TestHealthList(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"} // health stays open for probes
 	cfg.ShutdownDelay = 3 * time.Second

@@ -44,7 +44,10 @@ type running struct {
 func (r *running) wait() error { <-r.done; return r.err }
 
 // start serves cfg (on 127.0.0.1 unless cfg says where, with a grpc-go listener, and without a
-// shutdown delay unless cfg asks for one) until the test ends.
+// shutdown delay unless cfg asks for one) until the test ends. Each test has servers, ports
+// and clients of its own, so the tests of this package run in parallel (t.Parallel), except
+// those that measure the process's heap (heapAfterGC), set the environment (t.Setenv) or
+// need the machine to themselves for their paced load (TestRollout).
 func start(t testing.TB, cfg server.Config) *running {
 	t.Helper()
 	if cfg.Listen == "" {
@@ -112,6 +115,7 @@ func twoGens() server.Config {
 }
 
 func TestNextEveryProtocol(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, p := range protocols {
 		c := idkitv1connect.NewIDServiceClient(h2(), r.url, p.opts...)
@@ -173,6 +177,7 @@ func toIDs(t *testing.T, m *v1.NextResponse) []idkit.ID {
 }
 
 func TestRPCErrors(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	ctx := context.Background()
 	for _, p := range protocols {
@@ -229,6 +234,7 @@ func TestRPCErrors(t *testing.T) {
 // TestConnectBadInput sends malformed requests straight over HTTP: each gets a Connect error
 // with the right status.
 func TestConnectBadInput(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	next := r.url + idkitv1connect.IDServiceNextProcedure
 	for _, tc := range []struct {
@@ -268,6 +274,7 @@ func TestConnectBadInput(t *testing.T) {
 }
 
 func TestPlainNext(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, tc := range []struct {
 		method, path string
@@ -325,6 +332,7 @@ func TestPlainNext(t *testing.T) {
 // and Generators say not ready, Next answers UNAVAILABLE on both gRPC stacks (503 on the plain
 // endpoint), and all recover when the fence lifts.
 func TestReadyAndFence(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "fenced", Spec: "toyseq:key=ready"})
 	logs := &syncBuffer{}
@@ -404,6 +412,7 @@ func TestReadyAndFence(t *testing.T) {
 }
 
 func TestGeneratorsAndMetrics(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Generators[0].Spec = "snowflake:layout=twitter,node=7"
 	r := start(t, cfg)
@@ -457,6 +466,7 @@ func TestGeneratorsAndMetrics(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret", "other"}
 	r := start(t, cfg)
@@ -502,6 +512,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		cfg  server.Config
@@ -537,6 +548,7 @@ func TestConfigErrors(t *testing.T) {
 // request completes, Serve returns nil, the generator is closed afterwards, and new
 // connections are refused.
 func TestDrain(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		// client returns a call that asks the generator "slow" for one ID and checks the answer.
@@ -652,6 +664,7 @@ func (s *syncBuffer) waitFor(t *testing.T, want string) {
 // every other documented endpoint with the same user agent. Each must be answered as on a
 // connection of its own.
 func TestMixedConnection(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	c := h2raw.Dial(t, strings.TrimPrefix(r.url, "http://"))
 	const ua = "grpc-go/1.83.2"
@@ -693,6 +706,7 @@ func TestMixedConnection(t *testing.T) {
 // timeout, on one listener at a time: Serve's error names that listener and never the other,
 // in every run (the error used to come from a random choice between two ready channels).
 func TestDrainTimeoutNamesTheListener(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, blamed, spared string
 		call                 func(r *running) func() error

@@ -18,6 +18,7 @@ import (
 // TestTLS serves with --tls-cert/--tls-key: gRPC over HTTP/2 and plain GET over HTTP/1.1 both
 // work through TLS, and a cleartext request is refused.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	certPath, keyPath, pool := certtest.SelfSigned(t, t.TempDir())
 	cfg := twoGens()
 	cfg.TLSCert, cfg.TLSKey = certPath, keyPath

@@ -38,6 +38,7 @@ func runTool(t *testing.T, wantErr bool, name string, args ...string) string {
 // no .proto: grpcurl lists, describes and calls every IDService method through reflection and
 // watches health; grpc-health-probe checks it. Each is skipped when it is not installed.
 func TestGRPCTools(t *testing.T) {
+	t.Parallel()
 	r := start(t, twoGens())
 	for _, st := range stacks(r) {
 		t.Run(st.name+"/grpcurl", func(t *testing.T) {
@@ -95,6 +96,7 @@ func TestGRPCTools(t *testing.T) {
 // grpc-health-probe needs none; ghz runs with the token in --metadata alone. Each is skipped
 // when it is not installed (but not under CI, whose .ci/run installs them).
 func TestGRPCToolsWithTokens(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Tokens = []string{"s3cret"}
 	r := start(t, cfg)

@@ -23,6 +23,7 @@ import (
 // (idkit.v1.IDService/NAME) is NOT_SERVING with the reason, another generator's stays
 // SERVING, the server's is NOT_SERVING, and an unknown generator's name is NOT_FOUND.
 func TestCannotIssueUnavailable(t *testing.T) {
+	t.Parallel()
 	cfg := twoGens()
 	cfg.Generators = append(cfg.Generators, server.Generator{Name: "dry", Spec: "toyseq:key=dry"})
 	r := start(t, cfg)

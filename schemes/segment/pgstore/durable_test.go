@@ -11,45 +11,11 @@ import (
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
+	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
-	"github.com/jackc/pgx/v5"
 )
-
-// execSQL runs statements on dsn, each in its own transaction.
-func execSQL(t testing.TB, dsn string, stmts ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, q := range stmts {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
-// setAndReload changes a server setting with ALTER SYSTEM and waits until a new session sees
-// the value.
-func setAndReload(t *testing.T, dsn, name, value string) {
-	t.Helper()
-	execSQL(t, dsn, fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", name, value), "SELECT pg_reload_conf()")
-	segtest.WaitFor(t, name+" = "+value, 10*time.Second, func() bool {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			return false
-		}
-		defer conn.Close(context.Background())
-		var v string
-		conn.QueryRow(context.Background(), "SELECT current_setting('"+name+"')").Scan(&v)
-		return v == value
-	})
-}
 
 // TestRefusesNotDurable opens stores on a private server started as the tests' clusters are,
 // with fsync and full_page_writes off: Open refuses it naming fsync, then, with fsync on,
@@ -70,18 +36,18 @@ func TestRefusesNotDurable(t *testing.T) {
 	refused(pgstore.Settings{DSN: dsn}, "fsync off")
 	openSettings(t, pgstore.Settings{DSN: dsn, Unsafe: true})
 
-	setAndReload(t, dsn, "fsync", "on")
+	pgrepltest.SetAndReload(t, dsn, "fsync", "on")
 	refused(pgstore.Settings{DSN: dsn}, "full_page_writes off")
 	openSettings(t, pgstore.Settings{DSN: dsn, Unsafe: true})
 
-	setAndReload(t, dsn, "full_page_writes", "on")
+	pgrepltest.SetAndReload(t, dsn, "full_page_writes", "on")
 	st := openDurable(t, dsn)
 	req := segment.Request{Key: "k", Step: 10, Count: 1}
 	if b, err := st.Take(context.Background(), req); err != nil || b.Last != 10 {
 		t.Fatalf("Take on a durable server: %v, %v", b, err)
 	}
 
-	execSQL(t, dsn, "CREATE UNLOGGED TABLE unlogged_segments (LIKE idkit_segments INCLUDING ALL)")
+	pgrepltest.Exec(t, dsn, "CREATE UNLOGGED TABLE unlogged_segments (LIKE idkit_segments INCLUDING ALL)")
 	refused(pgstore.Settings{DSN: dsn, Table: "unlogged_segments"}, "UNLOGGED")
 	openSettings(t, pgstore.Settings{DSN: dsn, Table: "unlogged_segments", Unsafe: true})
 	temp := pgtest.WithParam(dsn, "search_path", "pg_temp")
@@ -89,7 +55,7 @@ func TestRefusesNotDurable(t *testing.T) {
 	refused(pgstore.Settings{DSN: temp, Unsafe: true}, "temporary table")
 
 	// fsync turned off under an open store: the increment commits, but its block is refused.
-	setAndReload(t, dsn, "fsync", "off")
+	pgrepltest.SetAndReload(t, dsn, "fsync", "off")
 	_, err := st.Take(context.Background(), req)
 	if !errors.Is(err, pgstore.ErrNotDurable) || !strings.Contains(err.Error(), "fsync off") {
 		t.Fatalf("Take after fsync was turned off: %v; want ErrNotDurable", err)

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"testing"
 
+	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
 )
@@ -17,6 +18,6 @@ func TestRefusedStoreNotWritten(t *testing.T) {
 	c := private(t, "fsync", "on", "full_page_writes", "on")
 	dsn := c.DSN()
 	segtest.RefusedNotWritten(t, openDurable(t, dsn), openDurable(t, dsn), func(key string) int64 { return maxID(t, dsn, key) },
-		func() { setAndReload(t, dsn, "fsync", "off") }, func() { setAndReload(t, dsn, "fsync", "on") },
+		func() { pgrepltest.SetAndReload(t, dsn, "fsync", "off") }, func() { pgrepltest.SetAndReload(t, dsn, "fsync", "on") },
 		pgstore.ErrNotDurable, "fsync off")
 }

@@ -86,7 +86,7 @@ func TestCancelledSyncWait(t *testing.T) {
 		}
 		stores[mode] = st
 	}
-	setAndReload(t, c.DSN(), "synchronous_standby_names", "nobody")
+	pgrepltest.SetAndReload(t, c.DSN(), "synchronous_standby_names", "nobody")
 	for _, phase := range []struct {
 		name, setting, value string
 		modes                []string
@@ -95,9 +95,9 @@ func TestCancelledSyncWait(t *testing.T) {
 		{"hidden", "client_min_messages", "error", []string{"protected", "legacy", "confirm-only"}},
 		{"translated", "lc_messages", lc, []string{"protected", "legacy"}},
 	} {
-		execSQL(t, c.DSN(), "ALTER SYSTEM RESET client_min_messages", "ALTER SYSTEM RESET lc_messages")
+		pgrepltest.Exec(t, c.DSN(), "ALTER SYSTEM RESET client_min_messages", "ALTER SYSTEM RESET lc_messages")
 		if phase.setting != "" {
-			setAndReload(t, c.DSN(), phase.setting, phase.value)
+			pgrepltest.SetAndReload(t, c.DSN(), phase.setting, phase.value)
 		}
 		if phase.setting == "lc_messages" {
 			var e *pgconn.PgError
@@ -141,10 +141,10 @@ func TestCancelledSyncWait(t *testing.T) {
 // the standby runs again, takes are synchronous again.
 func confirmStandbyFlush(t *testing.T, dsn string) {
 	ctx := context.Background()
-	execSQL(t, dsn, "ALTER SYSTEM RESET ALL")
-	setAndReload(t, dsn, "synchronous_standby_names", "pg_receivewal")
+	pgrepltest.Exec(t, dsn, "ALTER SYSTEM RESET ALL")
+	pgrepltest.SetAndReload(t, dsn, "synchronous_standby_names", "pg_receivewal")
 	rcv := pgrepltest.ReceiveWAL(t, dsn, true)
-	setAndReload(t, dsn, "client_min_messages", "error")
+	pgrepltest.SetAndReload(t, dsn, "client_min_messages", "error")
 	open := func() *pgstore.Store {
 		st, err := pgstore.Open(ctx, pgstore.Settings{DSN: dsn, Unsafe: true})
 		if err != nil {

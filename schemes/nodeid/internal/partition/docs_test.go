@@ -1,11 +1,12 @@
 package partition_test
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idkit/idkit/internal/docstest"
 )
 
 // TestPartitionTableMatchesRun holds docs/nodes.md's partitions table to the runs it quotes:
@@ -15,23 +16,13 @@ import (
 // has no other row. Every protected run must show 0 repeats and every control some, and each
 // store must have a control. Regenerate with the commands on the files' first lines.
 func TestPartitionTableMatchesRun(t *testing.T) {
-	var run []byte
-	for _, f := range []string{"leases.txt", "service.txt"} {
-		b, err := os.ReadFile("../../../../docs/bench/partitions/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run = append(run, b...)
-	}
-	doc, err := os.ReadFile("../../../../docs/nodes.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := docstest.Read(t, "docs/bench/partitions/leases.txt") + docstest.Read(t, "docs/bench/partitions/service.txt")
+	doc := docstest.Read(t, "docs/nodes.md")
 	names := map[string]string{"etcd": "etcd", "pglease": "PostgreSQL", "idkitd": "idkitd (etcd)"}
 	type half struct{ ids, rep, gap string }
 	safe, control := map[string]half{}, map[string]half{}
 	res := regexp.MustCompile(`RESULT partition (\S+) (\S+) safe=(true|false): (\d+) IDs, (\d+) repeated, .* unavailable at most (\S+)`)
-	for _, m := range res.FindAllStringSubmatch(string(run), -1) {
+	for _, m := range res.FindAllStringSubmatch(run, -1) {
 		key := names[m[1]] + "|" + m[2]
 		if m[3] == "true" {
 			safe[key] = half{m[4], m[5], m[6]}
@@ -67,7 +58,7 @@ func TestPartitionTableMatchesRun(t *testing.T) {
 	var got []string
 	row := regexp.MustCompile(`^\| (etcd|PostgreSQL|idkitd \(etcd\)) \| (\S+) \| ([\d,]+) \| \**([\d,]+)\** \| ([\d,]+|—) \| ([\d,]+|—) \| (\S+) \|$`)
 	n := func(s string) string { return strings.ReplaceAll(s, ",", "") }
-	for _, line := range strings.Split(string(doc), "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		if m := row.FindStringSubmatch(line); m != nil {
 			got = append(got, strings.Join([]string{m[1], m[2], n(m[3]), n(m[4]), n(m[5]), n(m[6]), m[7]}, "|"))
 		}
