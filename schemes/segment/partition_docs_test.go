@@ -1,12 +1,14 @@
 package segment_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // partitionRuns are the committed partition runs (`make fault-long`) docs/segment.md's
@@ -38,6 +40,7 @@ func TestPartitionTableMatchesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
+	gaps := map[string]string{} // store row → the unavailability column the docs must show
 	for _, pr := range partitionRuns {
 		run, err := os.ReadFile("../../docs/bench/partitions/" + pr.file)
 		if err != nil {
@@ -63,6 +66,7 @@ func TestPartitionTableMatchesRun(t *testing.T) {
 			if valid := strings.Contains(string(edn), ":valid? true") && strings.Contains(string(edn), ":repeated-count 0\n"); valid != (m[4] == "0") {
 				t.Errorf("%s row %s: %s repeated, but its checker report says:\n%s", pr.doc, m[1], m[4], edn)
 			}
+			gaps[pr.doc+" "+m[1]] = longestGap(t, string(edn))
 		}
 	}
 	// The Redis controls lost more than the gap (5,000 numbers) at every failover.
@@ -85,10 +89,17 @@ func TestPartitionTableMatchesRun(t *testing.T) {
 		t.Errorf("segment-redis.txt: %d failovers of the control rows logged their loss, want 6", n)
 	}
 	var got []string
-	row := regexp.MustCompile("^\\| (PostgreSQL|MariaDB|Redis|MariaDB Galera), partitioned \\| `([a-z-]+)` \\|[^|]*\\| (\\d+) \\| ([\\d,]+) \\| \\**([\\d,]+)\\** \\|$")
+	row := regexp.MustCompile("^\\| (PostgreSQL|MariaDB|Redis|MariaDB Galera), partitioned \\| `([a-z-]+)` \\|[^|]*\\| (\\d+) \\| ([\\d,]+) \\| \\**([\\d,]+)\\** \\| ([^|]+) \\|$")
 	for _, line := range strings.Split(string(doc), "\n") {
 		if m := row.FindStringSubmatch(line); m != nil {
 			got = append(got, strings.Join([]string{m[1], m[2], m[3], strings.ReplaceAll(m[4], ",", ""), strings.ReplaceAll(m[5], ",", "")}, " "))
+			want, ok := gaps[m[1]+" "+m[2]]
+			if !ok {
+				want = "– (no checker report)"
+			}
+			if m[6] != want {
+				t.Errorf("docs/segment.md, %s row %s: longest time without an ID %q, its checker report says %q", m[1], m[2], m[6], want)
+			}
 		}
 	}
 	slices.Sort(want)
@@ -96,4 +107,24 @@ func TestPartitionTableMatchesRun(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("docs/segment.md's partition table (store row failovers IDs repeated):\n%s\nthe runs in docs/bench/partitions/:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// longestGap is the unavailability column docs/segment.md shows for a checker report: its
+// :longest-gap in seconds to a tenth, or "no ID issued" for a run that issued none.
+func longestGap(t *testing.T, edn string) string {
+	t.Helper()
+	if strings.Contains(edn, ":ops 0\n") {
+		return "no ID issued"
+	}
+	m := regexp.MustCompile(`:longest-gap "([^"]+)"`).FindStringSubmatch(edn)
+	if m == nil {
+		t.Errorf("a checker report without :longest-gap:\n%s", edn)
+		return ""
+	}
+	d, err := time.ParseDuration(m[1])
+	if err != nil {
+		t.Error(err)
+		return ""
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }
