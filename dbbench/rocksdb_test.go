@@ -1,0 +1,73 @@
+//go:build rocksdb
+
+package dbbench_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/idkit/idkit/dbbench"
+)
+
+// TestRocksDBLoadCounters runs a small load on the rocksdb engine (keys as TiDB lays them out
+// and TiKV stores them, a secondary index on payload) and checks that its LSM counters are
+// those of the load: bytes written, the WAL at least those bytes, flushes, a point read
+// touching blocks, time-window scans of exactly the window's rows, and a random key's window
+// reading many more blocks than a sequence's. Built with -tags rocksdb only (it needs
+// librocksdb-dev).
+func TestRocksDBLoadCounters(t *testing.T) {
+	cfg := small("rocksdb", "bigserial", "uuidv4")
+	cfg.Rows, cfg.Batch, cfg.SecondaryIndex, cfg.RangeN = 20000, 500, true, 100
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results, want 2", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		l := r.LSM
+		if l == nil {
+			t.Fatalf("%s: no LSM figures", r.Scheme)
+		}
+		t.Logf("%s (%s): user %d B, WAL %d, flush %d, compaction %d, write amp %.2f, space amp %.2f, flushes %d, compactions %v, L0 files max %d, stalls %d, point blocks %.1f, window %d rows %.1f blocks",
+			r.Scheme, r.ColumnType, l.UserBytes, l.WALBytes, l.FlushBytes, l.CompactionBytes, l.WriteAmp, l.SpaceAmp, l.Flushes, l.Compactions, l.L0SublevelsMax, l.WriteStalls, l.PointBlocks, l.WindowRows, l.WindowBlocks)
+		if r.Rows != 20000 || l.UserBytes < 20000*60 {
+			t.Errorf("%s: %d rows, %d bytes of keys and values: want 20000 rows of at least 60 bytes (row and index entry)", r.Scheme, r.Rows, l.UserBytes)
+		}
+		if l.WALBytes < l.UserBytes || l.FlushBytes == 0 || l.Flushes < 1 || l.WriteAmp <= 1 {
+			t.Errorf("%s: WAL %d B for %d B written, %d B flushed in %d flushes, write amp %.2f: want the WAL to hold every byte and at least one flush",
+				r.Scheme, l.WALBytes, l.UserBytes, l.FlushBytes, l.Flushes, l.WriteAmp)
+		}
+		if l.LiveBytes == 0 || l.SpaceAmp <= 0.05 || l.SpaceAmp > 3 {
+			t.Errorf("%s: %d live bytes, space amp %.2f", r.Scheme, l.LiveBytes, l.SpaceAmp)
+		}
+		if l.PointReads == 0 || l.PointBlocks < 1 {
+			t.Errorf("%s: %d point reads touching %.1f blocks each", r.Scheme, l.PointReads, l.PointBlocks)
+		}
+		if r.PointLookup.Count == 0 {
+			t.Errorf("%s: no point lookups timed", r.Scheme)
+		}
+		if l.WindowScans != 100 || l.WindowRows != 100 {
+			t.Errorf("%s: %d window scans of %d rows, want 100 of 100", r.Scheme, l.WindowScans, l.WindowRows)
+		}
+		if len(l.Compactions) != 7 {
+			t.Errorf("%s: compactions of %d levels, want 7", r.Scheme, len(l.Compactions))
+		}
+	}
+	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM
+	if rnd.WindowBlocks < 5*seq.WindowBlocks {
+		t.Errorf("a uuidv4 window read %.1f blocks, a sequence's %.1f: want the random key's rows scattered over many more blocks", rnd.WindowBlocks, seq.WindowBlocks)
+	}
+	var md bytes.Buffer
+	if err := dbbench.WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"write amp", "blocks per time-window scan", "t{104}_r{id}", "L0 files max", "RocksDB 7."} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
