@@ -43,12 +43,18 @@ func parseCFStats(text string) (levels [7]int64, stalls int64, err error) {
 				return levels, 0, fmt.Errorf("dbbench: rocksdb: cfstats: row %q has no Comp(cnt)", ln)
 			}
 			n, perr := strconv.ParseInt(f[col], 10, 64)
+			if perr == nil && n < 0 {
+				perr = strconv.ErrRange
+			}
 			if perr != nil {
 				return levels, 0, fmt.Errorf("dbbench: rocksdb: cfstats: row %s: Comp(cnt) %q: %w", f[0], f[col], perr)
 			}
 			levels[f[0][1]-'0'] = n
 		}
 		if strings.HasPrefix(ln, "Stalls(count):") {
+			if !seenTable {
+				break
+			}
 			s, serr := parseStalls(strings.TrimPrefix(ln, "Stalls(count):"))
 			if serr != nil {
 				return levels, 0, serr
@@ -72,6 +78,9 @@ func parseStalls(s string) (int64, error) {
 			continue
 		}
 		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err == nil && n < 0 {
+			err = strconv.ErrRange
+		}
 		if err != nil {
 			return 0, fmt.Errorf("dbbench: rocksdb: cfstats: stall count %q: %w", strings.TrimSpace(part), err)
 		}
