@@ -24,37 +24,13 @@ func TestRocksDBLoadCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 2 {
-		t.Fatalf("%d results, want 2", len(rep.Results))
-	}
+	checkLSMLoad(t, rep, 20000, 60)
 	for _, r := range rep.Results {
-		l := r.LSM
-		if l == nil {
-			t.Fatalf("%s: no LSM figures", r.Scheme)
-		}
-		t.Logf("%s (%s): user %d B, WAL %d, flush %d, compaction %d, write amp %.2f, space amp %.2f, flushes %d, compactions %v, L0 files max %d, stalls %d, point blocks %.1f, window %d rows %.1f blocks",
-			r.Scheme, r.ColumnType, l.UserBytes, l.WALBytes, l.FlushBytes, l.CompactionBytes, l.WriteAmp, l.SpaceAmp, l.Flushes, l.Compactions, l.L0SublevelsMax, l.WriteStalls, l.PointBlocks, l.WindowRows, l.WindowBlocks)
-		if r.Rows != 20000 || l.UserBytes < 20000*60 {
-			t.Errorf("%s: %d rows, %d bytes of keys and values: want 20000 rows of at least 60 bytes (row and index entry)", r.Scheme, r.Rows, l.UserBytes)
-		}
-		if l.WALBytes < l.UserBytes || l.FlushBytes == 0 || l.Flushes < 1 || l.WriteAmp <= 1 {
-			t.Errorf("%s: WAL %d B for %d B written, %d B flushed in %d flushes, write amp %.2f: want the WAL to hold every byte and at least one flush",
-				r.Scheme, l.WALBytes, l.UserBytes, l.FlushBytes, l.Flushes, l.WriteAmp)
-		}
-		if l.LiveBytes == 0 || l.SpaceAmp <= 0.05 || l.SpaceAmp > 3 {
-			t.Errorf("%s: %d live bytes, space amp %.2f", r.Scheme, l.LiveBytes, l.SpaceAmp)
-		}
-		if l.PointReads == 0 || l.PointBlocks < 1 {
-			t.Errorf("%s: %d point reads touching %.1f blocks each", r.Scheme, l.PointReads, l.PointBlocks)
-		}
 		if r.PointLookup.Count == 0 {
 			t.Errorf("%s: no point lookups timed", r.Scheme)
 		}
-		if l.WindowScans != 100 || l.WindowRows != 100 {
-			t.Errorf("%s: %d window scans of %d rows, want 100 of 100", r.Scheme, l.WindowScans, l.WindowRows)
-		}
-		if len(l.Compactions) != 7 {
-			t.Errorf("%s: compactions of %d levels, want 7", r.Scheme, len(l.Compactions))
+		if r.LSM.ReadAmp < 1 {
+			t.Errorf("%s: read amp %d after a flush: want the L0 file or level counted", r.Scheme, r.LSM.ReadAmp)
 		}
 	}
 	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -54,10 +53,11 @@ type counters struct {
 // CreateTables opens it, DropTables closes and removes it, so that each load's counters and
 // sizes are its own.
 type rocksEngine struct {
-	cfg   engine.Options
-	root  string
-	batch int
-	load0 string
+	engine.NoApp // the app workload: ErrNoApp
+	cfg          engine.Options
+	root         string
+	batch        int
+	load0        string
 	// version is the library's version from the first database's OPTIONS file.
 	version string
 
@@ -98,7 +98,7 @@ func Open(_ context.Context, o engine.Options) (engine.Engine, func() error, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("dbbench: rocksdb: create temp dir: %w", err)
 	}
-	e := &rocksEngine{cfg: o, root: root, batch: o.BatchFor(false), load0: loadAverage(), version: "(version unknown)"}
+	e := &rocksEngine{cfg: o, root: root, batch: o.BatchFor(false), load0: engine.LoadAverage1(), NoApp: engine.NoApp{Err: ErrNoApp}, version: "(version unknown)"}
 	// An empty database opened once names the library's version for the report.
 	if err := e.CreateTables(context.Background(), nil); err != nil {
 		return nil, nil, errors.Join(err, e.Close())
@@ -138,22 +138,9 @@ func (e *rocksEngine) Settings(s *engine.Settings) {
 	s.LSMMemTable = "8 MiB"
 	s.LSMBlockCache = "32 MiB"
 	s.LSMOptions = "WAL synced at each batch commit, bloom filters 10 bits/key, index and filter blocks cached, level_compaction_dynamic_level_bytes, other options RocksDB's defaults (4 KiB blocks, L0 compaction trigger 4, slowdown at 20 files, stop at 36)"
-	s.LoadAverage = "start " + e.load0 + ", end " + loadAverage()
+	s.LoadAverage = "start " + e.load0 + ", end " + engine.LoadAverage1()
 	s.Batch = e.batch
 	s.SecondaryIndex = e.cfg.SecondaryIndex
-}
-
-// loadAverage is the 1-minute load average of /proc/loadavg, or "unknown".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "unknown"
-	}
-	return f[0]
 }
 
 func (e *rocksEngine) BatchSize() int    { return e.batch }
@@ -399,10 +386,17 @@ func (e *rocksEngine) read() (counters, error) {
 	return c, nil
 }
 
-// intProp reads an integer property of the database.
+// intProp reads an integer property of the database (one of RocksDB's int properties).
 func (e *rocksEngine) intProp(name string) int64 {
 	v, _ := e.db.GetIntProperty(name)
 	return int64(v)
+}
+
+// filesAt reads the files at a level: rocksdb.num-files-at-level<N> is a string property
+// (GetIntProperty does not answer it).
+func (e *rocksEngine) filesAt(level int) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(e.db.GetProperty(fmt.Sprintf("rocksdb.num-files-at-level%d", level))), 10, 64)
+	return n
 }
 
 // Marks records the counters, starts sampling the L0 files every 100 ms, and returns the
@@ -420,7 +414,7 @@ func (e *rocksEngine) Marks(ctx context.Context) (func(context.Context) (map[str
 	e.qmu.Lock()
 	e.points = readStats{}
 	e.qmu.Unlock()
-	e.maxL0.Store(e.intProp("rocksdb.num-files-at-level0"))
+	e.maxL0.Store(e.filesAt(0))
 	if e.stopSampler != nil {
 		e.stopSampler()
 	}
@@ -434,7 +428,7 @@ func (e *rocksEngine) Marks(ctx context.Context) (func(context.Context) (map[str
 			case <-done:
 				return
 			case <-tick.C:
-				if n := e.intProp("rocksdb.num-files-at-level0"); n > e.maxL0.Load() {
+				if n := e.filesAt(0); n > e.maxL0.Load() {
 					e.maxL0.Store(n)
 				}
 			}
@@ -575,38 +569,18 @@ func (e *rocksEngine) SampleKeys(ctx context.Context, td engine.TableDef, n int,
 	return keys, engine.Fail(ctx, "rocksdb: sample keys", it.Err())
 }
 
-// The table workload's statements, the only SQL this engine answers.
-var (
-	reLookup = regexp.MustCompile(`^SELECT payload FROM (\w+) WHERE id = \$1$`)
-	reNext   = regexp.MustCompile(`^SELECT id, payload FROM (\w+) WHERE id > \$1 ORDER BY id LIMIT (\d+)$`)
-	reCount  = regexp.MustCompile(`^SELECT count\(\*\) FROM (\w+)$`)
-)
-
-// ErrStatement is returned (wrapped, with the statement) for SQL the engine does not answer.
-var ErrStatement = errors.New("dbbench: rocksdb: not a statement of the table workload")
-
 // Prepare returns the point lookup or the range scan of the table workload as reads of the
-// rows; any other statement is ErrStatement.
+// rows; any other statement is engine.ErrTableStatement.
 func (e *rocksEngine) Prepare(ctx context.Context, q string) (engine.Stmt, error) {
-	if m := reLookup.FindStringSubmatch(q); m != nil {
-		t, err := e.table(m[1])
-		if err != nil {
-			return nil, err
-		}
-		return &stmt{e: e, t: t}, nil
+	st, err := engine.ParseTableStatement(q)
+	if err != nil || st.Kind == engine.StmtCount {
+		return nil, fmt.Errorf("%w: %s", engine.ErrTableStatement, q)
 	}
-	if m := reNext.FindStringSubmatch(q); m != nil {
-		t, err := e.table(m[1])
-		if err != nil {
-			return nil, err
-		}
-		n, err := strconv.Atoi(m[2])
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrStatement, q)
-		}
-		return &stmt{e: e, t: t, next: n}, nil
+	t, err := e.table(st.Table)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: %s", ErrStatement, q)
+	return &stmt{e: e, t: t, next: st.Next}, nil
 }
 
 // stmt is a prepared read: a point lookup (next 0) or the next rows after a key.
@@ -682,11 +656,11 @@ func (s *stmt) Close() error { return nil }
 
 // QueryInt answers the table workload's row count by scanning the rows.
 func (e *rocksEngine) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {
-	m := reCount.FindStringSubmatch(q)
-	if m == nil {
-		return 0, fmt.Errorf("%w: %s", ErrStatement, q)
+	st, err := engine.ParseTableStatement(q)
+	if err != nil || st.Kind != engine.StmtCount {
+		return 0, fmt.Errorf("%w: %s", engine.ErrTableStatement, q)
 	}
-	t, err := e.table(m[1])
+	t, err := e.table(st.Table)
 	if err != nil {
 		return 0, err
 	}
@@ -726,9 +700,9 @@ func (e *rocksEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, r
 	for i := 1; i < len(b.levels); i++ {
 		l.Compactions = append(l.Compactions, b.levels[i]-a.levels[i])
 	}
-	l.ReadAmp = int(e.intProp("rocksdb.num-files-at-level0"))
+	l.ReadAmp = int(e.filesAt(0))
 	for i := 1; i < 7; i++ {
-		if e.intProp(fmt.Sprintf("rocksdb.num-files-at-level%d", i)) > 0 {
+		if e.filesAt(i) > 0 {
 			l.ReadAmp++
 		}
 	}
@@ -742,7 +716,7 @@ func (e *rocksEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, r
 	if p.n > 0 {
 		l.PointReads = p.n
 		l.PointBlocks = float64(p.blocks) / float64(p.n)
-		l.PointCachedShare = share(p.hits, p.blocks)
+		l.PointCachedShare = engine.Share(p.hits, p.blocks)
 	}
 	if t.index != 0 && rows > int64(rangeN) && rangeN > 0 {
 		if err := e.windowScans(ctx, t, rows, rangeN, l); err != nil {
@@ -826,15 +800,8 @@ func (e *rocksEngine) windowScans(ctx context.Context, t *table, rows int64, ran
 	l.WindowScans = rs.n
 	l.WindowRows = found / max(rs.n, 1)
 	l.WindowBlocks = float64(rs.blocks) / float64(rs.n)
-	l.WindowCachedShare = share(rs.hits, rs.blocks)
+	l.WindowCachedShare = engine.Share(rs.hits, rs.blocks)
 	return nil
-}
-
-func share(part, whole int64) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return float64(part) / float64(whole)
 }
 
 // Kept: the engine keeps nothing (every database is removed when its load ends).
@@ -846,39 +813,15 @@ func (e *rocksEngine) ConnLost(err error) bool { return false }
 func (e *rocksEngine) Finding(error, engine.Row) (string, bool) { return "", false }
 
 // The app workload's dialect: the rocksdb engine speaks no SQL beyond the table workload's
-// statements, so the app workload's writers and queries are ErrNoApp.
-
-func (e *rocksEngine) ReservesKeys() bool { return false }
+// statements, so the app workload's writers and queries are ErrNoApp (engine.NoApp).
 
 // KeyType is the TiDB column type of a row's key.
 func (e *rocksEngine) KeyType(r engine.Row) string { return columnType(r.Col) }
-
-func (e *rocksEngine) RowWriters(context.Context) ([]engine.RowWriter, error) {
-	return nil, ErrNoApp
-}
 
 // KeyArg is a key's raw record key in table 104 (the app workload is not run here).
 func (e *rocksEngine) KeyArg(r engine.Row, v *engine.Value) any {
 	return recordKey(nil, firstTableID, r.Col, v)
 }
-
-func (e *rocksEngine) TimeArg(t time.Time) any { return t.UnixMicro() }
-
-// SQL returns q unchanged: the table workload's statements are recognized as written.
-func (e *rocksEngine) SQL(q string) string { return q }
-
-func (e *rocksEngine) Count(context.Context, string, ...any) (int64, error) { return 0, ErrNoApp }
-
-func (e *rocksEngine) KeyRows(context.Context, engine.Row, string, ...any) ([]engine.KeyRow, error) {
-	return nil, ErrNoApp
-}
-
-func (e *rocksEngine) EpochMicros(col string) string { return col }
-
-func (e *rocksEngine) Plan(context.Context, string, ...any) (string, error) { return "", ErrNoApp }
-
-// Qualify returns the table's name: each load's database holds its tables alone.
-func (e *rocksEngine) Qualify(name string) string { return name }
 
 var _ engine.Engine = (*rocksEngine)(nil)
 var _ engine.LSMEngine = (*rocksEngine)(nil)

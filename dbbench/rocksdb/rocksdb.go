@@ -82,20 +82,9 @@ func Report() engine.ReportText {
 	}
 }
 
-// Columns is RocksDB's column rule: keys of idkit's generators and the engine's own sequence;
-// no collations, server-side generators or MariaDB/MySQL types.
-func Columns(r engine.Row) (engine.Row, error) {
-	switch {
-	case r.Col == engine.ColTextICU:
-		return r, fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); the rocksdb engine compares keys as bytes", r.Label)
-	case r.Col == engine.ColServerBigint || r.Col == engine.ColServerUUID || r.StoreStep > 0:
-		return r, engine.ErrServerSide(r.Label)
-	case r.Col == engine.ColTextDefault || r.Col == engine.ColUUIDNative:
-		return r, engine.ErrForInnoDB(r.Label)
-	}
-	r.Unsigned = false
-	return r, nil
-}
+// Columns is RocksDB's column rule (engine.KVColumns): keys of idkit's generators and the
+// engine's own sequence; no collations, server-side generators or MariaDB/MySQL types.
+func Columns(r engine.Row) (engine.Row, error) { return engine.KVColumns(Name, r) }
 
 // columnType names the TiDB column type of a key column and how it is keyed.
 func columnType(c engine.Column) string {
