@@ -141,8 +141,12 @@ func writeLSMSummary(w io.Writer, rep *Report) error {
 	if s.Command != "" {
 		p("Command: `%s`\n\n", s.Command)
 	}
-	p("%s; %s rows per scheme, secondary index on payload %v, batches of %d with the WAL synced, memtable %s, block cache %s; %d run(s); load average %s at start, end on %d shared CPUs; %s.\n\n",
-		s.ServerVersion, thousands(int64(s.Rows)), s.SecondaryIndex, s.Batch, s.LSMMemTable, s.LSMBlockCache, s.Repeat, s.LoadAverage, s.NumCPU, s.Started.Format("2006-01-02"))
+	load := s.LoadAverage + " at start, end" // reports before run.go wrote "start …, end …"
+	if strings.HasPrefix(s.LoadAverage, "start ") {
+		load = s.LoadAverage
+	}
+	p("%s; %s rows per scheme, secondary index on payload %v, batches of %d with the WAL synced, memtable %s, block cache %s; %d run(s); load average %s on %d shared CPUs; %s.\n\n",
+		s.ServerVersion, thousands(int64(s.Rows)), s.SecondaryIndex, s.Batch, s.LSMMemTable, s.LSMBlockCache, s.Repeat, load, s.NumCPU, s.Started.Format("2006-01-02"))
 	p("| scheme | column | bytes written per row (WAL + flush + compaction) | write amp | disk B/row | space amp | compactions by output level | %s | write stalls | blocks per point read | blocks per %d-row time window | rows/s (loaded machine) |\n", lt.L0Name, s.RangeN)
 	p("|---|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|\n")
 	for _, r := range rep.Results {
