@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -132,3 +133,46 @@ func (n NoApp) Plan(context.Context, string, ...any) (string, error) { return ""
 
 // Qualify returns the table's name: each load's database holds its tables alone.
 func (NoApp) Qualify(name string) string { return name }
+
+// SampleMax calls sample every 100 ms and keeps the largest value it returned in *max, until
+// the returned stop is called (stop waits for the sampler to end).
+func SampleMax(max *atomic.Int64, sample func() int64) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if n := sample(); n > max.Load() {
+					max.Store(n)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// WaitQuiet polls busy every 100 ms until it reports false twice in a row or timeout has
+// passed (the engine's figures are then read as they are); it returns ctx's error if ctx
+// ends first.
+func WaitQuiet(ctx context.Context, timeout time.Duration, busy func() bool) error {
+	deadline := time.Now().Add(timeout)
+	quiet := 0
+	for quiet < 2 && time.Now().Before(deadline) {
+		if busy() {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}

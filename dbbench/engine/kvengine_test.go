@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParseTableStatement(t *testing.T) {
@@ -63,5 +66,27 @@ func TestKVColumns(t *testing.T) {
 	r, err := KVColumns("pebble", Row{Label: "snowflake", Col: ColUint64, Unsigned: true})
 	if err != nil || r.Unsigned {
 		t.Errorf("snowflake: %+v, %v: want it accepted, Unsigned cleared", r, err)
+	}
+}
+
+func TestSampleMaxAndWaitQuiet(t *testing.T) {
+	var max atomic.Int64
+	var n atomic.Int64
+	stop := SampleMax(&max, func() int64 { return 10 - (n.Add(1)-3)*(n.Load()-3) }) // peaks at 10 on the 3rd sample
+	busy := 0
+	if err := WaitQuiet(context.Background(), 5*time.Second, func() bool { busy++; return busy < 4 }); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); n.Load() < 3 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond) // a loaded machine may delay the sampler's ticks
+	}
+	stop()
+	if max.Load() != 10 || busy != 5 {
+		t.Errorf("max %d after %d samples, busy polled %d times: want 10 and 5 (3 busy, 2 quiet)", max.Load(), n.Load(), busy)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WaitQuiet(ctx, time.Minute, func() bool { return true }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }

@@ -434,23 +434,8 @@ func (e *pebbleEngine) Marks(ctx context.Context) (func(context.Context) (map[st
 	if e.stopSampler != nil {
 		e.stopSampler()
 	}
-	db, done, stopped := e.db, make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if s := int64(db.Metrics().Levels[0].Sublevels); s > e.maxSub.Load() {
-					e.maxSub.Store(s)
-				}
-			}
-		}
-	}()
-	e.stopSampler = func() { close(done); <-stopped }
+	db := e.db
+	e.stopSampler = engine.SampleMax(&e.maxSub, func() int64 { return int64(db.Metrics().Levels[0].Sublevels) })
 	before := e.mark.m.WAL.BytesWritten
 	return func(ctx context.Context) (map[string]int64, error) {
 		if e.db == nil {
@@ -473,20 +458,11 @@ func (e *pebbleEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 	if err := e.db.Flush(); err != nil {
 		return engine.Fail(ctx, "pebble: flush", err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	quiet := 0
-	for quiet < 2 && time.Now().Before(deadline) {
+	if err := engine.WaitQuiet(ctx, 2*time.Minute, func() bool {
 		m := e.db.Metrics()
-		if m.Compact.NumInProgress == 0 && m.Flush.NumInProgress == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		select {
-		case <-ctx.Done():
-			return engine.Fail(ctx, "pebble: settle", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		return m.Compact.NumInProgress != 0 || m.Flush.NumInProgress != 0
+	}); err != nil {
+		return engine.Fail(ctx, "pebble: settle", err)
 	}
 	if e.stopSampler != nil {
 		e.stopSampler()

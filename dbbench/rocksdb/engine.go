@@ -418,23 +418,7 @@ func (e *rocksEngine) Marks(ctx context.Context) (func(context.Context) (map[str
 	if e.stopSampler != nil {
 		e.stopSampler()
 	}
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if n := e.filesAt(0); n > e.maxL0.Load() {
-					e.maxL0.Store(n)
-				}
-			}
-		}
-	}()
-	e.stopSampler = func() { close(done); <-stopped }
+	e.stopSampler = engine.SampleMax(&e.maxL0, func() int64 { return e.filesAt(0) })
 	before := c.wal
 	return func(ctx context.Context) (map[string]int64, error) {
 		if e.db == nil {
@@ -461,20 +445,11 @@ func (e *rocksEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 	if err != nil {
 		return engine.Fail(ctx, "rocksdb: flush", err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	quiet := 0
-	for quiet < 2 && time.Now().Before(deadline) {
-		if e.intProp("rocksdb.num-running-compactions") == 0 && e.intProp("rocksdb.num-running-flushes") == 0 &&
-			e.intProp("rocksdb.compaction-pending") == 0 && e.intProp("rocksdb.mem-table-flush-pending") == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		select {
-		case <-ctx.Done():
-			return engine.Fail(ctx, "rocksdb: settle", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := engine.WaitQuiet(ctx, 2*time.Minute, func() bool {
+		return e.intProp("rocksdb.num-running-compactions") != 0 || e.intProp("rocksdb.num-running-flushes") != 0 ||
+			e.intProp("rocksdb.compaction-pending") != 0 || e.intProp("rocksdb.mem-table-flush-pending") != 0
+	}); err != nil {
+		return engine.Fail(ctx, "rocksdb: settle", err)
 	}
 	if e.stopSampler != nil {
 		e.stopSampler()
