@@ -10,9 +10,10 @@ import (
 	"github.com/idkit/idkit/dbbench/engine"
 )
 
-// TestEncodeBytesVectors: TiDB's codec.EncodeBytes (TiKV's encode_bytes), on the vectors of
-// tikv components/codec (bytes.rs test_enc_dec_bytes): groups of 8, marker 0xff minus the
-// padding.
+// TestEncodeBytesVectors: TiDB's codec.EncodeBytes (TiKV's encode_bytes): groups of 8,
+// marker 0xff minus the padding. The cases [], [1 2 3], [1 2 3 0] and [1 … 8] are the
+// published examples of the format (MyRocks' memcomparable format, which TiDB and TiKV
+// follow); the others follow from the same rule.
 func TestEncodeBytesVectors(t *testing.T) {
 	for _, c := range []struct{ in, want []byte }{
 		{[]byte{}, []byte{0, 0, 0, 0, 0, 0, 0, 0, 247}},
