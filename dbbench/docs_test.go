@@ -23,7 +23,8 @@ const (
 // figuresBlocks are the generated blocks of the guide, each from one committed report.
 var figuresBlocks = []string{"docs/report/report.json", "docs/report-small-cache/report.json", "docs/report-checkpoints/report.json",
 	"docs/report-server-side/report.json", "docs/report-nodes/report.json",
-	"docs/report-innodb/report.json", "docs/report-innodb-small-pool/report.json", "docs/report-pebble-layouts/report.json"}
+	"docs/report-innodb/report.json", "docs/report-innodb-small-pool/report.json", "docs/report-pebble-layouts/report.json",
+	"docs/report-rocksdb/report.json"}
 
 // appBlocks are the generated blocks of the guide that quote a committed app-workload report.
 var appBlocks = []string{"docs/report-app/report.json", "docs/report-app-all/report.json", "docs/report-app-innodb/report.json"}

@@ -9,6 +9,7 @@ import (
 	"github.com/idkit/idkit/dbbench/innodb"
 	"github.com/idkit/idkit/dbbench/pebble"
 	"github.com/idkit/idkit/dbbench/pg"
+	"github.com/idkit/idkit/dbbench/rocksdb"
 	"github.com/idkit/idkit/dbbench/sqlite"
 )
 
@@ -75,9 +76,14 @@ func engines() []engineEntry {
 				return sqlite.Open(ctx, cfg.options())
 			}},
 		{name: pebble.Name, byName: true, columns: pebble.Columns, schemes: sharedSchemes, secondaryIndex: true, report: pebble.Report,
-			table: writePebbleTable, markdown: writePebbleMarkdown, summary: writePebbleSummary,
+			table: writeLSMTable, markdown: writeLSMMarkdown, summary: writeLSMSummary,
 			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
 				return pebble.Open(ctx, cfg.options())
+			}},
+		{name: rocksdb.Name, byName: true, columns: rocksdb.Columns, schemes: sharedSchemes, secondaryIndex: true, report: rocksdb.Report,
+			table: writeLSMTable, markdown: writeLSMMarkdown, summary: writeLSMSummary,
+			open: func(ctx context.Context, cfg Config) (engine.Engine, func() error, error) {
+				return rocksdb.Open(ctx, cfg.options())
 			}},
 	}
 }

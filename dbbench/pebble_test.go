@@ -22,36 +22,7 @@ func TestPebbleLoadCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 2 {
-		t.Fatalf("%d results, want 2", len(rep.Results))
-	}
-	for _, r := range rep.Results {
-		l := r.LSM
-		if l == nil {
-			t.Fatalf("%s: no LSM figures", r.Scheme)
-		}
-		t.Logf("%s: user %d B, WAL %d, flush %d, compaction %d, write amp %.2f, space amp %.2f, flushes %d, point blocks %.1f, window %d rows %.1f blocks",
-			r.Scheme, l.UserBytes, l.WALBytes, l.FlushBytes, l.CompactionBytes, l.WriteAmp, l.SpaceAmp, l.Flushes, l.PointBlocks, l.WindowRows, l.WindowBlocks)
-		if r.Rows != 10000 || l.UserBytes < 10000*40 {
-			t.Errorf("%s: %d rows, %d bytes of keys and values: want 10000 rows of at least 40 bytes (row and index entry)", r.Scheme, r.Rows, l.UserBytes)
-		}
-		if l.WALBytes < l.UserBytes || l.FlushBytes == 0 || l.Flushes < 1 || l.WriteAmp <= 1 {
-			t.Errorf("%s: WAL %d B for %d B written, %d B flushed in %d flushes, write amp %.2f: want the WAL to hold every byte and at least one flush",
-				r.Scheme, l.WALBytes, l.UserBytes, l.FlushBytes, l.Flushes, l.WriteAmp)
-		}
-		if l.LiveBytes == 0 || l.SpaceAmp <= 0.05 || l.SpaceAmp > 3 {
-			t.Errorf("%s: %d live bytes, space amp %.2f", r.Scheme, l.LiveBytes, l.SpaceAmp)
-		}
-		if l.PointReads == 0 || l.PointBlocks < 1 {
-			t.Errorf("%s: %d point reads touching %.1f blocks each", r.Scheme, l.PointReads, l.PointBlocks)
-		}
-		if l.WindowScans != 100 || l.WindowRows != 100 {
-			t.Errorf("%s: %d window scans of %d rows, want 100 of 100", r.Scheme, l.WindowScans, l.WindowRows)
-		}
-		if len(l.Compactions) != 7 {
-			t.Errorf("%s: compactions of %d levels, want 7", r.Scheme, len(l.Compactions))
-		}
-	}
+	checkLSMLoad(t, rep, 10000, 40)
 	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM
 	if raceEnabled {
 		// Pebble built with -race turns on its invariants checks, which vary how iterators
@@ -68,6 +39,44 @@ func TestPebbleLoadCounters(t *testing.T) {
 	for _, want := range []string{"write amp", "blocks per time-window scan", "/Table/104/1/<id>/0"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// checkLSMLoad checks the LSM figures every result of an LSM engine's load of rows rows
+// (each row and its index entry at least minBytes bytes, secondary index on, 100-row
+// windows) must have: bytes written, the WAL at least those bytes, a flush, live bytes, point
+// reads touching blocks, 100 window scans of 100 rows, compactions for 7 levels.
+func checkLSMLoad(t *testing.T, rep *dbbench.Report, rows int64, minBytes int64) {
+	t.Helper()
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results, want 2", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		l := r.LSM
+		if l == nil {
+			t.Fatalf("%s: no LSM figures", r.Scheme)
+		}
+		t.Logf("%s (%s): user %d B, WAL %d, flush %d, compaction %d, write amp %.2f, space amp %.2f, flushes %d, compactions %v, L0 max %d, stalls %d, point blocks %.1f, window %d rows %.1f blocks",
+			r.Scheme, r.ColumnType, l.UserBytes, l.WALBytes, l.FlushBytes, l.CompactionBytes, l.WriteAmp, l.SpaceAmp, l.Flushes, l.Compactions, l.L0SublevelsMax, l.WriteStalls, l.PointBlocks, l.WindowRows, l.WindowBlocks)
+		if r.Rows != rows || l.UserBytes < rows*minBytes {
+			t.Errorf("%s: %d rows, %d bytes of keys and values: want %d rows of at least %d bytes (row and index entry)", r.Scheme, r.Rows, l.UserBytes, rows, minBytes)
+		}
+		if l.WALBytes < l.UserBytes || l.FlushBytes == 0 || l.Flushes < 1 || l.WriteAmp <= 1 {
+			t.Errorf("%s: WAL %d B for %d B written, %d B flushed in %d flushes, write amp %.2f: want the WAL to hold every byte and at least one flush",
+				r.Scheme, l.WALBytes, l.UserBytes, l.FlushBytes, l.Flushes, l.WriteAmp)
+		}
+		if l.LiveBytes == 0 || l.SpaceAmp <= 0.05 || l.SpaceAmp > 3 {
+			t.Errorf("%s: %d live bytes, space amp %.2f", r.Scheme, l.LiveBytes, l.SpaceAmp)
+		}
+		if l.PointReads == 0 || l.PointBlocks < 1 {
+			t.Errorf("%s: %d point reads touching %.1f blocks each", r.Scheme, l.PointReads, l.PointBlocks)
+		}
+		if l.WindowScans != 100 || l.WindowRows != 100 {
+			t.Errorf("%s: %d window scans of %d rows, want 100 of 100", r.Scheme, l.WindowScans, l.WindowRows)
+		}
+		if len(l.Compactions) != 7 {
+			t.Errorf("%s: compactions of %d levels, want 7", r.Scheme, len(l.Compactions))
 		}
 	}
 }

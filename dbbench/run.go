@@ -40,7 +40,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	}
 	ent := engineNamed(cfg.to.engine)
 	if cfg.SecondaryIndex && !ent.secondaryIndex {
-		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL and Pebble only (--db mariadb-local, mysql://… or pebble)")
+		return nil, fmt.Errorf("dbbench: a secondary index on payload is measured on MariaDB/MySQL, Pebble and RocksDB only (--db mariadb-local, mysql://…, pebble or rocksdb)")
 	}
 	rows := make([]engine.Row, 0, len(cfg.Schemes))
 	for _, s := range cfg.Schemes {

@@ -39,6 +39,10 @@ Flags:
                      out as CockroachDB lays out a table, in a temp directory; reports write
                      and space amplification, compactions, L0 sublevels, write stalls and
                      blocks read (table workload; --secondary-index for time-window scans);
+                     rocksdb: RocksDB, TiKV's storage engine (the system's librocksdb through
+                     cgo: build idbench with -tags rocksdb, needs librocksdb-dev), keys laid
+                     out as TiDB lays out a clustered table and TiKV stores it; the same
+                     figures as pebble (L0 files for sublevels);
                      pg: the server the libpq variables (PGHOST, PGUSER, …) describe;
                      or a connection string: postgres://user@host/db, "host=… dbname=…";
                      mariadb-local: a private throwaway MariaDB/MySQL server (InnoDB) started

@@ -64,13 +64,14 @@ type Settings struct {
 	// payload.
 	SecondaryIndex bool `json:"secondary_index,omitempty"`
 
-	// Pebble settings: the memtable and block cache sizes, and the other options that
-	// shape its figures, as one line.
-	PebbleMemTable   string `json:"pebble_memtable,omitempty"`
-	PebbleBlockCache string `json:"pebble_block_cache,omitempty"`
-	PebbleOptions    string `json:"pebble_options,omitempty"`
-	SQLitePageSize   int    `json:"sqlite_page_size,omitempty"`
-	SQLiteCacheSize  string `json:"sqlite_cache_size,omitempty"`
+	// LSM engine settings (pebble, rocksdb): the memtable and block cache sizes, and the
+	// other options that shape its figures, as one line. The JSON names are those of the
+	// first LSM engine, Pebble, kept so that committed reports read as they were written.
+	LSMMemTable     string `json:"pebble_memtable,omitempty"`
+	LSMBlockCache   string `json:"pebble_block_cache,omitempty"`
+	LSMOptions      string `json:"pebble_options,omitempty"`
+	SQLitePageSize  int    `json:"sqlite_page_size,omitempty"`
+	SQLiteCacheSize string `json:"sqlite_cache_size,omitempty"`
 
 	Fillfactor int    `json:"fillfactor"`
 	Rows       int    `json:"rows"`

@@ -28,4 +28,27 @@ type ReportText struct {
 	// TextKeyNote explains text keys in a table-workload report; "" when the engine's own
 	// notes do (InnoDB's).
 	TextKeyNote func(r Row) string
+	// LSM is the texts of a report of an engine whose rows live in an LSM tree (LSMEngine);
+	// nil for the B-tree engines.
+	LSM *LSMText
+}
+
+// LSMText is what a report of an LSM engine says about its layout and its figures; the
+// report's tables and its other sentences are common to the LSM engines.
+type LSMText struct {
+	// Engine names the engine in a sentence: "Pebble".
+	Engine string
+	// Layout says how a table's rows are keyed, after "Every scheme loads N rows into a
+	// table of its own, "; IndexLayout how the secondary index on payload is.
+	Layout, IndexLayout string
+	// Counters names the counters the bytes of the write amplification come from.
+	Counters string
+	// Events names where the compactions, L0 figure and write stalls come from.
+	Events string
+	// L0Name is the column heading of LSM.L0SublevelsMax: "L0 sublevels max".
+	L0Name string
+	// PointRead says what a point read's blocks are and how the read is made.
+	PointRead string
+	// IndexJoin says whose index join the time-window scan reads the rows as.
+	IndexJoin string
 }

@@ -16,9 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,12 +55,12 @@ func Report() engine.ReportText {
 		Title:     "Pebble (CockroachDB's storage engine)",
 		Clustered: true,
 		SettingsLine: func(s engine.Settings) string {
-			return fmt.Sprintf("memtable %s, block cache %s, %s", s.PebbleMemTable, s.PebbleBlockCache, s.PebbleOptions)
+			return fmt.Sprintf("memtable %s, block cache %s, %s", s.LSMMemTable, s.LSMBlockCache, s.LSMOptions)
 		},
 		ServerSettings: func(row func(k string, v any), s engine.Settings) {
-			row("pebble memtable", s.PebbleMemTable)
-			row("pebble block cache", s.PebbleBlockCache)
-			row("pebble options", s.PebbleOptions)
+			row("pebble memtable", s.LSMMemTable)
+			row("pebble block cache", s.LSMBlockCache)
+			row("pebble options", s.LSMOptions)
 		},
 		AppDriver:   "none",
 		AppBulkUnit: "Pebble batch",
@@ -71,6 +69,17 @@ func Report() engine.ReportText {
 				return ""
 			}
 			return "Text keys are STRING columns, key-encoded as CockroachDB's EncodeStringAscending (marker, bytes, terminator), compared as bytes."
+		},
+		LSM: &engine.LSMText{
+			Engine: "Pebble",
+			Layout: "laid out as CockroachDB lays out `(id PRIMARY KEY, payload INT8)`: " +
+				"each row under `/Table/104/1/<id>/0` with CockroachDB's key encoding of the id and an MVCC version suffix, the row as a `roachpb.Value`",
+			IndexLayout: "a secondary index on payload as keys of their own, `/Table/104/2/<payload>/<id>`",
+			Counters:    "Pebble's `Metrics`: `WAL.BytesWritten`, each level's `TableBytesFlushed` and `TableBytesCompacted`",
+			Events:      "Pebble's event listener and metrics",
+			L0Name:      "L0 sublevels max",
+			PointRead:   "block-cache lookups (hits and misses) of a prefix seek for a sampled key, as CockroachDB's MVCCGet reads",
+			IndexJoin:   "as CockroachDB's index join does",
 		},
 	}
 }
@@ -88,10 +97,11 @@ type table struct {
 // CreateTables opens it, DropTables closes and removes it, so that each load's counters and
 // sizes are its own.
 type pebbleEngine struct {
-	cfg   engine.Options
-	root  string
-	batch int
-	load0 string // load average when opened
+	engine.NoApp // the app workload: ErrNoApp
+	cfg          engine.Options
+	root         string
+	batch        int
+	load0        string // load average when opened
 
 	dir    string
 	db     *pebble.DB
@@ -141,24 +151,13 @@ func Open(_ context.Context, o engine.Options) (engine.Engine, func() error, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("dbbench: pebble: create temp dir: %w", err)
 	}
-	e := &pebbleEngine{cfg: o, root: root, batch: o.BatchFor(false), load0: loadAverage()}
+	e := &pebbleEngine{cfg: o, root: root, batch: o.BatchFor(false), load0: engine.LoadAverage1(), NoApp: engine.NoApp{Err: ErrNoApp}}
 	return e, e.Close, nil
 }
 
-// Columns is Pebble's column rule: keys of idkit's generators and the engine's own sequence;
-// no collations, server-side generators or MariaDB/MySQL types.
-func Columns(r engine.Row) (engine.Row, error) {
-	switch {
-	case r.Col == engine.ColTextICU:
-		return r, fmt.Errorf("dbbench: scheme %q needs PostgreSQL (ICU collations); the pebble engine compares keys as bytes", r.Label)
-	case r.Col == engine.ColServerBigint || r.Col == engine.ColServerUUID || r.StoreStep > 0:
-		return r, engine.ErrServerSide(r.Label)
-	case r.Col == engine.ColTextDefault || r.Col == engine.ColUUIDNative:
-		return r, engine.ErrForInnoDB(r.Label)
-	}
-	r.Unsigned = false
-	return r, nil
-}
+// Columns is Pebble's column rule (engine.KVColumns): keys of idkit's generators and the
+// engine's own sequence; no collations, server-side generators or MariaDB/MySQL types.
+func Columns(r engine.Row) (engine.Row, error) { return engine.KVColumns(Name, r) }
 
 func (e *pebbleEngine) options() *pebble.Options {
 	o := &pebble.Options{
@@ -203,25 +202,12 @@ func (e *pebbleEngine) Settings(s *engine.Settings) {
 	s.Engine = Name
 	s.ServerVersion = "Pebble " + pebbleVersion() + " (github.com/cockroachdb/pebble/v2)"
 	s.Statistics = "pebble Metrics and iterator stats"
-	s.PebbleMemTable = "8 MiB"
-	s.PebbleBlockCache = "32 MiB"
-	s.PebbleOptions = "WAL synced at each batch commit, bloom filters 10 bits/key, other options Pebble's defaults (L0 compaction threshold 4, stop writes at 12)"
-	s.LoadAverage = "start " + e.load0 + ", end " + loadAverage() // run.go writes all three averages where it can
+	s.LSMMemTable = "8 MiB"
+	s.LSMBlockCache = "32 MiB"
+	s.LSMOptions = "WAL synced at each batch commit, bloom filters 10 bits/key, other options Pebble's defaults (L0 compaction threshold 4, stop writes at 12)"
+	s.LoadAverage = "start " + e.load0 + ", end " + engine.LoadAverage1() // run.go writes all three averages where it can
 	s.Batch = e.batch
 	s.SecondaryIndex = e.cfg.SecondaryIndex
-}
-
-// loadAverage is the 1-minute load average of /proc/loadavg, or "unknown".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "unknown"
-	}
-	return f[0]
 }
 
 func (e *pebbleEngine) BatchSize() int    { return e.batch }
@@ -448,23 +434,8 @@ func (e *pebbleEngine) Marks(ctx context.Context) (func(context.Context) (map[st
 	if e.stopSampler != nil {
 		e.stopSampler()
 	}
-	db, done, stopped := e.db, make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if s := int64(db.Metrics().Levels[0].Sublevels); s > e.maxSub.Load() {
-					e.maxSub.Store(s)
-				}
-			}
-		}
-	}()
-	e.stopSampler = func() { close(done); <-stopped }
+	db := e.db
+	e.stopSampler = engine.SampleMax(&e.maxSub, func() int64 { return int64(db.Metrics().Levels[0].Sublevels) })
 	before := e.mark.m.WAL.BytesWritten
 	return func(ctx context.Context) (map[string]int64, error) {
 		if e.db == nil {
@@ -487,20 +458,11 @@ func (e *pebbleEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 	if err := e.db.Flush(); err != nil {
 		return engine.Fail(ctx, "pebble: flush", err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	quiet := 0
-	for quiet < 2 && time.Now().Before(deadline) {
+	if err := engine.WaitQuiet(ctx, 2*time.Minute, func() bool {
 		m := e.db.Metrics()
-		if m.Compact.NumInProgress == 0 && m.Flush.NumInProgress == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		select {
-		case <-ctx.Done():
-			return engine.Fail(ctx, "pebble: settle", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		return m.Compact.NumInProgress != 0 || m.Flush.NumInProgress != 0
+	}); err != nil {
+		return engine.Fail(ctx, "pebble: settle", err)
 	}
 	if e.stopSampler != nil {
 		e.stopSampler()
@@ -582,39 +544,22 @@ func (e *pebbleEngine) SampleKeys(ctx context.Context, td engine.TableDef, n int
 	return keys, engine.Fail(ctx, "pebble: sample keys", it.Error())
 }
 
-// The table workload's statements, the only SQL this engine answers (Prepare, QueryInt): a
-// point lookup, a "next N after id" range scan, and a row count.
-var (
-	reLookup = regexp.MustCompile(`^SELECT payload FROM (\w+) WHERE id = \$1$`)
-	reNext   = regexp.MustCompile(`^SELECT id, payload FROM (\w+) WHERE id > \$1 ORDER BY id LIMIT (\d+)$`)
-	reCount  = regexp.MustCompile(`^SELECT count\(\*\) FROM (\w+)$`)
-)
-
-// ErrStatement is returned (wrapped, with the statement) for SQL the engine does not answer.
-var ErrStatement = errors.New("dbbench: pebble: not a statement of the table workload")
+// ErrStatement is returned (wrapped, with the statement) for SQL the engine does not answer:
+// engine.ErrTableStatement.
+var ErrStatement = engine.ErrTableStatement
 
 // Prepare returns the point lookup or the range scan of the table workload as reads of the
 // primary index; any other statement is ErrStatement.
 func (e *pebbleEngine) Prepare(ctx context.Context, q string) (engine.Stmt, error) {
-	if m := reLookup.FindStringSubmatch(q); m != nil {
-		t, err := e.table(m[1])
-		if err != nil {
-			return nil, err
-		}
-		return &stmt{e: e, t: t}, nil
+	st, err := engine.ParseTableStatement(q)
+	if err != nil || st.Kind == engine.StmtCount {
+		return nil, fmt.Errorf("%w: %s", ErrStatement, q)
 	}
-	if m := reNext.FindStringSubmatch(q); m != nil {
-		t, err := e.table(m[1])
-		if err != nil {
-			return nil, err
-		}
-		n, err := strconv.Atoi(m[2])
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrStatement, q)
-		}
-		return &stmt{e: e, t: t, next: n}, nil
+	t, err := e.table(st.Table)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: %s", ErrStatement, q)
+	return &stmt{e: e, t: t, next: st.Next}, nil
 }
 
 // stmt is a prepared read: a point lookup (next 0) or the next rows after a key.
@@ -688,11 +633,11 @@ func (s *stmt) Close() error { return nil }
 
 // QueryInt answers the table workload's row count by scanning the primary index.
 func (e *pebbleEngine) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {
-	m := reCount.FindStringSubmatch(q)
-	if m == nil {
+	st, err := engine.ParseTableStatement(q)
+	if err != nil || st.Kind != engine.StmtCount {
 		return 0, fmt.Errorf("%w: %s", ErrStatement, q)
 	}
-	t, err := e.table(m[1])
+	t, err := e.table(st.Table)
 	if err != nil {
 		return 0, err
 	}
@@ -753,7 +698,7 @@ func (e *pebbleEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, 
 		l.PointReads = p.n
 		l.PointBlocks = float64(p.blocks) / float64(p.n)
 		l.PointBlockBytes = float64(p.bytes) / float64(p.n)
-		l.PointCachedShare = share(p.hits, p.bytes)
+		l.PointCachedShare = engine.Share(p.hits, p.bytes)
 	}
 	var ixID uint32
 	for _, id := range t.indexes {
@@ -831,7 +776,7 @@ func (e *pebbleEngine) windowScans(ctx context.Context, t *table, ixID uint32, r
 	l.WindowRows = found / max(rs.n, 1)
 	l.WindowBlocks = float64(rs.blocks) / float64(rs.n)
 	l.WindowBlockBytes = float64(rs.bytes) / float64(rs.n)
-	l.WindowCachedShare = share(rs.hits, rs.bytes)
+	l.WindowCachedShare = engine.Share(rs.hits, rs.bytes)
 	return nil
 }
 
@@ -849,13 +794,6 @@ func varintLen(b []byte) (int, error) {
 		return 1 + intZero - t, nil
 	}
 	return 0, fmt.Errorf("dbbench: pebble: bad varint tag %#x", b[0])
-}
-
-func share(part, whole int64) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return float64(part) / float64(whole)
 }
 
 // Kept: the engine keeps nothing (every database is removed when its load ends).
