@@ -52,7 +52,7 @@ var sweepBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-cl
 // adviceBlocks are the generated blocks of the guide's opening advice (The trade-offs): per
 // engine, what a committed sweep of concurrent clients says of each claim of the one-server
 // advice and under which conditions (dbbench.WriteSweepAdvice).
-var adviceBlocks = []string{"docs/report-clients-app/sweep.json", "docs/report-clients-app-innodb-past-cache/sweep.json"}
+var adviceBlocks = []string{"docs/report-clients-app-past-cache/sweep.json", "docs/report-clients-app-innodb-past-cache/sweep.json"}
 
 // remedyBlocks are the generated blocks of the guide that compare a sweep with a remedy with
 // the sweep without it (dbbench.WriteSweepRemedy): {without, with, what the remedy is}.

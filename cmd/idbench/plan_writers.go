@@ -12,7 +12,7 @@ import (
 // writerSweeps are the committed sweeps of idbench db --clients that plan --writers quotes,
 // by target; plan_writers_gen.go holds their claims (TestPlanWritersGenerated).
 var writerSweeps = map[string]string{
-	"postgres": "docs/report-clients-app/sweep.json",
+	"postgres": "docs/report-clients-app-past-cache/sweep.json",
 	"innodb":   "docs/report-clients-app-innodb-past-cache/sweep.json",
 }
 
