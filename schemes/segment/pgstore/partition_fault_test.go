@@ -30,7 +30,7 @@ func TestFaultPartitionPG(t *testing.T) {
 	if lab == nil {
 		return
 	}
-	const rounds = 3
+	const rounds, cutFor = 3, time.Second
 	for _, r := range []struct {
 		name                string
 		unprotected, cancel bool
@@ -47,10 +47,39 @@ func TestFaultPartitionPG(t *testing.T) {
 				timeout = 10 * time.Second // the takers' own timeout must not end the wait first
 			}
 			open := p.opener(pgstore.Settings{}, r.unprotected, timeout)
-			f := segtest.Failover{Name: "partition-" + r.name, Rounds: rounds, Open: open, Cut: p.cut, CutFor: time.Second, Fail: p.fail}
-			if r.cancel {
-				f.During = p.cancelWaits
+			// The nemesis checks its premise: within each cut a commit waits for the cut-off
+			// standby (wait_event SyncRep), and in the cancelled rows such waits are cancelled.
+			var cutAt time.Time
+			var hung bool
+			var cancelled int
+			cut := func() { p.cut(); cutAt, hung, cancelled = time.Now(), false, 0 }
+			during := func() {
+				var waits []string
+				if r.cancel {
+					waits = p.query(`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)
+					cancelled += len(waits)
+				} else {
+					waits = p.query(`SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)
+				}
+				if !hung && len(waits) > 0 {
+					hung = true
+					t.Logf("a commit waited for the standby %v into the cut", time.Since(cutAt).Round(10*time.Millisecond))
+				}
 			}
+			fail := func() {
+				if !hung {
+					t.Errorf("no commit waited for the cut-off standby within the %v cut", cutFor)
+				}
+				if r.cancel {
+					if cancelled == 0 {
+						t.Errorf("no wait for the standby was cancelled within the %v cut", cutFor)
+					}
+					t.Logf("%d commits waiting for the standby cancelled in the cut (pg_cancel_backend)", cancelled)
+				}
+				t.Logf("at the failover: the primary's max_id %d, the cut-off standby's %d", maxID(t, p.prim.DSN(), "k"), maxID(t, p.stby.DSN(), "k"))
+				p.fail()
+			}
+			f := segtest.Failover{Name: "partition-" + r.name, Rounds: rounds, Open: open, Cut: cut, CutFor: cutFor, During: during, Fail: fail}
 			res := segtest.RunFailover(t, f)
 			res.Check(t, "pg-partition", r.name, rounds, r.control)
 		})
