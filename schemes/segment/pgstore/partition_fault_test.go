@@ -3,9 +3,13 @@
 package pgstore_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/internal/netlab/labtest"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
@@ -51,8 +55,12 @@ func TestFaultPartitionPG(t *testing.T) {
 			// standby (wait_event SyncRep), and in the cancelled rows such waits are cancelled.
 			var cutAt time.Time
 			var hung bool
-			var cancelled int
-			cut := func() { p.cut(); cutAt, hung, cancelled = time.Now(), false, 0 }
+			var cancelled, logAt int
+			cut := func() {
+				_, logAt = syncRepCancels(t, p.prim, 0)
+				p.cut()
+				cutAt, hung, cancelled = time.Now(), false, 0
+			}
 			during := func() {
 				var waits []string
 				if r.cancel {
@@ -76,7 +84,9 @@ func TestFaultPartitionPG(t *testing.T) {
 					}
 					t.Logf("%d commits waiting for the standby cancelled in the cut (pg_cancel_backend)", cancelled)
 				}
-				t.Logf("at the failover: the primary's max_id %d, the cut-off standby's %d", maxID(t, p.prim.DSN(), "k"), maxID(t, p.stby.DSN(), "k"))
+				n, _ := syncRepCancels(t, p.prim, logAt)
+				t.Logf("at the failover: the primary's max_id %d, the cut-off standby's %d; %d cancelled waits in the primary's log",
+					maxID(t, p.prim.DSN(), "k"), maxID(t, p.stby.DSN(), "k"), n)
 				p.fail()
 			}
 			f := segtest.Failover{Name: "partition-" + r.name, Rounds: rounds, Open: open, Cut: cut, CutFor: cutFor, During: during, Fail: fail}
@@ -84,4 +94,19 @@ func TestFaultPartitionPG(t *testing.T) {
 			res.Check(t, "pg-partition", r.name, rounds, r.control)
 		})
 	}
+}
+
+// syncRepCancels counts the lines of c's server log past byte off that say a commit's wait
+// for the synchronous standby was cancelled, and returns the log's length. A cancel request
+// does it, from pg_cancel_backend or from pgx, which sends one when it abandons a connection
+// whose context ended (a take past the Segment's timeout): either way the commit stands on
+// the primary alone.
+func syncRepCancels(t *testing.T, c *pglocal.Cluster, off int) (n, size int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir(), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off = min(off, len(b))
+	return strings.Count(string(b[off:]), "canceling wait for synchronous replication"), len(b)
 }
