@@ -20,15 +20,24 @@ import (
 // namespaces of their own (netlab), the standby streaming over the lab's net; the takers reach
 // both over their unix sockets, a path the nemesis never cuts, as clients on another network
 // would. Each round the standby's link is taken off the bridge for a second: the replication
-// connection goes silent with no RST, commits hang in their synchronous wait (and in the
-// cancelled rows each wait is cancelled with pg_cancel_backend, so the commit stands on the
-// primary alone), then the primary is killed, the cut-off standby promoted, the link healed and
-// the old primary attached to the new one. Rows:
+// connection goes silent with no RST and commits hang in their synchronous wait (the test
+// checks that one does in each cut: wait_event SyncRep); in the cancelled rows the test
+// cancels the waits with pg_cancel_backend as long as the cut lasts (and checks that it
+// cancelled some), so each such commit stands on the primary alone. Then the primary is
+// killed, the cut-off standby promoted, the link healed and the old primary attached to the
+// new one. At each failover the test logs the primary's and the cut-off standby's max_id and
+// how many cancelled waits the primary's log reports: in the sync row the takers' own timeout
+// (1 s, as long as the cut) can cancel a wait too, since pgx sends a cancel request when it
+// gives up on a connection; the store drops that take's block, as after any error at COMMIT.
+// Rows:
 //
 //   - sync: no repeat;
 //   - sync-cancelled-unprotected (the control: the store trusts the cancelled commit as
 //     before it was fenced): must repeat;
 //   - sync-cancelled: no repeat.
+//
+// docs/bench/partitions/segment-pg.txt is a run with IDKIT_PARTITION_OUT set to its
+// directory, where the rows' checker reports are (pg-partition-*.edn).
 func TestFaultPartitionPG(t *testing.T) {
 	lab := labtest.Servers(t, "TestFaultPartitionPG", 6*time.Minute, "pg0", "pg1")
 	if lab == nil {
