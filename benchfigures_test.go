@@ -38,6 +38,9 @@ var benchFigures = map[string]map[string]benchFigure{
 		"11.3": {HeldBy: "TestPartitionTableMatchesRun"},
 		"5.0":  {HeldBy: "TestPartitionTableMatchesRun"},
 		"1.0":  {HeldBy: "TestPartitionTableMatchesRun"},
+		"2.3":  {HeldBy: "TestPartitionTableMatchesRun"},
+		"1.2":  {HeldBy: "TestPartitionTableMatchesRun"},
+		"3.2":  {HeldBy: "TestPartitionTableMatchesRun"},
 		"10.5": {HeldBy: "TestPartitionTableMatchesRun"},
 		"4.2":  {HeldBy: "TestPartitionTableMatchesRun"},
 		"4.1":  {HeldBy: "TestPartitionTableMatchesRun"},
@@ -186,17 +189,19 @@ func TestBenchFiguresHeld(t *testing.T) {
 				}
 			}
 			for _, n := range proseNumbers(sec) {
-				if have[strings.ReplaceAll(n, ",", "")] {
-					continue
-				}
 				f, ok := benchFigures[doc][n]
-				switch {
-				case !ok:
-					t.Errorf("%s: %s is in a section that quotes %s but in none of those files; compute it from the file in a test and list it in benchFigures with that test, or list what else it is", doc, n, strings.Join(slices.Compact(slices.Sorted(slices.Values(refs))), ", "))
-				case f.HeldBy != "" && !tests[f.HeldBy]:
-					t.Errorf("%s: %s is listed as held by %s, which is not a test that reads a docs/bench file", doc, n, f.HeldBy)
+				if ok {
+					// Still in its doc: a listed figure stays listed when a file the section
+					// names happens to hold the same number (segment-pg.txt's max_id 2550 and
+					// the failover loss of 2,550).
+					used[doc][n] = true
 				}
-				used[doc][n] = true
+				switch {
+				case ok && f.HeldBy != "" && !tests[f.HeldBy]:
+					t.Errorf("%s: %s is listed as held by %s, which is not a test that reads a docs/bench file", doc, n, f.HeldBy)
+				case !ok && !have[strings.ReplaceAll(n, ",", "")]:
+					t.Errorf("%s: %s is in a section that quotes %s but in none of those files; compute it from the file in a test and list it in benchFigures with that test, or list what else it is", doc, n, strings.Join(slices.Compact(slices.Sorted(slices.Values(refs))), ", "))
+				}
 			}
 		}
 	}
