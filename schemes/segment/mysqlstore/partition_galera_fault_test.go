@@ -865,6 +865,26 @@ func (g galeraResult) check(t *testing.T, row string, kind rowKind) {
 			}
 		}
 	}
+	// How often the key's blocks moved from one node to another: the hand-overs of the
+	// writer guard, or the interleaving of nodes without it.
+	var ok []take
+	for _, tk := range run.takes {
+		if tk.err == nil {
+			ok = append(ok, tk)
+		}
+	}
+	sort.Slice(ok, func(i, j int) bool { return ok[i].end.Before(ok[j].end) })
+	var moves []string
+	for i := 1; i < len(ok); i++ {
+		if ok[i].node != ok[i-1].node {
+			moves = append(moves, fmt.Sprintf("%s→%s at %s", ok[i-1].node, ok[i].node, clock(ok[i].end)))
+		}
+	}
+	n := len(moves)
+	if n > 8 {
+		moves = append(moves[:8], "…")
+	}
+	t.Logf("%s: successful takes moved between nodes %d times: %s", row, n, strings.Join(moves, ", "))
 	// The takes behind the first repeats: which nodes handed out the same block.
 	for i, c := range res.Repeated {
 		if i == 3 {
