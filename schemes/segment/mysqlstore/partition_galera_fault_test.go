@@ -74,11 +74,12 @@ var galeraHosts = []string{"g0", "g1", "g2"}
 //   - node-cut: three takers on every node at once (multi-writer); the store's writer guard
 //     lets one node at a time take the key (the package doc, "One writer node per key"). Each
 //     round cuts the node the key's row names as its writer, so another must take the key
-//     over; twice. The cut-off node must refuse as above, and the checker must find no ID
-//     twice and each Segment's IDs increasing.
-//   - idle-writer: no fault; takers on every node, and six times the writer node's takers
-//     stop asking for 4 to 8.2 s, around the hand-over delay, so that another node claims the
-//     key about when they ask again. The checker must find no ID twice.
+//     over; twice. The cut-off node must refuse as above, the checker must find no ID twice
+//     and each Segment's IDs increasing, and the key must have moved twice.
+//   - idle-writer: no fault; takers on every node, and ten times the writer node's takers
+//     stop asking for 5 to 7.7 s, around the hand-over delay, so that another node claims the
+//     key about when they ask again. The checker must find no ID twice, and the key must have
+//     moved from node to node at least three times.
 //   - node-cut-no-writer-guard (a control): the same with the guard off (a test hook,
 //     NoWriterGuard), as the store was before it; cut rounds (g2, g1, g0, …) until the checker
 //     finds a repeat, at most six, and it must find one. Galera's certification does not keep
@@ -124,6 +125,7 @@ func TestFaultPartitionGalera(t *testing.T) {
 		// Takers on every node; the writer guard lets one node at a time take the key. Each
 		// round cuts the node that writes it, so the others must take it over.
 		run := c.startTakers(t, "k2", nil, takerOpts{})
+		run.minMoves = 2
 		for range 2 {
 			run.waitIDs(t, 500)
 			c.cutRound(t, run, c.writerOf(t, "k2"), nil)
@@ -133,19 +135,21 @@ func TestFaultPartitionGalera(t *testing.T) {
 	})
 
 	t.Run("idle-writer", func(t *testing.T) {
-		// No fault: takers on every node, and six times the writer node's takers stop asking
-		// for IDs for 4 to 8.2 s, around the hand-over delay (5 s), so that another node
-		// claims the key about when the writer's takers take again: the race the claim's gap
-		// and the hand-over delay after it are for.
+		// No fault: takers on every node, and ten times the writer node's takers stop asking
+		// for IDs for 5 to 7.7 s, the hand-over delay (5 s) and up to 2.7 s more (a waiting
+		// node polls the row every 50 ms to 1.6 s), so that another node claims the key about
+		// when the writer's takers take again: the race the claim's gap and the hand-over
+		// delay after it are for.
 		run := c.startTakers(t, "k6", nil, takerOpts{})
-		for i := range 6 {
-			run.waitIDs(t, 300)
+		run.minMoves = 3
+		for i := range 10 {
+			run.waitIDs(t, 200)
 			w := c.writerOf(t, "k6")
-			d := 4*time.Second + time.Duration(i)*840*time.Millisecond
+			d := 5*time.Second + time.Duration(i)*300*time.Millisecond
 			run.pause(w.name, d)
 			t.Logf("%s's takers paused for %v", w.name, d)
 		}
-		run.waitIDs(t, 300)
+		run.waitIDs(t, 200)
 		run.stop(t).check(t, "idle-writer", protected)
 	})
 
@@ -549,6 +553,9 @@ type galeraRun struct {
 	opts   takerOpts
 	paused string // the node whose takers pause
 	pauses int
+	// minMoves is how many times at least the key's successful takes must move from one node
+	// to another in the row (the writer guard's hand-overs it must exercise).
+	minMoves int
 }
 
 // pause keeps the takers of node from asking for IDs for d (it returns after d).
@@ -885,6 +892,9 @@ func (g galeraResult) check(t *testing.T, row string, kind rowKind) {
 		moves = append(moves[:8], "…")
 	}
 	t.Logf("%s: successful takes moved between nodes %d times: %s", row, n, strings.Join(moves, ", "))
+	if n < run.minMoves {
+		t.Errorf("%s: successful takes moved between nodes %d times, want at least %d: the row did not exercise the hand-over", row, n, run.minMoves)
+	}
 	// The takes behind the first repeats: which nodes handed out the same block.
 	for i, c := range res.Repeated {
 		if i == 3 {
