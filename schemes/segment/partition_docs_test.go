@@ -47,7 +47,7 @@ func TestPartitionTableMatchesRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms := regexp.MustCompile(`ROW `+pr.row+` (\S+): (\d+) (?:failovers|cuts), (\d+) IDs, (\d+) repeated`).FindAllStringSubmatch(string(run), -1)
+		ms := regexp.MustCompile(`ROW `+pr.row+` (\S+): (\d+) (?:failovers|cuts|pauses), (\d+) IDs, (\d+) repeated`).FindAllStringSubmatch(string(run), -1)
 		if len(ms) == 0 {
 			t.Errorf("no ROW lines in docs/bench/partitions/%s", pr.file)
 		}
