@@ -50,9 +50,9 @@ fault:
 # network partition (PostgreSQL primary and synchronous standby, MariaDB semi-sync primary and
 # replica, Redis primary and replica, each in network namespaces, the standby's or replica's
 # link cut before each failover; needs root and iproute2; about 5, 2-3 and 2 minutes), a
-# three-node MariaDB Galera cluster with one node at a time cut off (each mariadbd in a
-# namespace of its own; one rsync state transfer per joiner at start, so three minutes and more
-# on a loaded machine; needs galera-4, rsync and the mysql user), and every partition
+# three-node MariaDB Galera cluster with one node at a time cut off and the store's writer
+# node handing keys over (each mariadbd in a namespace of its own; one rsync state transfer per
+# joiner at start, so four minutes and more; needs galera-4, rsync and the mysql user), and every partition
 # scenario of the lease stores and idkitd, the flapping links and the service's
 # leader-minority included (make fault runs the others). Outputs committed in
 # docs/bench/partitions/; docs/segment.md and docs/nodes.md quote them.

@@ -41,9 +41,11 @@ var benchFigures = map[string]map[string]benchFigure{
 		"2.3":  {HeldBy: "TestPartitionTableMatchesRun"},
 		"1.2":  {HeldBy: "TestPartitionTableMatchesRun"},
 		"3.2":  {HeldBy: "TestPartitionTableMatchesRun"},
-		"10.5": {HeldBy: "TestPartitionTableMatchesRun"},
+		"22.2": {HeldBy: "TestPartitionTableMatchesRun"},
+		"19.5": {HeldBy: "TestPartitionTableMatchesRun"},
 		"4.2":  {HeldBy: "TestPartitionTableMatchesRun"},
-		"4.1":  {HeldBy: "TestPartitionTableMatchesRun"},
+		"4.4":  {HeldBy: "TestPartitionTableMatchesRun"},
+		"12.1": {Other: "the version of MariaDB Galera Cluster Jepsen tested (12.1.2)"},
 	},
 	"docs/service.md": {
 		"1.08": {HeldBy: "TestServiceDocPacedTail"},

@@ -33,3 +33,7 @@ func ClassOf(r Replication) (segment.Class, string) {
 // AllowSplitBrain makes a store opened with set accept a Galera node with pc.ignore_sb or
 // pc.ignore_quorum, for the Galera partition test's control only.
 func AllowSplitBrain(set *Settings) { set.allowSplitBrain = true }
+
+// NoWriterGuard makes s take on any Galera node as before the writer guard, for the Galera
+// partition test's control only.
+func NoWriterGuard(s *Store) { s.noWriterGuard = true }

@@ -45,10 +45,8 @@
 //     status, which counts the binary log dump threads and needs no privilege; on MySQL the
 //     Binlog Dump threads in performance_schema.threads, which the store's user needs the
 //     PROCESS privilege to see);
-//   - sync: a Galera node in the Primary component (wsrep_on; this holds only while the takes
-//     of a key go to one node at a time: TestFaultPartitionGalera saw two nodes of the
-//     Primary component commit the same increment right after a membership change, the Lost
-//     Update Jepsen reports in Galera, and the store cannot see other nodes' takers), or one
+//   - sync: a Galera node in the Primary component (wsrep_on; with the writer guard below,
+//     since Galera alone can let two nodes commit the same increment), or one
 //     replica, a semi-sync client, with Rpl_semi_sync_master_status ON and
 //     rpl_semi_sync_master_wait_point AFTER_SYNC (the commit becomes visible only once the
 //     replica acknowledged it), and
@@ -64,6 +62,27 @@
 // cluster's state UUID), a take in another epoch first adds Request.Gap blocks, and under
 // durability=async a new row starts after the gap. A server with read_only on (a replica) is
 // refused. Any error at or after COMMIT drops the block.
+//
+// # One writer node per key
+//
+// Galera's certification does not keep two nodes from committing the same read-modify-write
+// of a row: Jepsen reports Lost Update in MariaDB Galera Cluster 12.1.2 even without faults,
+// and TestFaultPartitionGalera saw two nodes of the Primary component commit the same
+// increment about a second after a membership change, in four runs of five, when every node
+// had takers of the key. So on a Galera node each key's row records its writer node
+// (wsrep_gcomm_uuid, new at each start of the node, in column writer), and a take goes
+// through only on that node; on any other node it is refused with an error wrapping
+// ErrNotWriter and writes nothing. Another node takes the key over only once it has seen the
+// row unchanged for the hand-over delay (Settings.Handover, handover= in the URL, 5 s by
+// default, at least 1 s): it claims the row, moving max_id on by a failover gap (at least
+// segment.DefaultFailoverGap blocks) and handing nothing out, and takes blocks from a
+// hand-over delay after its claim if it is still the writer then. A writer cut off, stopped
+// or idle thus hands its keys over after about twice the delay; while a writer takes, the
+// other nodes' Segments cannot issue (idkitd reports them not ready). Send all takes of a key
+// to one node (a proxy with one writer, as HAProxy or ProxySQL do) to avoid the wait. Stores of
+// versions before the guard do not record a writer: stop them before the new ones start.
+// The reads of a Galera take wait for the node to apply what the cluster committed before them
+// (wsrep_sync_wait = 1).
 package mysqlstore
 
 import (
@@ -75,6 +94,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -86,9 +106,21 @@ import (
 // DefaultTable is the counter table's name when the URL gives none.
 const DefaultTable = "idkit_segments"
 
+// The hand-over delay of a key between Galera nodes (Settings.Handover).
+const (
+	DefaultHandover = 5 * time.Second
+	MinHandover     = time.Second
+	MaxHandover     = time.Hour
+)
+
 // ErrNotDurable reports a server or table that could lose a committed increment in a crash or
 // in a failover to a replica that lacked it, and so hand its numbers out again.
 var ErrNotDurable = errors.New("mysqlstore: the server can lose a committed write in a crash or a failover")
+
+// ErrNotWriter reports a take refused on a Galera node that is not the key's writer node, or
+// that claimed the key less than the hand-over delay ago (see the package doc, "One writer
+// node per key"). Nothing was taken; a later take may succeed.
+var ErrNotWriter = errors.New("mysqlstore: another Galera node writes this key")
 
 func init() {
 	for _, s := range []string{"mysql", "mariadb"} {
@@ -126,6 +158,11 @@ type Settings struct {
 	// AcceptAsync runs the store although a replica could be promoted without its takes
 	// (durability=async in the URL): failover fencing is then the only protection.
 	AcceptAsync bool
+	// Handover is how long a Galera node waits before it takes a key over from the node that
+	// wrote it last (see the package doc, "One writer node per key"): it must have seen the
+	// key's row unchanged for this long, and it serves the key this long after its claim.
+	// DefaultHandover when 0; between MinHandover and MaxHandover (handover= in the URL).
+	Handover time.Duration
 
 	// allowSplitBrain, set by the Galera partition test's control only, accepts a node with
 	// pc.ignore_sb or pc.ignore_quorum: no URL, DSN or Settings field a program can set
@@ -178,6 +215,11 @@ func parseURL(raw string) (Settings, error) {
 			return Settings{}, fmt.Errorf("mysqlstore: store URL: %w", err)
 		}
 	}
+	if v, ok := q["handover"]; ok {
+		if set.Handover, err = parseHandover(v); err != nil {
+			return Settings{}, err
+		}
+	}
 	cfg := mysql.NewConfig()
 	cfg.User = u.User.Username()
 	cfg.Passwd, _ = u.User.Password()
@@ -197,6 +239,7 @@ func parseURL(raw string) (Settings, error) {
 	delete(q, "socket")
 	delete(q, "unsafe")
 	delete(q, "durability")
+	delete(q, "handover")
 	set.DSN = cfg.FormatDSN()
 	if len(q) > 0 {
 		sep := "?"
@@ -215,7 +258,7 @@ func parseURL(raw string) (Settings, error) {
 // and go-sql-driver/mysql's. The driver would send any other key to the server as a session
 // variable, so a misspelt one (tabel=) would fail only when the server refused it.
 var knownParam = urlquery.Known(
-	"table", "socket", "unsafe", "durability",
+	"table", "socket", "unsafe", "durability", "handover",
 	"allowAllFiles", "allowCleartextPasswords", "allowFallbackToPlaintext", "allowNativePasswords",
 	"allowOldPasswords", "checkConnLiveness", "clientFoundRows", "charset", "collation",
 	"columnsWithAlias", "compress", "interpolateParams", "loc", "multiStatements", "parseTime",
@@ -223,7 +266,19 @@ var knownParam = urlquery.Known(
 	"writeTimeout", "maxAllowedPacket", "connectionAttributes",
 )
 
-const knownHint = "the store takes table, socket, unsafe, durability and go-sql-driver/mysql's parameters (tls, timeout, charset, …)"
+const knownHint = "the store takes table, socket, unsafe, durability, handover and go-sql-driver/mysql's parameters (tls, timeout, charset, …)"
+
+// parseHandover reads handover=, a Go duration between MinHandover and MaxHandover.
+func parseHandover(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("mysqlstore: store URL: handover=%.20q: want a duration such as 5s", v)
+	}
+	if d < MinHandover || d > MaxHandover {
+		return 0, fmt.Errorf("mysqlstore: store URL: handover=%v: want between %v and %v (a shorter hand-over lets two Galera nodes write a key at once)", d, MinHandover, MaxHandover)
+	}
+	return d, nil
+}
 
 func validTable(t string) bool {
 	parts := strings.Split(t, ".")
@@ -259,9 +314,18 @@ type Store struct {
 	unprotected bool
 	// beforeCommit, set by tests only, runs between the take's UPDATE and its COMMIT.
 	beforeCommit func()
+	// galera: the server was a Galera node (wsrep_on) at Open; its takes read with
+	// wsrep_sync_wait and go through the writer guard.
+	galera bool
+	// handover is Settings.Handover.
+	handover time.Duration
+	// noWriterGuard, set by the Galera partition test's control only, takes on any node as
+	// before the writer guard: no writer recorded or checked.
+	noWriterGuard bool
 
-	mu  sync.Mutex
-	dur segment.Durability
+	mu   sync.Mutex
+	dur  segment.Durability
+	seen map[string]sighting // per key: the row as this store last saw it on a node not its writer
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -272,6 +336,12 @@ var _ segment.Store = (*Store)(nil)
 func Open(ctx context.Context, set Settings) (*Store, error) {
 	if set.Table == "" {
 		set.Table = DefaultTable
+	}
+	switch {
+	case set.Handover == 0:
+		set.Handover = DefaultHandover
+	case set.Handover < MinHandover || set.Handover > MaxHandover:
+		return nil, fmt.Errorf("mysqlstore: Settings.Handover %v: want between %v and %v (a shorter hand-over lets two Galera nodes write a key at once)", set.Handover, MinHandover, MaxHandover)
 	}
 	table := set.Table
 	cfg, err := mysql.ParseDSN(set.DSN)
@@ -295,12 +365,15 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("mysqlstore: creating table %s: %w", table, err)
 	}
-	// epoch came with failover fencing: tables made before get it here.
-	if _, err = db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS epoch VARCHAR(80) NULL`); err != nil {
+	// epoch came with failover fencing, writer and writer_since with the Galera writer guard:
+	// tables made before get them here.
+	if _, err = db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS epoch VARCHAR(80) NULL,
+		ADD COLUMN IF NOT EXISTS writer VARCHAR(80) NULL, ADD COLUMN IF NOT EXISTS writer_since DATETIME(6) NULL`); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("mysqlstore: adding column epoch to %s: %w", table, err)
+		return nil, fmt.Errorf("mysqlstore: adding columns epoch, writer and writer_since to %s: %w", table, err)
 	}
-	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync, allowSplitBrain: set.allowSplitBrain}
+	s := &Store{db: db, table: table, server: cfg.Net + "(" + cfg.Addr + ")", unsafe: set.Unsafe, async: set.AcceptAsync,
+		allowSplitBrain: set.allowSplitBrain, handover: set.Handover, seen: map[string]sighting{}}
 	if err := s.checkDurable(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -314,6 +387,7 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.galera = on(f.wsrepOn)
 	return s, nil
 }
 
@@ -328,6 +402,7 @@ type facts struct {
 	semiClients, semiNoTx                int64
 	wsrepOn, wsrepStatus, wsrepUUID      string
 	wsrepSession                         string // the session's wsrep_on
+	wsrepNode                            string // wsrep_gcomm_uuid: this node's, new at each start
 }
 
 // factsQuery returns the statement that reads facts: from information_schema on MariaDB, from
@@ -359,7 +434,7 @@ func factsQuery(ctx context.Context, db *sql.DB) string {
 		` + pick(status, "RPL_SEMI_SYNC_MASTER_CLIENTS", "RPL_SEMI_SYNC_SOURCE_CLIENTS") + `,
 		` + pick(status, "RPL_SEMI_SYNC_MASTER_NO_TX", "RPL_SEMI_SYNC_SOURCE_NO_TX") + `,
 		` + pick(vars, "WSREP_ON") + `, ` + pick(status, "WSREP_CLUSTER_STATUS") + `, ` + pick(status, "WSREP_CLUSTER_STATE_UUID") + `,
-		` + pick(session, "WSREP_ON")
+		` + pick(session, "WSREP_ON") + `, ` + pick(status, "WSREP_GCOMM_UUID")
 }
 
 // querier is a *sql.DB, *sql.Conn or *sql.Tx.
@@ -371,7 +446,7 @@ func (s *Store) readFacts(ctx context.Context, q querier) (facts, error) {
 	var f facts
 	var clients, noTx string
 	err := q.QueryRowContext(ctx, s.facts).Scan(&f.flush, &f.logBin, &f.syncBinlog, &f.sqlLogBin, &f.readOnly, &f.serverID, &f.domain,
-		&f.dumps, &f.semiEnabled, &f.semiStatus, &f.waitPoint, &clients, &noTx, &f.wsrepOn, &f.wsrepStatus, &f.wsrepUUID, &f.wsrepSession)
+		&f.dumps, &f.semiEnabled, &f.semiStatus, &f.waitPoint, &clients, &noTx, &f.wsrepOn, &f.wsrepStatus, &f.wsrepUUID, &f.wsrepSession, &f.wsrepNode)
 	if err != nil {
 		return f, fmt.Errorf("mysqlstore: reading the settings and replication state of the server at %s: %w", s.server, err)
 	}
@@ -405,7 +480,7 @@ func (f facts) class() (segment.Class, string) {
 		if f.wsrepStatus != "Primary" {
 			return segment.ClassUnknown, fmt.Sprintf("Galera node in a %s component (wsrep_cluster_status)", f.wsrepStatus)
 		}
-		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged (safe with one writer node at a time: Galera can let two nodes commit the same increment)"
+		return segment.ClassSync, "Galera node in the Primary component (wsrep_on): every node certifies a commit before it is acknowledged; each key is taken through one writer node at a time (Galera can let two nodes commit the same increment)"
 	case !on(f.logBin):
 		return segment.ClassSingle, "log_bin is OFF: no replica can follow"
 	case f.dumps == 0:
@@ -610,6 +685,13 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
 	}
 	defer conn.Close()
+	if s.galera && !s.noWriterGuard && !s.unprotected {
+		// Every read of the take waits until this node applied the write-sets committed
+		// before it: the writer guard reads the row as the cluster last wrote it.
+		if _, err = conn.ExecContext(ctx, `SET SESSION wsrep_sync_wait = 1`); err != nil {
+			return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
+		}
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
@@ -641,18 +723,37 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		VALUES (?, ?, ?, ?, ?, NOW(6), ?) ON DUPLICATE KEY UPDATE biz_tag = biz_tag`, req.Key, req.Step*newGap, req.Step, req.Index, req.Count, epoch); err != nil {
 		return b, s.fail(req, err)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET max_id = max_id + ? * (1 + IF(epoch <> ?, ?, 0)), step = ?, updated_at = NOW(6), epoch = ?
-		WHERE biz_tag = ? AND store_index = ? AND store_count = ?`, req.Step, epoch, gap, req.Step, epoch, req.Key, req.Index, req.Count)
+	update := `UPDATE ` + s.table + ` SET max_id = max_id + ? * (1 + IF(epoch <> ?, ?, 0)), step = ?, updated_at = NOW(6), epoch = ?
+		WHERE biz_tag = ? AND store_index = ? AND store_count = ?`
+	args := []any{req.Step, epoch, gap, req.Step, epoch, req.Key, req.Index, req.Count}
+	if s.galera && !s.noWriterGuard && !s.unprotected {
+		if !on(before.wsrepOn) {
+			return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w: the server was a Galera node at Open and has wsrep_on OFF now", req.Key, s.table, ErrNotDurable)
+		}
+		var r writerRow
+		var since int64
+		if err = tx.QueryRowContext(ctx, `SELECT max_id, COALESCE(writer, ''), COALESCE(TIMESTAMPDIFF(MICROSECOND, writer_since, NOW(6)), -1)
+			FROM `+s.table+` WHERE biz_tag = ? FOR UPDATE`, req.Key).Scan(&r.maxID, &r.writer, &since); err != nil {
+			return b, s.fail(req, err)
+		}
+		r.sinceClaim = time.Duration(since) * time.Microsecond
+		switch act, why := s.decide(req.Key, before.wsrepNode, r, time.Now()); act {
+		case actWait:
+			err = fmt.Errorf("mysqlstore: key %q in %s on Galera node %s: no block taken: %w: %s", req.Key, s.table, orNone(before.wsrepNode), ErrNotWriter, why)
+			return b, err
+		case actClaim:
+			err = s.claim(ctx, tx, req, r, before.wsrepNode, epoch)
+			return b, err
+		}
+		update += ` AND writer = ?`
+		args = append(args, before.wsrepNode)
+	}
+	res, err := tx.ExecContext(ctx, update, args...)
 	if err != nil {
 		return b, s.fail(req, err)
 	}
 	if n, rerr := res.RowsAffected(); rerr == nil && n == 0 {
-		var idx, cnt int
-		if err = tx.QueryRowContext(ctx, `SELECT store_index, store_count FROM `+s.table+` WHERE biz_tag = ?`, req.Key).Scan(&idx, &cnt); err != nil {
-			return b, s.fail(req, err)
-		}
-		err = fmt.Errorf("mysqlstore: key %q in %s belongs to store %d of %d, asked as store %d of %d: %w",
-			req.Key, s.table, idx+1, cnt, req.Index+1, req.Count, segment.ErrClass)
+		err = s.notUpdated(ctx, tx, req)
 		return b, err
 	}
 	var maxID int64
@@ -688,6 +789,50 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		return b, fmt.Errorf("mysqlstore: key %q in %s: max_id %d after adding %d: %w", req.Key, s.table, maxID, req.Step, segment.ErrBackwards)
 	}
 	return blk, nil
+}
+
+// claim makes the Galera node me the writer of the key whose row Take read as r (see
+// writer.go): it moves max_id on by a failover gap, records me and the time, and commits; it
+// hands nothing out, so it returns an error wrapping ErrNotWriter when it succeeds, and the
+// node takes blocks a hand-over delay later.
+func (s *Store) claim(ctx context.Context, tx *sql.Tx, req segment.Request, r writerRow, me string, epoch any) error {
+	gap := max(req.Gap, segment.DefaultFailoverGap)
+	var old any // the writer the row had: NULL when none
+	if r.writer != "" {
+		old = r.writer
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET max_id = max_id + ? * ?, step = ?, writer = ?, writer_since = NOW(6), updated_at = NOW(6), epoch = ?
+		WHERE biz_tag = ? AND store_index = ? AND store_count = ? AND max_id = ? AND writer <=> ?`,
+		req.Step, gap, req.Step, me, epoch, req.Key, req.Index, req.Count, r.maxID, old)
+	if err != nil {
+		return s.fail(req, err)
+	}
+	if n, rerr := res.RowsAffected(); rerr == nil && n == 0 {
+		return s.notUpdated(ctx, tx, req)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("mysqlstore: claiming key %q in %s for Galera node %s: COMMIT: %w", req.Key, s.table, me, err)
+	}
+	from := "no writer recorded"
+	if r.writer != "" {
+		from = "from node " + r.writer
+	}
+	return fmt.Errorf("mysqlstore: key %q in %s on Galera node %s: no block taken: %w: claimed the key (%s; max_id moved on by %d blocks of %d); this node takes blocks %v after its claim",
+		req.Key, s.table, me, ErrNotWriter, from, gap, req.Step, s.handover)
+}
+
+// notUpdated explains an UPDATE of a take that matched no row: the key belongs to another
+// store position (segment.ErrClass), or, on a Galera node, the row changed under the take.
+func (s *Store) notUpdated(ctx context.Context, tx *sql.Tx, req segment.Request) error {
+	var idx, cnt int
+	if err := tx.QueryRowContext(ctx, `SELECT store_index, store_count FROM `+s.table+` WHERE biz_tag = ?`, req.Key).Scan(&idx, &cnt); err != nil {
+		return s.fail(req, err)
+	}
+	if idx != req.Index || cnt != req.Count {
+		return fmt.Errorf("mysqlstore: key %q in %s belongs to store %d of %d, asked as store %d of %d: %w",
+			req.Key, s.table, idx+1, cnt, req.Index+1, req.Count, segment.ErrClass)
+	}
+	return fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w: the row's writer or max_id changed during the take", req.Key, s.table, ErrNotWriter)
 }
 
 // fail wraps a database error of Take, turning BIGINT overflow into segment.ErrExhausted.

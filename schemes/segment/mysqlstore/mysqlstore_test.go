@@ -96,6 +96,13 @@ var urlCases = []segtest.URLCase{
 	{In: "mysql://u@h/db?durability=async", Want: "u@tcp(h:3306)/db | idkit_segments | unsafe false | durability=async"},
 	{In: "mysql://u@h/db?durability=sync&unsafe=true", Want: "u@tcp(h:3306)/db | idkit_segments | unsafe true"},
 	{In: "mysql://u@h/db?durability=semi", Err: `durability="semi": want sync`},
+	{In: "mysql://u@h/db?handover=30s", Want: "u@tcp(h:3306)/db | idkit_segments | unsafe false | handover 30s"},
+	{In: "mysql://u@h/db?handover=1s&table=t", Want: "u@tcp(h:3306)/db | t | unsafe false | handover 1s"},
+	{In: "mysql://u@h/db?handover=0s", Err: "handover=0s: want between 1s and 1h0m0s"},
+	{In: "mysql://u@h/db?handover=999ms", Err: "handover=999ms: want between"},
+	{In: "mysql://u@h/db?handover=2h", Err: "handover=2h0m0s: want between"},
+	{In: "mysql://u@h/db?handover=-5s", Err: "handover=-5s"},
+	{In: "mysql://u@h/db?handover=soon", Err: `handover="soon": want a duration`},
 }
 
 func parseURL(in string) (string, error) {
@@ -103,6 +110,9 @@ func parseURL(in string) (string, error) {
 	out := fmt.Sprintf("%s | %s | unsafe %v", s.DSN, s.Table, s.Unsafe)
 	if s.AcceptAsync {
 		out += " | durability=async"
+	}
+	if s.Handover != 0 {
+		out += " | handover " + s.Handover.String()
 	}
 	return out, err
 }
