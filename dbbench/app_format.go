@@ -16,13 +16,15 @@ func appHeader(p func(string, ...any), s Settings) {
 		s.Rows, engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat, appWarmup(s))
 }
 
-// appWarmup is " after a discarded N-operation warm-up per scheme", or "" for a report made
-// without one (--warmup -1, or before the app workload had warm-ups: their reports say 0).
+// appWarmup says whether an app-workload report's loads had a warm-up: ", after a discarded
+// N-operation warm-up per scheme", or ", no warm-up" (--warmup -1, and every report made
+// before the app workload had warm-ups, when it ignored --warmup: their warmup_rows is 0). It
+// is said even when there was none, since the same command now warms up by default.
 func appWarmup(s Settings) string {
 	if s.WarmupRows <= 0 {
-		return ""
+		return ", no warm-up"
 	}
-	return fmt.Sprintf(" after a discarded %s-operation warm-up per scheme", thousands(int64(s.WarmupRows)))
+	return fmt.Sprintf(", after a discarded %s-operation warm-up per scheme", thousands(int64(s.WarmupRows)))
 }
 
 // childRows is "1 child row" or "n child rows".
@@ -195,7 +197,11 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	row("time window", s.Window)
 	row("lookups", s.Lookups)
 	row("repeat", s.Repeat)
-	row("warm-up operations", s.WarmupRows) // a report without a warm-up has no row
+	if s.WarmupRows > 0 {
+		row("warm-up operations", s.WarmupRows)
+	} else {
+		row("warm-up operations", "none")
+	}
 	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s).\n", ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())

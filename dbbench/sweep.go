@@ -247,7 +247,7 @@ func writeSweepMarkdown(w io.Writer, s *Sweep, cs []chart) error {
 	if s.Command != "" {
 		p("Produced by `%s`.\n\n", s.Command)
 	}
-	warm := ""
+	warm := "" // a table-workload sweep's warm-up is in each run's report
 	if first.Workload == WorkloadApp {
 		warm = appWarmup(st)
 	}
@@ -472,6 +472,9 @@ func SweepConditions(s *Sweep) string {
 		}
 	}
 	out := fmt.Sprintf("%s, %s, %s writer(s), %s each", st.ServerVersion, what, strings.Join(counts, "/"), runsWord(st))
+	if s.Runs[0].Report.Workload == WorkloadApp {
+		out += appWarmup(st)
+	}
 	if name, value, cache, lo, hi, ok := sweepCacheSpan(s); ok {
 		out += fmt.Sprintf("; data %.2f–%.2f× the page cache (%s %s)", float64(lo.bytes)/float64(cache), float64(hi.bytes)/float64(cache), name, value)
 	}
