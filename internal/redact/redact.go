@@ -340,7 +340,7 @@ func (e *redacted) Unwrap() error { return e.err }
 // every NAME_env= setting (token_env=) that is not a variable name: a pasted token.
 func inlineKeys(s string, spans []span) []span {
 	found := spans
-	lower := strings.ToLower(s)
+	lower := asciiLower(s)
 	for _, key := range []string{"mask", "_env"} {
 		for i := 0; ; {
 			j := strings.Index(lower[i:], key)
@@ -384,6 +384,19 @@ func inlineKeys(s string, spans []span) []span {
 		}
 	}
 	return spans
+}
+
+// asciiLower returns s with its ASCII letters in lower case and every other byte as it is, so
+// that an index into it is one into s (strings.ToLower turns a byte of invalid UTF-8 into the
+// three of U+FFFD, and inlineKeys then read past the end of s).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // EnvName reports whether name can name an environment variable as a shell writes one (a

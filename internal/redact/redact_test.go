@@ -137,6 +137,22 @@ func TestStringQueryPasswordWithAt(t *testing.T) {
 	}
 }
 
+// TestStringInvalidUTF8: bytes of invalid UTF-8 before a mask= or NAME_env= key neither
+// panic (inlineKeys indexed s by the offsets of strings.ToLower(s), which turns each such
+// byte into three; FuzzRedact found "\xae\xe3\xedmAsk") nor keep the key from being found.
+func TestStringInvalidUTF8(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"\xae\xe3\xedmAsk", "\xae\xe3\xedmAsk"},
+		{"\xae\xe3\xed MASK=0011223344556677:8899aabbccddeeff", "\xae\xe3\xed MASK=" + redact.Mask},
+		{"\xff snowflake:mask=env:ID_KEY,token_env=s3cr3t-t0ken \xff", "\xff snowflake:mask=env:ID_KEY,token_env=" + redact.Mask + " \xff"},
+		{"\xc3\x28 pg://u:hunter2@h/db", "\xc3\x28 pg://u:" + redact.Mask + "@h/db"},
+	} {
+		if got := redact.String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 // FuzzQueryPasswordInSpec (issue 36 defect 6): a URL query's ?password= inside a quoted spec in
 // an error, for each store kind, is hidden and nothing after it is: the rest of the spec, the
 // closing quote and the message after it survive. The password holds what a URL query value
