@@ -134,6 +134,16 @@ func TestFaultPartitionPG(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			p := startPairWith(t, lab, false, map[string]string{"wal_sender_timeout": fmt.Sprint(partitionSenderTimeout.Milliseconds()) + "ms"})
 			p.useSlot("s1")
+			// The counter table exists before the takers start, as in a deployment (made here
+			// by a store that accepts the standby): a table that Open first made in a cut, on
+			// the primary alone, would be missing after the failover and fail every take.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			st, err := pgstore.Open(ctx, pgstore.Settings{DSN: p.dsn, Unsafe: true, AcceptAsync: true})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
 			// The nemesis checks its premise: within each cut the primary's walsender ends
 			// (pg_stat_replication empty) while the slot stays.
 			var cutAt time.Time
