@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/jackc/pgx/v5"
@@ -265,7 +267,7 @@ func ExampleParseStandbyNames() {
 // readable by PUBLIC); once the slot is dropped the class is single again. Before slots were
 // read the server was single throughout (issue 37).
 func TestReadSlot(t *testing.T) {
-	dsn := pgtest.Database(t)
+	dsn := slotServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, dsn)
@@ -357,4 +359,23 @@ func FuzzScanFacts(f *testing.F) {
 			t.Fatalf("Facts(%q, %q): single with slots %+v", standbys, slots, facts.Slots)
 		}
 	})
+}
+
+// slotServer returns a DSN of a server on which a test may make a replication slot for a
+// while: the binary's shared private cluster (tests of a package run one at a time), or, when
+// IDKIT_TEST_PG names a server other packages' tests share, a private cluster of the test's
+// own, since a slot is seen cluster-wide and would turn their class async.
+func slotServer(t *testing.T) string {
+	t.Helper()
+	if os.Getenv(pgtest.EnvDSN) == "" {
+		return pgtest.Database(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pglocal.Start(ctx, pglocal.Options{Settings: pgtest.Settings()})
+	if err != nil {
+		t.Skipf("%s is shared with other tests, and no private cluster for a replication slot: %v", pgtest.EnvDSN, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.DSN()
 }

@@ -47,3 +47,7 @@ func OpenIgnoringSlots(ctx context.Context, set Settings) (*Store, error) {
 	s.take = take
 	return s, nil
 }
+
+// StandbySQL is the expression that starts a new row after the gap on a server that has or
+// had a standby.
+const StandbySQL = standbySQL
