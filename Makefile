@@ -47,8 +47,9 @@ fault:
 	$(GO) test -tags fault -count=1 -p 1 -timeout 10m -run '^TestFaultFailover' -v ./schemes/segment/...
 
 # Fault runs too long for CI (about twenty minutes): the segment stores' failover rows under a
-# network partition (PostgreSQL primary and synchronous standby, MariaDB semi-sync primary and
-# replica, Redis primary and replica, each in network namespaces, the standby's or replica's
+# network partition (PostgreSQL primary and synchronous standby, and asynchronous standby
+# streaming through a replication slot, MariaDB semi-sync primary and replica, Redis primary
+# and replica, each in network namespaces, the standby's or replica's
 # link cut before each failover; needs root and iproute2; about 5, 2-3 and 2 minutes), a
 # three-node MariaDB Galera cluster with one node at a time cut off and the store's writer
 # node handing keys over (each mariadbd in a namespace of its own; one rsync state transfer per

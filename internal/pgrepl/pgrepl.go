@@ -4,9 +4,13 @@
 // the timeline, which a promotion changes). idkit's stores that keep counters or leases in
 // PostgreSQL read it on connect and with every write, in the write's own transaction.
 //
-// It knows what PostgreSQL shows through pg_stat_replication on the primary: a standby
-// cascading from another standby, or one restoring WAL from an archive without streaming, is
-// not seen.
+// It knows what PostgreSQL shows on the primary: the standbys streaming from it
+// (pg_stat_replication) and the physical replication slots kept for standbys
+// (pg_replication_slots), which outlive a standby's connection. A standby that streams without
+// a slot is seen only while it is connected: once a partition or a restart ends its
+// connection (the primary's walsender gives up after wal_sender_timeout), nothing on the
+// primary shows it. A standby cascading from another standby, or one restoring WAL from an
+// archive without streaming, is not seen at all.
 package pgrepl
 
 import (
@@ -39,16 +43,18 @@ const (
 	// Unknown: the facts could not be read whole (a role without pg_read_all_stats sees no
 	// sync_state), or the server is itself a standby.
 	Unknown Class = iota
-	// Async: a standby streams from the server and could be promoted without a commit the
-	// server acknowledged (no synchronous_standby_names, a standby in sync_state async or
-	// potential, more quorum standbys than a commit waits for, or a synchronous_commit that
-	// does not wait for standbys).
+	// Async: a standby streams from the server, or a physical replication slot keeps WAL for
+	// one that is away, and it could be promoted without a commit the server acknowledged (no
+	// synchronous_standby_names, a standby in sync_state async or potential, more quorum
+	// standbys than a commit waits for, a slot no standby streams through, or a
+	// synchronous_commit that does not wait for standbys).
 	Async
-	// Single: no standby streams from the server. A commit flushed to its disk is the only
-	// copy; nothing can be promoted over it.
+	// Single: no standby streams from the server and it keeps no physical replication slot.
+	// A commit flushed to its disk is the only copy; nothing the server can see could be
+	// promoted over it.
 	Single
 	// Sync: every standby streaming from the server holds a commit on disk before the server
-	// acknowledges it.
+	// acknowledges it, and every physical replication slot is in use.
 	Sync
 )
 
@@ -90,6 +96,15 @@ type Standby struct {
 	SyncState string // async, potential, sync, quorum; "" when the role may not read it
 }
 
+// Slot is a physical replication slot, a row of pg_replication_slots with slot_type
+// 'physical': made for a standby (pg_basebackup -C -S, pg_create_physical_replication_slot,
+// Patroni, repmgr) and kept, with the WAL the standby has not received, while the standby is
+// away. Logical slots feed decoding clients, not standbys, and are not listed.
+type Slot struct {
+	Name   string // slot_name
+	Active bool   // a walsender streams through it now
+}
+
 // Facts are what Read reads.
 type Facts struct {
 	Epoch                   Epoch
@@ -97,17 +112,21 @@ type Facts struct {
 	SynchronousStandbyNames string // the setting, as the server shows it
 	SynchronousCommit       string // the reading session's synchronous_commit
 	Standbys                []Standby
+	Slots                   []Slot // the physical replication slots
 }
 
-// Query is the statement Read runs: one row of six columns. A caller that reads the facts in
-// its own batch or transaction queues Query and scans its row into Scan.Dest.
+// Query is the statement Read runs: one row of seven columns. A caller that reads the facts in
+// its own batch or transaction queues Query and scans its row into Scan.Dest. Any role may run
+// it: pg_replication_slots is readable by PUBLIC, and a role without pg_read_all_stats sees
+// the rows of pg_stat_replication with sync_state NULL (Class then says Unknown).
 const Query = `SELECT (SELECT system_identifier FROM pg_control_system()),
 	pg_is_in_recovery(),
 	CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())::bigint
 		ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
 	current_setting('synchronous_standby_names'),
 	current_setting('synchronous_commit'),
-	COALESCE((SELECT json_agg(json_build_array(application_name, state, sync_state)) FROM pg_stat_replication), '[]')::text`
+	COALESCE((SELECT json_agg(json_build_array(application_name, state, sync_state)) FROM pg_stat_replication), '[]')::text,
+	COALESCE((SELECT json_agg(json_build_array(slot_name, active) ORDER BY slot_name) FROM pg_replication_slots WHERE slot_type = 'physical'), '[]')::text`
 
 // EpochSQL is a SQL expression, parenthesized, for a primary's epoch as Epoch.String writes it
 // ("SYSTEMID/TIMELINE", the timeline of the current WAL file, which pg_promote() changes at
@@ -144,11 +163,12 @@ type Scan struct {
 	timeline  *int64
 	names, sc string
 	standbys  string
+	slots     string
 }
 
-// Dest returns the scan destinations of Query's six columns, in order.
+// Dest returns the scan destinations of Query's seven columns, in order.
 func (s *Scan) Dest() []any {
-	return []any{&s.sysID, &s.recovery, &s.timeline, &s.names, &s.sc, &s.standbys}
+	return []any{&s.sysID, &s.recovery, &s.timeline, &s.names, &s.sc, &s.standbys, &s.slots}
 }
 
 // Facts returns what was scanned.
@@ -175,11 +195,54 @@ func (s *Scan) Facts() (Facts, error) {
 		}
 		f.Standbys = append(f.Standbys, sb)
 	}
+	var raw [][2]json.RawMessage
+	if err := json.Unmarshal([]byte(s.slots), &raw); err != nil {
+		return f, fmt.Errorf("pgrepl: reading pg_replication_slots: %w", err)
+	}
+	for _, r := range raw {
+		var sl Slot
+		var name *string
+		var active *bool
+		if err := errors.Join(json.Unmarshal(r[0], &name), json.Unmarshal(r[1], &active)); err != nil {
+			return f, fmt.Errorf("pgrepl: reading pg_replication_slots: %w", err)
+		}
+		if name != nil {
+			sl.Name = *name
+		}
+		// active is never NULL in pg_replication_slots; a NULL would say nothing of a
+		// walsender, so it counts as inactive, the side that refuses.
+		sl.Active = active != nil && *active
+		f.Slots = append(f.Slots, sl)
+	}
 	return f, nil
 }
 
-// Class returns the facts' durability class and the reason, naming the setting or standby
-// that decides it, for messages.
+// Class returns the facts' durability class and the reason, naming the setting, standby or
+// slot that decides it, for messages.
+//
+// A physical replication slot stands for a standby that may be promoted: PostgreSQL keeps it,
+// and the WAL its standby has not received, while the standby is away, which a streaming
+// standby's row of pg_stat_replication is not (its walsender ends after wal_sender_timeout
+// under a partition, or at once when the standby restarts). So:
+//
+//   - with synchronous_standby_names empty and no standby streaming, any physical slot makes
+//     the class Async, naming it: its standby, cut off or down, lacks every commit made since
+//     it left and could be promoted. A slot in use (active) while pg_stat_replication shows
+//     no standby is its walsender starting or ending, a standby all the same;
+//   - in every other case a slot that no walsender uses (not active) makes the class Async
+//     too. Under synchronous_standby_names a commit waits only for standbys that stream, so
+//     a standby that is away lacks the commits made since it left, synchronous or not before:
+//     with FIRST 1 (s1, s2) and s1 gone, s2 becomes the synchronous one and s1's slot is the
+//     only sign that s1 exists; with ANY 1 (s1, s2) and s2 gone, s1 alone acknowledges. "Promote
+//     only a standby that was synchronous" is the operator's rule, which the class cannot
+//     check (a slot's name need not be a standby's application_name), so it refuses what the
+//     rule would have to save. A synchronous standby that is away makes a commit wait for it
+//     anyway (the take fails either way), and the reason then says which slot to look at;
+//   - an active slot is the slot of a walsender listed in pg_stat_replication: its standby is
+//     classed by its sync_state, as any streaming standby.
+//
+// Logical slots are not standbys and are not in Facts. A standby that streams without a slot
+// is seen only while it is connected.
 func (f Facts) Class() (Class, string) {
 	if f.InRecovery {
 		return Unknown, "the server is a standby (pg_is_in_recovery() is true)"
@@ -194,10 +257,13 @@ func (f Facts) Class() (Class, string) {
 		return Unknown, err.Error()
 	}
 	if names.Num == 0 {
-		if len(f.Standbys) == 0 {
-			return Single, "no standby streams from the server and synchronous_standby_names is empty"
+		if len(f.Standbys) > 0 {
+			return Async, fmt.Sprintf("standby %q streams asynchronously: synchronous_standby_names is empty", f.Standbys[0].Name)
 		}
-		return Async, fmt.Sprintf("standby %q streams asynchronously: synchronous_standby_names is empty", f.Standbys[0].Name)
+		if len(f.Slots) > 0 {
+			return Async, slotReason(f.Slots[0], "no standby streams from the server, but")
+		}
+		return Single, "no standby streams from the server, it keeps no physical replication slot, and synchronous_standby_names is empty"
 	}
 	switch f.SynchronousCommit {
 	case "on", "remote_apply":
@@ -217,7 +283,21 @@ func (f Facts) Class() (Class, string) {
 	if quorum > names.Num {
 		return Async, fmt.Sprintf("a commit waits for %d of the %d quorum standbys (synchronous_standby_names = '%s'), so the others can lack it", names.Num, quorum, f.SynchronousStandbyNames)
 	}
+	for _, sl := range f.Slots {
+		if !sl.Active {
+			return Async, slotReason(sl, fmt.Sprintf("under synchronous_standby_names = '%s' a commit waits only for the standbys that stream, and", f.SynchronousStandbyNames))
+		}
+	}
 	return Sync, fmt.Sprintf("synchronous_standby_names = '%s', synchronous_commit = %s, %d standbys, each synchronous", f.SynchronousStandbyNames, f.SynchronousCommit, len(f.Standbys))
+}
+
+// slotReason is Class's reason for a slot whose standby is away: what was seen, and what to do.
+func slotReason(sl Slot, lead string) string {
+	state := "inactive"
+	if sl.Active {
+		state = "active"
+	}
+	return fmt.Sprintf("%s physical replication slot %q (%s) is kept for a standby that is away (cut off or down: the primary drops a silent standby's connection after wal_sender_timeout) and lacks the commits since it left, yet could be promoted; drop the slot with pg_drop_replication_slot('%s') if no standby uses it, or list its standby in synchronous_standby_names and let it catch up, or accept it with durability=async", lead, sl.Name, state, sl.Name)
 }
 
 // StandbyNames is a parsed synchronous_standby_names.

@@ -2,13 +2,16 @@ package pgrepl_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/jackc/pgx/v5"
@@ -76,6 +79,7 @@ func TestClass(t *testing.T) {
 	sb := func(name, state, sync string) pgrepl.Standby {
 		return pgrepl.Standby{Name: name, State: state, SyncState: sync}
 	}
+	slot := func(name string, active bool) pgrepl.Slot { return pgrepl.Slot{Name: name, Active: active} }
 	for _, tc := range []struct {
 		f      pgrepl.Facts
 		want   pgrepl.Class
@@ -94,6 +98,19 @@ func TestClass(t *testing.T) {
 		{pgrepl.Facts{SynchronousCommit: "on", Standbys: []pgrepl.Standby{sb("s1", "streaming", "")}}, pgrepl.Unknown, "pg_monitor"},
 		{pgrepl.Facts{SynchronousCommit: "on", InRecovery: true}, pgrepl.Unknown, "is a standby"},
 		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "ANY x"}, pgrepl.Unknown, "bad synchronous_standby_names"},
+		// Physical replication slots: a standby that is away (issue 37).
+		{pgrepl.Facts{SynchronousCommit: "on", Slots: []pgrepl.Slot{slot("s1", false)}}, pgrepl.Async, `no standby streams from the server, but physical replication slot "s1" (inactive)`},
+		{pgrepl.Facts{SynchronousCommit: "on", Slots: []pgrepl.Slot{slot("s1", false)}}, pgrepl.Async, "pg_drop_replication_slot('s1')"},
+		{pgrepl.Facts{SynchronousCommit: "on", Slots: []pgrepl.Slot{slot("s1", false)}}, pgrepl.Async, "durability=async"},
+		{pgrepl.Facts{SynchronousCommit: "on", Slots: []pgrepl.Slot{slot("s1", true)}}, pgrepl.Async, `"s1" (active)`},
+		{pgrepl.Facts{SynchronousCommit: "on", Standbys: []pgrepl.Standby{sb("s1", "streaming", "async")}, Slots: []pgrepl.Slot{slot("s1", true)}}, pgrepl.Async, `standby "s1" streams asynchronously`},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync")}, Slots: []pgrepl.Slot{slot("s1", true)}}, pgrepl.Sync, "each synchronous"},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1", Standbys: []pgrepl.Standby{sb("s1", "streaming", "sync")}, Slots: []pgrepl.Slot{slot("s1", true), slot("s2", false)}}, pgrepl.Async, `under synchronous_standby_names = 's1' a commit waits only for the standbys that stream, and physical replication slot "s2" (inactive)`},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "FIRST 1 (s1, s2)", Standbys: []pgrepl.Standby{sb("s2", "streaming", "sync")}, Slots: []pgrepl.Slot{slot("s1", false), slot("s2", true)}}, pgrepl.Async, `slot "s1" (inactive)`},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1", Slots: []pgrepl.Slot{slot("s1", false)}}, pgrepl.Async, `slot "s1" (inactive)`},
+		{pgrepl.Facts{SynchronousCommit: "on", SynchronousStandbyNames: "s1", Slots: []pgrepl.Slot{slot("s1", true)}}, pgrepl.Sync, "0 standbys"},
+		{pgrepl.Facts{SynchronousCommit: "local", SynchronousStandbyNames: "s1", Slots: []pgrepl.Slot{slot("s1", false)}}, pgrepl.Async, "synchronous_commit = local"},
+		{pgrepl.Facts{SynchronousCommit: "on", InRecovery: true, Slots: []pgrepl.Slot{slot("s1", false)}}, pgrepl.Unknown, "is a standby"},
 	} {
 		got, reason := tc.f.Class()
 		if got != tc.want || !strings.Contains(reason, tc.reason) {
@@ -242,4 +259,123 @@ func ExampleParseStandbyNames() {
 	n, err := pgrepl.ParseStandbyNames(`ANY 2 (s1, s2, "s 3")`)
 	fmt.Println(n.Quorum, n.Num, n.Names, err)
 	// Output: true 2 [s1 s2 s 3] <nil>
+}
+
+// TestReadSlot: a physical replication slot on a private server with no standby, as a
+// pg_basebackup -C -S or Patroni leaves one for a standby that is away, makes the class async,
+// naming the slot, for a superuser and for a role without privileges (pg_replication_slots is
+// readable by PUBLIC); once the slot is dropped the class is single again. Before slots were
+// read the server was single throughout (issue 37).
+func TestReadSlot(t *testing.T) {
+	dsn := slotServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	suffix := time.Now().UnixNano()
+	slot, role := fmt.Sprintf("pgrepl_slot_%d", suffix), fmt.Sprintf("pgrepl_%d", suffix)
+	if _, err := conn.Exec(ctx, `CREATE ROLE `+role+` LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
+	// Not reserving WAL: the slot costs the shared server nothing while it exists.
+	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot($1)`, slot); err != nil {
+		t.Fatal(err)
+	}
+	dropped := false
+	t.Cleanup(func() {
+		if !dropped {
+			conn.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, slot)
+		}
+	})
+	read := func(who string) (pgrepl.Facts, pgrepl.Class, string) {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if who == role {
+			if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+role); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := pgrepl.Read(ctx, tx)
+		if err != nil {
+			t.Fatalf("%s: %v", who, err)
+		}
+		class, reason := f.Class()
+		t.Logf("%s: slots %+v, class %v (%s)", who, f.Slots, class, reason)
+		return f, class, reason
+	}
+	for _, who := range []string{"superuser", role} {
+		f, class, reason := read(who)
+		if !slices.Contains(f.Slots, pgrepl.Slot{Name: slot}) || class != pgrepl.Async ||
+			!strings.Contains(reason, fmt.Sprintf("slot %q (inactive)", slot)) || !strings.Contains(reason, "pg_drop_replication_slot") {
+			t.Errorf("%s, with slot %s: class %v (%s); want async naming the slot and pg_drop_replication_slot", who, slot, class, reason)
+		}
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
+		t.Fatal(err)
+	}
+	dropped = true
+	for _, who := range []string{"superuser", role} {
+		if f, class, reason := read(who); class != pgrepl.Single || len(f.Slots) != 0 {
+			t.Errorf("%s, slot dropped: slots %+v, class %v (%s); want single", who, f.Slots, class, reason)
+		}
+	}
+}
+
+// FuzzScanFacts feeds Scan.Facts the two JSON columns of Query: it returns an error or facts
+// with one standby per pg_stat_replication row and one slot per pg_replication_slots row,
+// never panics.
+func FuzzScanFacts(f *testing.F) {
+	f.Add(`[]`, `[]`)
+	f.Add(`[["s1","streaming","async"]]`, `[["s1",true]]`)
+	f.Add(`[[null,null,null]]`, `[["s1",false],["s2",null]]`)
+	f.Add(`[["s1"]]`, `[["s1"]]`)
+	f.Add(`[]`, `[[1,"x"]]`)
+	f.Add(`null`, `null`)
+	f.Fuzz(func(t *testing.T, standbys, slots string) {
+		var s pgrepl.Scan
+		d := s.Dest()
+		*d[3].(*string), *d[4].(*string) = "", "on"
+		*d[5].(*string), *d[6].(*string) = standbys, slots
+		facts, err := s.Facts()
+		if err != nil {
+			return
+		}
+		var rows, slotRows []json.RawMessage
+		if json.Unmarshal([]byte(standbys), &rows) != nil || json.Unmarshal([]byte(slots), &slotRows) != nil {
+			t.Fatalf("Facts accepted columns that are not JSON arrays: %q, %q", standbys, slots)
+		}
+		if len(facts.Standbys) != len(rows) || len(facts.Slots) != len(slotRows) {
+			t.Fatalf("Facts(%q, %q): %d standbys, %d slots", standbys, slots, len(facts.Standbys), len(facts.Slots))
+		}
+		if c, _ := facts.Class(); len(facts.Slots) > 0 && c == pgrepl.Single {
+			t.Fatalf("Facts(%q, %q): single with slots %+v", standbys, slots, facts.Slots)
+		}
+	})
+}
+
+// slotServer returns a DSN of a server on which a test may make a replication slot for a
+// while: the binary's shared private cluster (tests of a package run one at a time), or, when
+// IDKIT_TEST_PG names a server other packages' tests share, a private cluster of the test's
+// own, since a slot is seen cluster-wide and would turn their class async.
+func slotServer(t *testing.T) string {
+	t.Helper()
+	if os.Getenv(pgtest.EnvDSN) == "" {
+		return pgtest.Database(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pglocal.Start(ctx, pglocal.Options{Settings: pgtest.Settings()})
+	if err != nil {
+		t.Skipf("%s is shared with other tests, and no private cluster for a replication slot: %v", pgtest.EnvDSN, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.DSN()
 }

@@ -43,8 +43,11 @@
 // Replication: a write the primary acknowledged survives a failover only if the promoted
 // standby held it. Open and every write read the server's durability class (internal/pgrepl)
 // in the write's own transaction, after raising synchronous_commit: single (no standby
-// streams), sync (every streaming standby is synchronous) or async. An async or unknown class
-// is refused with ErrNotDurable naming synchronous_standby_names or the standby, unless the
+// streams and no physical replication slot is kept), sync (every streaming standby is
+// synchronous, every physical slot in use) or async (a physical slot whose standby is away
+// counts as a standby: a partition ends a standby's walsender after wal_sender_timeout, and
+// only its slot still shows it). An async or unknown class is refused with ErrNotDurable
+// naming synchronous_standby_names, the standby or the slot, unless the
 // store URL says durability=async (Settings.AcceptAsync). A commit whose wait for the
 // synchronous standbys was cancelled is local only and counts as not durable: under class
 // sync, a write counts only once pgrepl.Confirm, run right after COMMIT in the same batch,

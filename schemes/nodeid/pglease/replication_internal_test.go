@@ -34,7 +34,8 @@ func receiveWAL(t *testing.T, cl *pglocal.Cluster, synchronous bool) (stop func(
 
 // TestReplicationClass runs the lease store against a server without a standby (class single),
 // with an asynchronous standby (refused, naming synchronous_standby_names, unless
-// durability=async) and with a synchronous one (class sync). The standby is pg_receivewal,
+// durability=async), with a synchronous one (class sync), and with a physical replication
+// slot beside it that no standby uses (refused, naming the slot). The standby is pg_receivewal,
 // which the server lists in pg_stat_replication as streaming replicas are listed.
 func TestReplicationClass(t *testing.T) {
 	if testing.Short() {
@@ -103,6 +104,32 @@ func TestReplicationClass(t *testing.T) {
 	}
 	if _, err := open(false); err != nil {
 		t.Errorf("Open with a synchronous standby: %v", err)
+	}
+
+	// A physical replication slot that no standby streams through is a standby that is away
+	// (cut off: its walsender ended after wal_sender_timeout) and could be promoted without
+	// the renewals since: refused, naming the slot, also beside a synchronous standby; once
+	// the slot is dropped, class sync again.
+	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot('away')`); err != nil {
+		t.Fatal(err)
+	}
+	err = a.Renew(ctx, c)
+	if !errors.Is(err, ErrNotDurable) || !strings.Contains(err.Error(), `slot "away" (inactive)`) || !strings.Contains(err.Error(), "pg_drop_replication_slot") {
+		t.Errorf("renewal with an inactive physical slot: %v; want ErrNotDurable naming the slot and pg_drop_replication_slot", err)
+	} else {
+		t.Logf("refused: %v", err)
+	}
+	if r := a.Replication(); r.Class != "async" {
+		t.Errorf("inactive physical slot: Replication() = %+v, want class async", r)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot('away')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Renew(ctx, c); err != nil {
+		t.Errorf("renewal with the slot dropped: %v", err)
+	}
+	if r := a.Replication(); r.Class != "sync" {
+		t.Errorf("slot dropped: Replication() = %+v, want class sync", r)
 	}
 }
 

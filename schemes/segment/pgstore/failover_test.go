@@ -35,6 +35,9 @@ type pgPair struct {
 	// each server's, and cut takes the standby's link off the net instead of freezing senders.
 	lab  *netlab.Lab
 	host map[*pglocal.Cluster]string
+	// slot, when set (useSlot), is the physical replication slot the standby streams
+	// through: made on each new primary, and named by each new standby's primary_slot_name.
+	slot string
 }
 
 func startPair(t *testing.T, sync bool) *pgPair {
@@ -46,6 +49,13 @@ func startPair(t *testing.T, sync bool) *pgPair {
 // listening on its lan address, the standby streaming over lan; nil lab is startPair.
 func startPairIn(t *testing.T, lab *netlab.Lab, sync bool) *pgPair {
 	t.Helper()
+	return startPairWith(t, lab, sync, nil)
+}
+
+// startPairWith is startPairIn with extra server settings for the primary (which its
+// standbys copy with the backup).
+func startPairWith(t *testing.T, lab *netlab.Lab, sync bool, extra map[string]string) *pgPair {
+	t.Helper()
 	pgtest.DSN(t) // skips, or fails under CI=true, without PostgreSQL
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -56,6 +66,9 @@ func startPairIn(t *testing.T, lab *netlab.Lab, sync bool) *pgPair {
 	set["hot_standby"] = "on"
 	if sync {
 		set["synchronous_standby_names"] = "s1"
+	}
+	for k, v := range extra {
+		set[k] = v
 	}
 	oa, ob := pglocal.Options{Settings: set, TempDir: "/tmp"}, pglocal.Options{TempDir: "/tmp"}
 	if lab != nil {
@@ -174,10 +187,64 @@ func (p *pgPair) fail() {
 			p.t.Fatal(err)
 		}
 	}
+	if p.slot != "" {
+		// Slots are not replicated: the promoted server has none until it is made.
+		p.makeSlot(p.prim)
+	}
 	if err := p.stby.Standby(ctx, p.prim, "s1"); err != nil {
 		p.t.Fatal(err)
 	}
+	if p.slot != "" {
+		p.followSlot()
+	}
 	p.waitStreaming()
+}
+
+// useSlot makes the standby stream through a physical replication slot named name on the
+// primary, as a standby made with pg_basebackup -C -S, or by Patroni, does; fail keeps it so.
+func (p *pgPair) useSlot(name string) {
+	p.t.Helper()
+	p.slot = name
+	p.makeSlot(p.prim)
+	p.followSlot()
+	p.waitStreaming()
+}
+
+// makeSlot makes the pair's slot on c, reserving WAL from now on.
+func (p *pgPair) makeSlot(c *pglocal.Cluster) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot($1, true)`, p.slot); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// followSlot sets the standby's primary_slot_name (reloaded: its WAL receiver restarts) and
+// waits until the primary shows the slot in use.
+func (p *pgPair) followSlot() {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.stby.DSN())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{`ALTER SYSTEM SET primary_slot_name = '` + p.slot + `'`, `SELECT pg_reload_conf()`} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			p.t.Fatalf("%s: %v", q, err)
+		}
+	}
+	segtest.WaitFor(p.t, "the standby streaming through slot "+p.slot, 60*time.Second, func() bool {
+		s := p.query(`SELECT active::text FROM pg_replication_slots WHERE slot_name = '` + p.slot + `'`)
+		return len(s) == 1 && s[0] == "true"
+	})
 }
 
 // epoch reads c's epoch with pgrepl.

@@ -3,6 +3,9 @@
 package pgstore_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +14,10 @@ import (
 
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/internal/netlab/labtest"
+	"github.com/idkit/idkit/schemes/segment"
 	"github.com/idkit/idkit/schemes/segment/internal/segtest"
 	"github.com/idkit/idkit/schemes/segment/pgstore"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestFaultPartitionPG is the synchronous rows of TestFaultFailoverPG with a partition in
@@ -35,6 +40,21 @@ import (
 //   - sync-cancelled-unprotected (the control: the store trusts the cancelled commit as
 //     before it was fenced): must repeat;
 //   - sync-cancelled: no repeat.
+//
+// Then the asynchronous rows (issue 37): the standby streams asynchronously through a physical
+// replication slot (s1, made on each new primary), the primary runs with wal_sender_timeout
+// 2 s, and each cut lasts three times that: the primary's walsender gives up on the silent
+// standby and pg_stat_replication empties (the test checks it in each cut and logs when), so
+// without the slot the primary looks like a single server while the cut-off standby can still
+// be promoted. Every such row runs with a failover gap of 100 blocks (5,000 numbers), as the
+// Redis partition rows do, and logs the killed primary's and the promoted standby's max_id at
+// each failover:
+//
+//   - async-slot (the default store): refuses while the slot is there (the test checks that
+//     a store opened in the cut is refused naming the slot), so it issues nothing that can
+//     repeat;
+//   - async-slot-ignoring-slot (the control: the store as before it read the slots,
+//     OpenIgnoringSlots): takes once the walsender is gone, and must repeat.
 //
 // docs/bench/partitions/segment-pg.txt is a run with IDKIT_PARTITION_OUT set to its
 // directory, where the rows' checker reports are (pg-partition-*.edn).
@@ -103,6 +123,131 @@ func TestFaultPartitionPG(t *testing.T) {
 			res.Check(t, "pg-partition", r.name, rounds, r.control)
 		})
 	}
+	t.Logf("asynchronous rows: wal_sender_timeout %v; each cut lasts %v; failover gap %d blocks of 50", partitionSenderTimeout, partitionAsyncCut, partitionGap)
+	for _, r := range []struct {
+		name        string
+		ignoreSlots bool
+	}{
+		{name: "async-slot"},
+		{name: "async-slot-ignoring-slot", ignoreSlots: true},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			p := startPairWith(t, lab, false, map[string]string{"wal_sender_timeout": fmt.Sprint(partitionSenderTimeout.Milliseconds()) + "ms"})
+			p.useSlot("s1")
+			// The counter table exists before the takers start, as in a deployment (made here
+			// by a store that accepts the standby): a table that Open first made in a cut, on
+			// the primary alone, would be missing after the failover and fail every take.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			st, err := pgstore.Open(ctx, pgstore.Settings{DSN: p.dsn, Unsafe: true, AcceptAsync: true})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			// The nemesis checks its premise: within each cut the primary's walsender ends
+			// (pg_stat_replication empty) while the slot stays.
+			var cutAt time.Time
+			var dropped, refused bool
+			cut := func() { p.cut(); cutAt, dropped, refused = time.Now(), false, false }
+			during := func() {
+				if dropped {
+					if !r.ignoreSlots && !refused {
+						// What the default store says of the primary now.
+						refused = true
+						ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+						defer cancel()
+						st, err := pgstore.Open(ctx, pgstore.Settings{DSN: p.dsn, Unsafe: true})
+						if err == nil {
+							st.Close()
+						}
+						if !errors.Is(err, pgstore.ErrNotDurable) || !strings.Contains(err.Error(), `slot "s1"`) {
+							t.Errorf("Open with the walsender gone and slot s1 kept: %v; want ErrNotDurable naming the slot", err)
+						} else {
+							t.Logf("refused with the walsender gone: %v", err)
+						}
+					}
+					return
+				}
+				if len(p.query(`SELECT pid FROM pg_stat_replication`)) == 0 {
+					dropped = true
+					slot := p.query(`SELECT active::text FROM pg_replication_slots WHERE slot_name = 's1'`)
+					t.Logf("the primary's walsender for the cut-off standby ended %v into the cut (pg_stat_replication empty; slot s1 active %v)", time.Since(cutAt).Round(10*time.Millisecond), slot)
+				}
+			}
+			fail := func() {
+				if !dropped {
+					t.Errorf("the primary's walsender still streamed at the end of the %v cut", partitionAsyncCut)
+				}
+				killed, promoted := maxIDOf(t, p.prim), maxIDOf(t, p.stby)
+				t.Logf("at the failover: the killed primary had max_id %s, the promoted standby has %s", killed, promoted)
+				p.fail()
+			}
+			res := segtest.RunFailover(t, segtest.Failover{Name: "partition-" + r.name, Rounds: rounds, Open: p.slotOpener(r.ignoreSlots),
+				Cut: cut, CutFor: partitionAsyncCut, During: during, Fail: fail, Refusing: true})
+			res.Check(t, "pg-partition", r.name, rounds, r.ignoreSlots)
+		})
+	}
+}
+
+// The asynchronous rows' timings: the primary ends a silent standby's walsender after
+// partitionSenderTimeout (wal_sender_timeout), and each cut lasts three times that.
+const (
+	partitionSenderTimeout = 2 * time.Second
+	partitionAsyncCut      = 3 * partitionSenderTimeout
+	partitionGap           = 100 // blocks of 50: 5,000 numbers
+)
+
+// slotOpener returns how the takers of an asynchronous row open a Segment on the pair: the
+// default store (no durability=async), or, with ignoreSlots, the store as before it read
+// the slots; a failover gap of partitionGap blocks.
+func (p *pgPair) slotOpener(ignoreSlots bool) func() (*segment.Segment, error) {
+	return func() (*segment.Segment, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		set := pgstore.Settings{DSN: p.dsn, Unsafe: true}
+		open := pgstore.Open
+		if ignoreSlots {
+			open = pgstore.OpenIgnoringSlots
+		}
+		st, err := open(ctx, set)
+		if err != nil {
+			return nil, err
+		}
+		s, err := segment.New(segment.Settings{Stores: []segment.Store{st}, Key: "k", Step: 50, Timeout: time.Second, FailoverGap: partitionGap})
+		if err != nil {
+			st.Close()
+		}
+		return s, err
+	}
+}
+
+// maxIDOf reads key k's max_id on c (a primary, or a standby in hot standby), "none" when the
+// row or the table is not there.
+func maxIDOf(t *testing.T, c *pglocal.Cluster) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var table bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('idkit_segments') IS NOT NULL`).Scan(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !table {
+		return "none"
+	}
+	var v int64
+	err = conn.QueryRow(ctx, `SELECT max_id FROM idkit_segments WHERE biz_tag = 'k'`).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "none"
+	case err != nil:
+		t.Fatal(err)
+	}
+	return fmt.Sprint(v)
 }
 
 // syncRepCancels counts the lines of c's server log past byte off that say a commit's wait

@@ -43,21 +43,27 @@
 // transaction before COMMIT, and on the same connection after it, so a setting changed while
 // the take ran is seen. A take is handed out only when the class is
 //
-//   - single: no standby streams from the server; or
+//   - single: no standby streams from the server and it keeps no physical replication slot;
+//     or
 //   - sync: synchronous_standby_names is set, the take commits with synchronous_commit on (or
-//     remote_apply), and every streaming standby is in sync_state sync, or quorum with no
-//     more quorum standbys than ANY n waits for.
+//     remote_apply), every streaming standby is in sync_state sync, or quorum with no
+//     more quorum standbys than ANY n waits for, and every physical slot is in use.
 //
 // Otherwise (a standby in sync_state async or potential, an empty synchronous_standby_names
-// with standbys streaming, a role that cannot read pg_stat_replication.sync_state) Open and
-// Take refuse with ErrNotDurable naming the setting, and the block is lost. durability=async
+// with standbys streaming, a physical replication slot kept for a standby that is away, a
+// role that cannot read pg_stat_replication.sync_state) Open and Take refuse with
+// ErrNotDurable naming the setting, standby or slot, and the block is lost. A slot is what
+// keeps a cut-off asynchronous standby in sight: under a partition the primary's walsender
+// gives up after wal_sender_timeout and pg_stat_replication empties while the standby can
+// still be promoted; a standby without a slot is then not seen. durability=async
 // in the store URL's query (Settings.AcceptAsync) accepts an asynchronous standby, with
 // failover fencing as the only protection: every row records the epoch it was last written
 // in (pg_control_system()'s system identifier and the timeline of the current WAL file, which
 // pg_promote() changes), and a take in another epoch first adds Request.Gap blocks to
 // max_id; a new row starts after the gap too under durability=async (the lost primary may
-// have had it) and whenever the server has or had a standby (one streams, or
-// synchronous_standby_names is set, or its timeline is above 1) or the store saw one: a row is
+// have had it) and whenever the server has or had a standby (one streams, it keeps a physical
+// replication slot, synchronous_standby_names is set, or its timeline is above 1) or the
+// store saw one: a row is
 // new on a promoted standby when the take that made it was lost.
 //
 // A commit whose wait for the synchronous standbys was cancelled (pg_cancel_backend, a
@@ -227,9 +233,14 @@ type Store struct {
 	// confirmWait bounds how long a take waits for its synchronous standbys to report its
 	// WAL flushed (pgrepl.Confirm).
 	confirmWait time.Duration
-	// replicated is set once the store has seen a standby stream from its server or
-	// synchronous_standby_names set: new rows then start after the gap too.
+	// replicated is set once the store has seen a standby stream from its server, a
+	// physical replication slot or synchronous_standby_names set: new rows then start after
+	// the gap too.
 	replicated atomic.Bool
+	// ignoreSlots, set by the partition test's control only, classes the server as before
+	// physical replication slots were read: by pg_stat_replication and
+	// synchronous_standby_names alone, and a new row starts after the gap only as then.
+	ignoreSlots bool
 
 	mu  sync.Mutex
 	dur segment.Durability
@@ -249,11 +260,13 @@ const epochSQL = pgrepl.EpochSQL
 // already; the wait covers only WAL that other sessions flushed right after it.
 const DefaultConfirmWait = 2 * time.Second
 
-// standbySQL is true on a server that has or had a standby: one streams from it,
-// synchronous_standby_names is set, or its timeline is above 1 (it was promoted, or restored
-// to a point in time). A new row starts after the gap there: the row may be new only because
-// the server was promoted without the take that made it on the old primary.
+// standbySQL is true on a server that has or had a standby: one streams from it, it keeps a
+// physical replication slot (for a standby that may be away), synchronous_standby_names is
+// set, or its timeline is above 1 (it was promoted, or restored to a point in time). A new row
+// starts after the gap there: the row may be new only because the server was promoted without
+// the take that made it on the old primary.
 const standbySQL = `(EXISTS (SELECT 1 FROM pg_catalog.pg_stat_replication)
+	OR EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_type OPERATOR(pg_catalog.=) 'physical')
 	OR pg_catalog.current_setting('synchronous_standby_names') <> ''
 	OR ('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::bigint > 1)`
 
@@ -294,6 +307,12 @@ func takeQuery(table string, syncCommit, notices, fence, standbyGap bool) string
 // error wrapping ErrNotDurable, a server or table that can lose a committed increment in a
 // crash, unless set.Unsafe (see the package doc).
 func Open(ctx context.Context, set Settings) (*Store, error) {
+	return open(ctx, set, false)
+}
+
+// open is Open; ignoreSlots (the partition test's control only) classes the server by
+// pg_stat_replication and synchronous_standby_names alone, as before slots were read.
+func open(ctx context.Context, set Settings, ignoreSlots bool) (*Store, error) {
 	if set.Table == "" {
 		set.Table = DefaultTable
 	}
@@ -314,6 +333,7 @@ func Open(ctx context.Context, set Settings) (*Store, error) {
 		take:        takeQuery(table, true, true, true, true),
 		class:       `SELECT store_index, store_count FROM ` + table + ` WHERE biz_tag = $1`,
 		confirmWait: DefaultConfirmWait,
+		ignoreSlots: ignoreSlots,
 	}
 	onNotice := cfg.ConnConfig.OnNotice
 	cfg.ConnConfig.OnNotice = func(c *pgconn.PgConn, n *pgconn.Notice) {
@@ -411,10 +431,13 @@ func (s *Store) checkSettings(fsync, fpw string) error {
 // async. It reports whether the class is sync.
 func (s *Store) checkReplication(before, after pgrepl.Facts) (sync bool, err error) {
 	after.SynchronousCommit = before.SynchronousCommit
+	if s.ignoreSlots {
+		before.Slots, after.Slots = nil, nil
+	}
 	c1, r1 := before.Class()
 	c2, r2 := after.Class()
 	for _, f := range []pgrepl.Facts{before, after} {
-		if len(f.Standbys) > 0 || strings.TrimSpace(f.SynchronousStandbyNames) != "" {
+		if len(f.Standbys) > 0 || len(f.Slots) > 0 || strings.TrimSpace(f.SynchronousStandbyNames) != "" {
 			s.replicated.Store(true)
 		}
 	}

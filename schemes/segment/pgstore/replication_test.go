@@ -3,10 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/internal/pgrepl"
 	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/idkit/idkit/schemes/segment"
@@ -223,5 +226,103 @@ func TestRefusesHidingParams(t *testing.T) {
 	t.Setenv("PGOPTIONS", "-c lc_messages=C")
 	if _, err := pgstore.Open(context.Background(), pgstore.Settings{DSN: "host=h"}); !errors.Is(err, pgrepl.ErrOverride) {
 		t.Errorf("Open with PGOPTIONS setting lc_messages: %v; want pgrepl.ErrOverride", err)
+	}
+}
+
+// TestRefusesSlot: a physical replication slot that no standby streams through (a standby cut
+// off or down, which the primary no longer lists in pg_stat_replication) makes the store
+// refuse, naming the slot: Open, and the take of a store opened before the slot was made,
+// whose block is dropped. The slot also counts as a standby for a new row's gap
+// (StandbySQL). OpenIgnoringSlots (the partition test's control) takes the server for a
+// single one, durability=async accepts it; once the slot is dropped the store is single
+// again (issue 37).
+func TestRefusesSlot(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	if os.Getenv(pgtest.EnvDSN) != "" {
+		// A slot is seen cluster-wide: on a server other packages' tests share, it would
+		// turn their class async.
+		dsn = private(t).DSN()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	standby := func() bool {
+		t.Helper()
+		var b bool
+		if err := conn.QueryRow(ctx, `SELECT `+pgstore.StandbySQL).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	open := func(set pgstore.Settings) (*pgstore.Store, error) {
+		set.DSN, set.Unsafe = dsn, true
+		st, err := pgstore.Open(ctx, set)
+		if err == nil {
+			t.Cleanup(func() { st.Close() })
+		}
+		return st, err
+	}
+	req := segment.Request{Key: "slot", Step: 10, Count: 1, Gap: 1000}
+	st, err := open(pgstore.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Take(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if d := st.Durability(); d.Class != segment.ClassSingle || standby() {
+		t.Fatalf("no slot: durability %v, standbySQL %v; want single, false", d, standby())
+	}
+	slot := fmt.Sprintf("pgstore_slot_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot($1)`, slot); err != nil {
+		t.Fatal(err)
+	}
+	dropped := false
+	t.Cleanup(func() {
+		if !dropped {
+			conn.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, slot)
+		}
+	})
+	if !standby() {
+		t.Errorf("with slot %s: standbySQL false, want true", slot)
+	}
+	names := fmt.Sprintf("slot %q (inactive)", slot)
+	if _, err := open(pgstore.Settings{}); !errors.Is(err, pgstore.ErrNotDurable) || !strings.Contains(err.Error(), names) {
+		t.Errorf("Open with slot %s: %v; want ErrNotDurable naming it", slot, err)
+	} else {
+		t.Logf("refused: %v", err)
+	}
+	if b, err := st.Take(ctx, req); !errors.Is(err, pgstore.ErrNotDurable) || !strings.Contains(err.Error(), names) || !strings.Contains(err.Error(), "dropped") {
+		t.Errorf("Take with slot %s: %v, %v; want the block dropped with ErrNotDurable naming the slot", slot, b, err)
+	}
+	if d := st.Durability(); d.Class != segment.ClassAsync {
+		t.Errorf("with slot %s: durability %v, want async", slot, d)
+	}
+	if c, err := pgstore.OpenIgnoringSlots(ctx, pgstore.Settings{DSN: dsn, Unsafe: true}); err != nil {
+		t.Errorf("OpenIgnoringSlots with slot %s: %v", slot, err)
+	} else {
+		if d := c.Durability(); d.Class != segment.ClassSingle {
+			t.Errorf("OpenIgnoringSlots with slot %s: durability %v, want single (the store before slots were read)", slot, d)
+		}
+		c.Close()
+	}
+	if a, err := open(pgstore.Settings{AcceptAsync: true}); err != nil {
+		t.Errorf("durability=async with slot %s: %v", slot, err)
+	} else if d := a.Durability(); d.Class != segment.ClassAsync || !d.AsyncAccepted {
+		t.Errorf("durability=async with slot %s: durability %v, want async, accepted", slot, d)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
+		t.Fatal(err)
+	}
+	dropped = true
+	if _, err := st.Take(ctx, req); err != nil {
+		t.Errorf("Take with the slot dropped: %v", err)
+	}
+	if d := st.Durability(); d.Class != segment.ClassSingle || standby() {
+		t.Errorf("slot dropped: durability %v, standbySQL %v; want single, false", d, standby())
 	}
 }
