@@ -731,12 +731,12 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 			return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w: the server was a Galera node at Open and has wsrep_on OFF now", req.Key, s.table, ErrNotDurable)
 		}
 		var r writerRow
-		var since int64
-		if err = tx.QueryRowContext(ctx, `SELECT max_id, COALESCE(writer, ''), COALESCE(TIMESTAMPDIFF(MICROSECOND, writer_since, NOW(6)), -1)
+		var since sql.NullInt64
+		if err = tx.QueryRowContext(ctx, `SELECT max_id, COALESCE(writer, ''), TIMESTAMPDIFF(MICROSECOND, writer_since, NOW(6))
 			FROM `+s.table+` WHERE biz_tag = ? FOR UPDATE`, req.Key).Scan(&r.maxID, &r.writer, &since); err != nil {
 			return b, s.fail(req, err)
 		}
-		r.sinceClaim = time.Duration(since) * time.Microsecond
+		r.sinceClaim, r.claimed = time.Duration(since.Int64)*time.Microsecond, since.Valid
 		switch act, why := s.decide(req.Key, before.wsrepNode, r, time.Now()); act {
 		case actWait:
 			err = fmt.Errorf("mysqlstore: key %q in %s on Galera node %s: no block taken: %w: %s", req.Key, s.table, orNone(before.wsrepNode), ErrNotWriter, why)

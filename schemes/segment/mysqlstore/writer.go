@@ -42,9 +42,11 @@ const (
 type writerRow struct {
 	maxID  int64
 	writer string // wsrep_gcomm_uuid of the writer node; "" when the row records none
-	// sinceClaim is the time since writer_since by the node's clock (NOW(6)), negative when
-	// writer_since is NULL. It is read only when the writer is this node, which set it.
+	// sinceClaim is the time since writer_since by the node's clock (NOW(6)); claimed is
+	// false when writer_since is NULL. They are read only when the writer is this node, which
+	// set them. A clock stepped back makes sinceClaim negative: the claim is still settling.
 	sinceClaim time.Duration
+	claimed    bool
 }
 
 // sighting is a row as a store last saw it on a node that is not the key's writer.
@@ -64,7 +66,7 @@ func (s *Store) decide(key, me string, r writerRow, now time.Time) (action, stri
 		return actWait, "the node's wsrep_gcomm_uuid is unreadable, so its takes cannot be told from another node's"
 	case r.writer == me:
 		delete(s.seen, key)
-		if r.sinceClaim >= 0 && r.sinceClaim < s.handover {
+		if r.claimed && r.sinceClaim < s.handover {
 			return actWait, fmt.Sprintf("this node claimed the key %v ago and takes it %v after its claim", r.sinceClaim.Round(time.Millisecond), s.handover)
 		}
 		return actTake, ""

@@ -23,16 +23,16 @@ func TestDecide(t *testing.T) {
 		steps []step
 	}{
 		{name: "writer takes", me: me, steps: []step{
-			{row: writerRow{maxID: 100, writer: me, sinceClaim: time.Hour}, want: actTake},
-			{row: writerRow{maxID: 120, writer: me, sinceClaim: -1}, want: actTake},
+			{row: writerRow{maxID: 100, writer: me, sinceClaim: time.Hour, claimed: true}, want: actTake},
+			{row: writerRow{maxID: 120, writer: me}, want: actTake},
 		}},
 		{name: "row without writer is claimed at once", me: me, steps: []step{
 			{row: writerRow{maxID: 0, writer: ""}, want: actClaim},
 		}},
 		{name: "own claim settles for the delay", me: me, steps: []step{
-			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 0}, want: actWait, why: "claimed the key 0s ago"},
-			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 4999 * time.Millisecond}, want: actWait, why: "takes it 5s after its claim"},
-			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 5 * time.Second}, want: actTake},
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 0, claimed: true}, want: actWait, why: "claimed the key 0s ago"},
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 4999 * time.Millisecond, claimed: true}, want: actWait, why: "takes it 5s after its claim"},
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 5 * time.Second, claimed: true}, want: actTake},
 		}},
 		{name: "idle writer handed over after the delay", me: me, steps: []step{
 			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait, why: "node node-a writes the key (max_id 500)"},
@@ -54,8 +54,11 @@ func TestDecide(t *testing.T) {
 		}},
 		{name: "a sighting is forgotten once this node writes", me: me, steps: []step{
 			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait},
-			{at: 1 * time.Second, row: writerRow{maxID: 20500, writer: me, sinceClaim: time.Minute}, want: actTake},
+			{at: 1 * time.Second, row: writerRow{maxID: 20500, writer: me, sinceClaim: time.Minute, claimed: true}, want: actTake},
 			{at: 7 * time.Second, row: writerRow{maxID: 500, writer: other}, want: actWait},
+		}},
+		{name: "a clock stepped back keeps the claim settling", me: me, steps: []step{
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: -3 * time.Second, claimed: true}, want: actWait, why: "claimed the key -3s ago"},
 		}},
 		{name: "unknown node never takes", me: "", steps: []step{
 			{row: writerRow{maxID: 0, writer: ""}, want: actWait, why: "wsrep_gcomm_uuid is unreadable"},
