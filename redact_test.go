@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ var redactTests = []struct{ in, want string }{
 	{"postgres://u@h/db?password=hunter2", "postgres://u@h/db?password=xxxxx"},
 	{"postgres://u@h/db?sslmode=disable&password=hunter2&application_name=x", "postgres://u@h/db?sslmode=disable&password=xxxxx&application_name=x"},
 	{"postgres://u@h/db?sslpassword=hunter2", "postgres://u@h/db?sslpassword=xxxxx"},
+	{"postgres://u:pw@h/db?password=p@ss/word", "postgres://u:xxxxx"}, // the query password's '@' and what follows it
 	{"snowflake:node=pg://u:hunter2@h/db?namespace=x", "snowflake:node=pg://u:xxxxx@h/db?namespace=x"},
 	// A mask key written inline by mistake; references stay.
 	{"snowflake:mask=0011223344556677:8899aabbccddeeff", "snowflake:mask=xxxxx"},
@@ -79,27 +81,45 @@ var redactForms = []struct {
 	name  string
 	build func(pw string) string
 	ok    func(pw string) bool // the form can carry pw
+	// over, when set, returns what Redact gives for a password that makes the form read as
+	// another one, whose secret runs further: more than the password is hidden, and no trace
+	// of it is left. "" for any other password (Redact then gives what it gives for "Q").
+	over func(pw string) string
 }{
 	{"url", func(pw string) string {
 		return "postgres://" + url.UserPassword("u", pw).String() + "@h:5432/db?sslmode=disable"
-	}, nil},
-	{"url-raw", func(pw string) string { return "postgresql://app:" + pw + "@db.internal/bench" }, rawOK},
+	}, nil, nil},
+	{"url-raw", func(pw string) string { return "postgresql://app:" + pw + "@db.internal/bench" }, rawOK, func(pw string) string {
+		// A raw password holding a URL query's credential key (?pass=) reads as the query
+		// password "…@db.internal/bench" (pg://u:pw@h/db?password=p@db.internal/bench), and
+		// is hidden to the end of the URL (internal/redact, queryCredentialEnd).
+		if rawQueryCredential.MatchString("app:" + pw) {
+			return "postgresql://app:xxxxx"
+		}
+		return ""
+	}},
 	{"pg-spec", func(pw string) string {
 		return "snowflake:node=pg://" + url.UserPassword("u", pw).String() + "@h/db?namespace=x,marks=file:m"
-	}, nil},
-	{"mysql-url", func(pw string) string { return "mysql://root:" + url.QueryEscape(pw) + "@127.0.0.1:3306/db" }, nil},
+	}, nil, nil},
+	{"mysql-url", func(pw string) string { return "mysql://root:" + url.QueryEscape(pw) + "@127.0.0.1:3306/db" }, nil, nil},
 	{"query", func(pw string) string {
 		return "postgres://u@h/db?password=" + url.QueryEscape(pw) + "&sslmode=disable"
-	}, nil},
-	{"mysql", func(pw string) string { return "root:" + pw + "@tcp(127.0.0.1:3306)/db?parseTime=true" }, rawOK},
+	}, nil, nil},
+	{"mysql", func(pw string) string { return "root:" + pw + "@tcp(127.0.0.1:3306)/db?parseTime=true" }, rawOK, nil},
 	{"libpq", func(pw string) string {
 		return "host=/tmp password='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "' dbname=x"
-	}, nil},
-	{"libpq-bare", func(pw string) string { return "host=/tmp user=u password=" + pw + " dbname=x" }, func(pw string) bool { return rawOK(pw) && pw[0] != '\'' && pw[0] != '"' }},
+	}, nil, nil},
+	{"libpq-bare", func(pw string) string { return "host=/tmp user=u password=" + pw + " dbname=x" }, func(pw string) bool { return rawOK(pw) && pw[0] != '\'' && pw[0] != '"' }, nil},
 	{"message", func(pw string) string {
 		return `dbbench: connect to "postgres://u:` + url.QueryEscape(pw) + `@h/db": failed`
-	}, nil},
+	}, nil, nil},
 }
+
+// rawQueryCredential matches a URL query's key naming a credential, as Redact reads one in a
+// URL's text: a key (its whole run of letters, digits, '_', '-' and '.') that is pass or pwd or
+// ends in password or passwd, in any case, after the '?' that starts a query or after a '&'
+// that follows it, then '='.
+var rawQueryCredential = regexp.MustCompile(`(?i)\?(?:.*[?&])?(?:pass|pwd|[\w.-]*passw(?:or)?d)=`)
 
 // rawOK reports whether pw can be written unescaped after "user:": it holds no blank (which
 // ends a command-line argument) and does not make "://" (which starts another URL).
@@ -115,6 +135,8 @@ func FuzzRedact(f *testing.F) {
 	}
 	f.Add("hunter2")
 	f.Add("p@ss:w/o?r#d&x=y 'q' \\")
+	f.Add("0/?pAss=") // a raw URL password holding a query credential key (url-raw's over)
+	f.Add("a@b/?x=1&db_password=c")
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = idkit.Redact(s)
 		if s == "" {
@@ -124,9 +146,12 @@ func FuzzRedact(f *testing.F) {
 			if form.ok != nil && !form.ok(s) {
 				continue
 			}
-			got, ref := idkit.Redact(form.build(s)), idkit.Redact(form.build("Q"))
-			if got != ref {
-				t.Errorf("%s: Redact(%q)\n = %q\nwant %q (the same as for password \"Q\")", form.name, form.build(s), got, ref)
+			got, want := idkit.Redact(form.build(s)), idkit.Redact(form.build("Q"))
+			if form.over != nil && form.over(s) != "" {
+				want = form.over(s)
+			}
+			if got != want {
+				t.Errorf("%s: Redact(%q)\n = %q\nwant %q (the same as for password \"Q\", or more hidden where the form reads as another)", form.name, form.build(s), got, want)
 			}
 		}
 	})

@@ -61,13 +61,12 @@ func tickWindow(w, tick time.Duration) time.Duration {
 func runAppWorkload(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Row, _ []string, rep *Report) error {
 	rep.Workload = WorkloadApp
 	rep.Settings.Children, rep.Settings.CreatedAtIndex, rep.Settings.Window = cfg.Children, cfg.CreatedAtIndex, Duration(cfg.Window)
-	rep.Settings.WarmupRows = 0
 	mismatch := runApp(ctx, cfg, eng, rows, rep)
 	if mismatch != nil && !errors.Is(mismatch, ErrTimeMismatch) {
 		return mismatch
 	}
 	eng.Settings(&rep.Settings)
-	rep.Settings.WarmupRows, rep.Settings.Batch = 0, 1
+	rep.Settings.Batch = 1
 	if cfg.Mode == ModeCopy {
 		rep.Settings.Batch = cfg.Batch
 		if rep.Settings.Batch == 0 {
@@ -139,16 +138,16 @@ func runApp(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Ro
 	withBase := cfg.Baseline && bi >= 0
 
 	results := make([]AppResult, len(schemes))
-	jobs := loadPlan(len(schemes), cfg.Repeat, cfg.Rows, 0, withBase)
+	jobs := loadPlan(len(schemes), cfg.Repeat, cfg.Rows, cfg.WarmupRows, withBase)
 	runs, err := runLoads(ctx, cfg, d, rows, jobs, workload[appRun]{
 		unit: "ops/s",
 		rate: func(run appRun) float64 { return float64(run.ops) / run.seconds },
 		load: func(ctx context.Context, j job, _ func(int64)) (appRun, error) {
 			if j.ri < 0 {
-				return appLoad(ctx, cfg, d, appScheme{AppSchema: base}, true, j.last && cfg.Keep)
+				return appLoad(ctx, cfg, d, appScheme{AppSchema: base}, int64(j.n), true, j.measured, j.last && cfg.Keep)
 			}
 			sc := schemes[j.ri]
-			run, err := appLoad(ctx, cfg, d, sc, false, j.last)
+			run, err := appLoad(ctx, cfg, d, sc, int64(j.n), false, j.measured, j.last)
 			if err != nil || !j.last {
 				return run, err
 			}
@@ -205,9 +204,12 @@ func runApp(ctx context.Context, cfg Config, eng engine.Engine, rows []engine.Ro
 	return errors.Join(bad...)
 }
 
-// appLoad creates a row's tables, writes cfg.Rows operations and measures them. It drops the
-// tables afterwards unless keep is set (the caller's queries read them), and on error.
-func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bare, keep bool) (run appRun, err error) {
+// appLoad creates a row's tables, writes n operations and measures them. It drops the tables
+// afterwards unless keep is set (the caller's queries read them), and on error. A warm-up
+// (measure false) writes its operations as a measured load does, on the same tables, which it
+// drops, and checks their count, but keeps no figures beyond its time: no arrival order, waits,
+// samples, sizes or leaves.
+func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, n int64, bare, measure, keep bool) (run appRun, err error) {
 	if err := d.DropTables(ctx, sc.Tables()); err != nil {
 		return run, err
 	}
@@ -232,7 +234,6 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	if err != nil {
 		return run, err
 	}
-	n := int64(cfg.Rows)
 	batch := int64(1)
 	switch {
 	case cfg.Mode == ModeCopy:
@@ -263,7 +264,9 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 		blockMu sync.Mutex
 	)
 	if !bare {
-		arr = newArrivals(behindWindow)
+		if measure {
+			arr = newArrivals(behindWindow)
+		}
 		if src, err = engine.NewSource(sc.Row, 1); err != nil {
 			return run, err
 		}
@@ -274,7 +277,7 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 		}
 		defer closeSrcs()
 	}
-	if !bare {
+	if !bare && measure {
 		endWaits = sampleWaits(ctx, d, waitInterval)
 	}
 	inTx := cfg.IDsInTx && cfg.Mode == ModeTx && !bare
@@ -351,6 +354,9 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 				return err
 			}
 			opTimes[w] = append(opTimes[w], time.Since(t0))
+			if !measure {
+				continue
+			}
 			if cfg.Mode == ModeCopy {
 				for i := range ops[:count] {
 					arr.add(ops[i].Parent)
@@ -383,6 +389,9 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 	}
 	run.seconds = run.end.Sub(run.start).Seconds()
 	run.ops, run.sample, run.times, run.maxLag = n, sample, times, time.Duration(maxLag.Load())
+	if !measure {
+		return run, checkOps(ctx, d, sc, n)
+	}
 	counters, err := since(ctx)
 	if err != nil {
 		return run, err
@@ -414,18 +423,26 @@ func appLoad(ctx context.Context, cfg Config, d engine.Engine, sc appScheme, bar
 		c.ChildLeafDensity = cl.Density
 		run.contention = c
 	}
-	var got int64
-	if got, err = d.Count(ctx, "SELECT 1 FROM "+d.Qualify(sc.Parent())); err != nil {
+	if err := checkOps(ctx, d, sc, n); err != nil {
 		return run, err
-	}
-	if got != n {
-		return run, fmt.Errorf("dbbench: wrote %d operations, %s holds %d rows", n, sc.Parent(), got)
 	}
 	for i := range run.structs {
 		run.structs[i].BytesPerOp = perRow(run.structs[i].Bytes, n)
 		run.bytesAll += run.structs[i].Bytes
 	}
 	return run, nil
+}
+
+// checkOps checks that sc's parent table holds the n operations a load wrote.
+func checkOps(ctx context.Context, d engine.Engine, sc appScheme, n int64) error {
+	got, err := d.Count(ctx, "SELECT 1 FROM "+d.Qualify(sc.Parent()))
+	if err != nil {
+		return err
+	}
+	if got != n {
+		return fmt.Errorf("dbbench: wrote %d operations, %s holds %d rows", n, sc.Parent(), got)
+	}
+	return nil
 }
 
 // lag is how far op's created_at lies after the decoded time of its parent's ID.

@@ -209,9 +209,9 @@ func WriteAppCacheSummary(w io.Writer, small, large *Report) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	rows := func(s Settings) string { return thousands(int64(s.Rows) * int64(1+s.Children)) }
-	p("Small: `%s` (%s operations, %s rows, %s, %s). Large: `%s` (%s operations, %s rows, %s, %s). Both on %s, %d client(s)%s.\n\n",
-		ss.Command, thousands(int64(ss.Rows)), rows(ss), runsWord(ss), ss.Started.Format("2006-01-02"),
-		ls.Command, thousands(int64(ls.Rows)), rows(ls), runsWord(ls), ls.Started.Format("2006-01-02"),
+	p("Small: `%s` (%s operations, %s rows, %s%s, %s). Large: `%s` (%s operations, %s rows, %s%s, %s). Both on %s, %d client(s)%s.\n\n",
+		ss.Command, thousands(int64(ss.Rows)), rows(ss), runsWord(ss), appWarmup(ss), ss.Started.Format("2006-01-02"),
+		ls.Command, thousands(int64(ls.Rows)), rows(ls), runsWord(ls), appWarmup(ls), ls.Started.Format("2006-01-02"),
 		ss.ServerVersion, ss.Clients, serverPinned(ss))
 	vs := ""
 	if refOK {
@@ -285,7 +285,7 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 	s0 := reps[0].Settings
 	for _, rep := range reps[1:] {
 		s := rep.Settings
-		if cacheSetting(s) != cacheSetting(s0) || commitSetting(s) != commitSetting(s0) || s.Rows != s0.Rows || s.Children != s0.Children || s.Mode != s0.Mode {
+		if cacheSetting(s) != cacheSetting(s0) || commitSetting(s) != commitSetting(s0) || s.Rows != s0.Rows || s.Children != s0.Children || s.Mode != s0.Mode || s.WarmupRows != s0.WarmupRows {
 			return fmt.Errorf("%w: %q and %q differ in more than their clients", ErrAppCompare, s0.Command, s.Command)
 		}
 	}
@@ -293,7 +293,7 @@ func WriteAppClientsSummary(w io.Writer, reps []*Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	for _, rep := range reps {
 		s := rep.Settings
-		p("%d client(s): `%s` (%s, %s).\n\n", s.Clients, s.Command, runsWord(s), s.Started.Format("2006-01-02"))
+		p("%d client(s): `%s` (%s%s, %s).\n\n", s.Clients, s.Command, runsWord(s), appWarmup(s), s.Started.Format("2006-01-02"))
 	}
 	p("All: %s, %s operations per scheme (1 parent + %s), %s mode%s.\n\n", s0.ServerVersion, thousands(int64(s0.Rows)), engine.Children(s0.Children), s0.Mode, serverPinned(s0))
 	ref := reps[0].App[0]

@@ -126,6 +126,14 @@ func TestWriteAppClientsSummary(t *testing.T) {
 	if want := "bigserial, which needs the created_at index, against snowflake, which answers time ranges from its key: time per operation 1.25× with 1, 2.00× with 4 client(s)."; !strings.Contains(b.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
+	if want := "1 client(s): `idbench db …` (median of 3 runs, no warm-up, "; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	four.Settings.WarmupRows = 200
+	if err := WriteAppClientsSummary(&b, []*Report{one, four}); !errors.Is(err, ErrAppCompare) {
+		t.Errorf("runs with and without a warm-up: %v, want ErrAppCompare", err)
+	}
+	four.Settings.WarmupRows = 0
 	four.Settings.Rows = 2000
 	if err := WriteAppClientsSummary(&b, []*Report{one, four}); !errors.Is(err, ErrAppCompare) {
 		t.Errorf("runs of other sizes: %v, want ErrAppCompare", err)

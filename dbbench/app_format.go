@@ -12,8 +12,19 @@ import (
 // appHeader is the settings lines of an app-workload report.
 func appHeader(p func(string, ...any), s Settings) {
 	p("engine %s, %s\n", s.Engine, s.ServerVersion)
-	p("operations %d per scheme (1 parent + %s each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs\n",
-		s.Rows, engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat)
+	p("operations %d per scheme (1 parent + %s each), mode %s, clients %d, created_at index %s, time window %s, median of %d runs%s\n",
+		s.Rows, engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, s.Window, s.Repeat, appWarmup(s))
+}
+
+// appWarmup says whether an app-workload report's loads had a warm-up: ", after a discarded
+// N-operation warm-up per scheme", or ", no warm-up" (--warmup -1, and every report made
+// before the app workload had warm-ups, when it ignored --warmup: their warmup_rows is 0). It
+// is said even when there was none, since the same command now warms up by default.
+func appWarmup(s Settings) string {
+	if s.WarmupRows <= 0 {
+		return ", no warm-up"
+	}
+	return fmt.Sprintf(", after a discarded %s-operation warm-up per scheme", thousands(int64(s.WarmupRows)))
 }
 
 // childRows is "1 child row" or "n child rows".
@@ -133,8 +144,8 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	if clientRemedy(s) {
 		p(" (remedy: %s)", RemedyName(s))
 	}
-	p(", from %d client(s). parent(created_at) has an index for %s. Throughput and WAL are medians of %d runs; sizes and queries come from the last run.\n\n",
-		s.Clients, map[string]string{CreatedAtAll: "every scheme", CreatedAtNeeded: "the schemes whose key cannot answer time ranges"}[s.CreatedAtIndex], s.Repeat)
+	p(", from %d client(s). parent(created_at) has an index for %s. Throughput and WAL are medians of %d runs%s; sizes and queries come from the last run.\n\n",
+		s.Clients, map[string]string{CreatedAtAll: "every scheme", CreatedAtNeeded: "the schemes whose key cannot answer time ranges"}[s.CreatedAtIndex], s.Repeat, appWarmup(s))
 	p("## Results\n\n| scheme | label | key | ops/s | bytes/op | WAL B/op | time query p50 / p99 µs | plan | via created_at p50 / p99 µs | parent + children p50 / p99 µs | both ways |\n|---|---|---|--:|--:|--:|--:|---|--:|--:|---|\n")
 	for _, r := range rep.App {
 		lat, plan := timeCell(r.TimeQuery)
@@ -186,6 +197,11 @@ func writeAppMarkdown(w io.Writer, rep *Report) error {
 	row("time window", s.Window)
 	row("lookups", s.Lookups)
 	row("repeat", s.Repeat)
+	if s.WarmupRows > 0 {
+		row("warm-up operations", s.WarmupRows)
+	} else {
+		row("warm-up operations", "none")
+	}
 	row("Go", goSetting(s))
 	p("\nMachine-readable: [%s](%s), [%s](%s).\n", ReportJSON, ReportJSON, ReportBenchstat, ReportBenchstat)
 	_, err := io.WriteString(w, b.String())

@@ -83,7 +83,7 @@ func openAppEngine(t *testing.T, innodb bool) (engine.Engine, Config) {
 	} else {
 		db = pgtest.DSN(t)
 	}
-	cfg, err := Config{DB: db, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1}.withDefaults()
+	cfg, err := Config{DB: db, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1, WarmupRows: -1}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestTimeCheckControl(t *testing.T) {
 				}
 				sc := appScheme{AppSchema: engine.AppSchema{Label: "ctl", Row: r, Children: 2}, tick: time.Millisecond, epoch: time.Unix(0, 0)}
 				sc.codec = mustCodec(t, r.Spec)
-				run, err := appLoad(ctx, cfg, d, sc, false, true)
+				run, err := appLoad(ctx, cfg, d, sc, int64(cfg.Rows), false, true, true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +156,7 @@ func TestRunKeepsReportOnTimeMismatch(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	for _, move := range []bool{false, true} {
 		t.Run(fmt.Sprintf("moved=%v", move), func(t *testing.T) {
-			cfg := Config{DB: dsn, Schemes: []string{"snowflake"}, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1}
+			cfg := Config{DB: dsn, Schemes: []string{"snowflake"}, Workload: WorkloadApp, Rows: 300, Lookups: 10, Repeat: 1, WarmupRows: -1}
 			if move {
 				cfg.beforeQueries = func(ctx context.Context, d engine.Engine, sc appScheme) error {
 					return execSQL(ctx, d, "UPDATE "+d.Qualify(sc.Parent())+" SET created_at = created_at + interval '1 hour'")

@@ -235,7 +235,7 @@ func TestIDsPerClientLoad(t *testing.T) {
 	for _, per := range []bool{false, true} {
 		ranges := 0
 		cfg := Config{DB: EngineSQLite, Schemes: []string{"snowflake:fields=node:6/time:41/seq:16"}, Workload: WorkloadApp,
-			Rows: 200, Lookups: 5, Repeat: 1, Clients: clients, IDsPerClient: per}
+			Rows: 200, Lookups: 5, Repeat: 1, WarmupRows: -1, Clients: clients, IDsPerClient: per}
 		cfg.beforeQueries = func(ctx context.Context, d engine.Engine, sc appScheme) error {
 			for c := range int64(clients) {
 				n, err := d.Count(ctx, d.SQL("SELECT 1 FROM "+d.Qualify(sc.Parent())+" WHERE id >= $1 AND id < $2"), c<<57, (c+1)<<57)

@@ -55,8 +55,8 @@ func WriteAppSummary(w io.Writer, rep *Report) error {
 	if s.Command != "" {
 		p("Command: `%s`\n\n", s.Command)
 	}
-	p("%s; %s operations per scheme (1 parent + %s), %s mode, %d client(s), created_at index %s%s; median of %d runs; %s.\n\n",
-		s.ServerVersion, thousands(int64(s.Rows)), engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, serverPinned(s), s.Repeat, s.Started.Format("2006-01-02"))
+	p("%s; %s operations per scheme (1 parent + %s), %s mode, %d client(s), created_at index %s%s; median of %d runs%s; %s.\n\n",
+		s.ServerVersion, thousands(int64(s.Rows)), engine.Children(s.Children), s.Mode, s.Clients, s.CreatedAtIndex, serverPinned(s), s.Repeat, appWarmup(s), s.Started.Format("2006-01-02"))
 	if len(rep.App) == 0 {
 		_, err := io.WriteString(w, b.String())
 		return err

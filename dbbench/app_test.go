@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,8 +23,10 @@ func smallApp(db string, schemes ...string) dbbench.Config {
 		Workload: dbbench.WorkloadApp,
 		Rows:     400,
 		Repeat:   1,
-		Lookups:  20,
-		Baseline: true,
+		// No warm-up: these tests check what a load measures, not its speed.
+		WarmupRows: -1,
+		Lookups:    20,
+		Baseline:   true,
 	}
 }
 
@@ -271,6 +274,77 @@ func TestSQLiteApp(t *testing.T) {
 				t.Fatalf("%d results, want %d", len(rep.App), len(schemes))
 			}
 			checkApp(t, rep, 400)
+		})
+	}
+}
+
+// TestAppWarmup runs the app workload on SQLite with a warm-up of 10 operations, in both
+// modes, and without one (-1, the control). With it, the scheme and the baseline each get one
+// discarded 10-operation load just before their first measured load and none in the second
+// round (the -v log lists every load in order), and the report says so; without, no warm-up
+// load, and the report says "no warm-up". Before the app workload had warm-ups it ignored the
+// setting: no warm-up load, and the report said 0.
+func TestAppWarmup(t *testing.T) {
+	skipSQLiteUnderRace(t)
+	const claim = "after a discarded 10-operation warm-up per scheme"
+	tests := []struct {
+		mode   string
+		warmup int
+		want   []string // the loads in order: label and kind
+	}{
+		{dbbench.ModeTx, 10, []string{"baseline warm-up", "baseline measured", "snowflake warm-up", "snowflake measured", "baseline measured", "snowflake measured"}},
+		{dbbench.ModeCopy, 10, []string{"baseline warm-up", "baseline measured", "snowflake warm-up", "snowflake measured", "baseline measured", "snowflake measured"}},
+		{dbbench.ModeTx, -1, []string{"baseline measured", "snowflake measured", "baseline measured", "snowflake measured"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/warmup=%d", tt.mode, tt.warmup), func(t *testing.T) {
+			cfg := smallApp(dbbench.EngineSQLite, "snowflake")
+			cfg.Mode, cfg.Rows, cfg.Repeat, cfg.WarmupRows, cfg.Lookups = tt.mode, 40, 2, tt.warmup, 5
+			var log strings.Builder
+			cfg.Log = &log
+			rep, err := dbbench.Run(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var loads []string
+			for _, line := range strings.Split(log.String(), "\n") {
+				f := strings.Fields(line)
+				if len(f) < 4 || f[0] != "dbbench:" || f[3] != "ops/s" {
+					continue
+				}
+				kind := "measured"
+				if strings.HasSuffix(line, "(discarded warm-up of 10)") {
+					kind = "warm-up"
+				}
+				loads = append(loads, f[1]+" "+kind)
+			}
+			if !slices.Equal(loads, tt.want) {
+				t.Errorf("loads %q, want %q; log:\n%s", loads, tt.want, log.String())
+			}
+			warm := max(tt.warmup, 0)
+			if rep.Settings.WarmupRows != warm {
+				t.Errorf("report: warm-up of %d operations, want %d", rep.Settings.WarmupRows, warm)
+			}
+			checkApp(t, rep, 40)
+			var table, md strings.Builder
+			if err := dbbench.WriteTable(&table, rep); err != nil {
+				t.Fatal(err)
+			}
+			if err := dbbench.WriteMarkdown(&md, rep); err != nil {
+				t.Fatal(err)
+			}
+			says := map[bool][]string{true: {claim, "| warm-up operations | 10 |"}, false: {", no warm-up", "| warm-up operations | none |"}}
+			for _, have := range []bool{true, false} {
+				for i, phrase := range says[have] {
+					want := have == (warm > 0)
+					if got := strings.Contains(md.String(), phrase); got != want {
+						t.Errorf("report.md has %q: %v, want %v", phrase, got, want)
+					}
+					if got := strings.Contains(table.String(), phrase); i == 0 && got != want {
+						t.Errorf("table has %q: %v, want %v:\n%s", phrase, got, want, table.String())
+					}
+				}
+			}
 		})
 	}
 }

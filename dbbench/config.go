@@ -74,8 +74,9 @@ type Config struct {
 	Repeat int
 
 	// WarmupRows is the size of the discarded warm-up run made for each
-	// scheme before its measured runs. Zero means Rows/5; negative disables
-	// warm-up.
+	// scheme (and the baseline) before its measured runs, on tables dropped
+	// afterwards: rows, or operations under WorkloadApp. Zero means Rows/5;
+	// negative disables warm-up.
 	WarmupRows int
 
 	// Fillfactor is the primary-key index fillfactor. Zero means 90,

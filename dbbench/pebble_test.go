@@ -16,30 +16,52 @@ import (
 // more blocks than a sequence's (the rows of a window of time lie together only under a
 // time-ordered key).
 func TestPebbleLoadCounters(t *testing.T) {
-	cfg := small("pebble", "bigserial", "uuidv4")
-	cfg.Rows, cfg.Batch, cfg.SecondaryIndex, cfg.RangeN = 10000, 500, true, 100
-	rep, err := dbbench.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkLSMLoad(t, rep, 10000, 40)
+	rep := loadLSM(t, "pebble", 10000, 40, "/Table/104/1/<id>/0")
 	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM
 	if raceEnabled {
 		// Pebble built with -race turns on its invariants checks, which vary how iterators
 		// reuse loaded blocks: block counts mean nothing there. `make test` runs this test
 		// again without the race detector (-run 'SQLite|Pebble').
 		t.Logf("race detector on: windows of %.1f and %.1f blocks not compared", seq.WindowBlocks, rnd.WindowBlocks)
-	} else if rnd.WindowBlocks < 5*seq.WindowBlocks {
-		t.Errorf("a uuidv4 window read %.1f blocks, a sequence's %.1f: want the random key's rows scattered over many more blocks", rnd.WindowBlocks, seq.WindowBlocks)
+	} else {
+		checkWindowsScattered(t, rep)
 	}
+}
+
+// loadLSM runs a load of rows rows of a sequence (bigserial) and of a random key (uuidv4) on
+// the LSM engine db, in batches of 500 rows with a secondary index on payload and 100-row
+// windows, checks the figures every such load must have (checkLSMLoad, each row and its index
+// entry at least minBytes bytes) and that its Markdown report names the write amplification,
+// the window scans' blocks and each of says, and returns the report.
+func loadLSM(t *testing.T, db string, rows, minBytes int64, says ...string) *dbbench.Report {
+	t.Helper()
+	cfg := small(db, "bigserial", "uuidv4")
+	cfg.Rows, cfg.Batch, cfg.SecondaryIndex, cfg.RangeN = int(rows), 500, true, 100
+	rep, err := dbbench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLSMLoad(t, rep, rows, minBytes)
 	var md bytes.Buffer
 	if err := dbbench.WriteMarkdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"write amp", "blocks per time-window scan", "/Table/104/1/<id>/0"} {
+	for _, want := range append([]string{"write amp", "blocks per time-window scan"}, says...) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	return rep
+}
+
+// checkWindowsScattered checks that loadLSM's random key's time window read many more blocks
+// than its sequence's: the rows of a window of time lie together only under a time-ordered
+// key.
+func checkWindowsScattered(t *testing.T, rep *dbbench.Report) {
+	t.Helper()
+	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM
+	if rnd.WindowBlocks < 5*seq.WindowBlocks {
+		t.Errorf("a uuidv4 window read %.1f blocks, a sequence's %.1f: want the random key's rows scattered over many more blocks", rnd.WindowBlocks, seq.WindowBlocks)
 	}
 }
 

@@ -2,14 +2,7 @@
 
 package dbbench_test
 
-import (
-	"bytes"
-	"context"
-	"strings"
-	"testing"
-
-	"github.com/idkit/idkit/dbbench"
-)
+import "testing"
 
 // TestRocksDBLoadCounters runs a small load on the rocksdb engine (keys as TiDB lays them out
 // and TiKV stores them, a secondary index on payload) and checks that its LSM counters are
@@ -18,13 +11,7 @@ import (
 // reading many more blocks than a sequence's. Built with -tags rocksdb only (it needs
 // librocksdb-dev).
 func TestRocksDBLoadCounters(t *testing.T) {
-	cfg := small("rocksdb", "bigserial", "uuidv4")
-	cfg.Rows, cfg.Batch, cfg.SecondaryIndex, cfg.RangeN = 20000, 500, true, 100
-	rep, err := dbbench.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkLSMLoad(t, rep, 20000, 60)
+	rep := loadLSM(t, "rocksdb", 20000, 60, "t{104}_r{id}", "L0 files max", "RocksDB 7.")
 	for _, r := range rep.Results {
 		if r.PointLookup.Count == 0 {
 			t.Errorf("%s: no point lookups timed", r.Scheme)
@@ -33,17 +20,5 @@ func TestRocksDBLoadCounters(t *testing.T) {
 			t.Errorf("%s: read amp %d after a flush: want the L0 file or level counted", r.Scheme, r.LSM.ReadAmp)
 		}
 	}
-	seq, rnd := rep.Results[0].LSM, rep.Results[1].LSM
-	if rnd.WindowBlocks < 5*seq.WindowBlocks {
-		t.Errorf("a uuidv4 window read %.1f blocks, a sequence's %.1f: want the random key's rows scattered over many more blocks", rnd.WindowBlocks, seq.WindowBlocks)
-	}
-	var md bytes.Buffer
-	if err := dbbench.WriteMarkdown(&md, rep); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"write amp", "blocks per time-window scan", "t{104}_r{id}", "L0 files max", "RocksDB 7."} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
+	checkWindowsScattered(t, rep)
 }

@@ -127,6 +127,7 @@ func runLoads[M any](ctx context.Context, cfg Config, eng engine.Engine, rows []
 			_ = bar.Set64(done)
 		}
 		if !j.measured {
+			logf(cfg, "dbbench: %-22s %10.0f %s (discarded warm-up of %d)", label, w.rate(m), w.unit, j.n)
 			continue
 		}
 		if j.ri < 0 {

@@ -247,8 +247,12 @@ func writeSweepMarkdown(w io.Writer, s *Sweep, cs []chart) error {
 	if s.Command != "" {
 		p("Produced by `%s`.\n\n", s.Command)
 	}
-	p("%s, %s; %s %s per scheme, median of %s. One run per number of concurrent client connections, every other setting the same; each run's full report is in %s.\n\n",
-		st.ServerVersion, workload, thousands(int64(st.Rows)), map[bool]string{true: "operations", false: "rows"}[first.Workload == WorkloadApp], runsWord(st), SweepJSON)
+	warm := "" // a table-workload sweep's warm-up is in each run's report
+	if first.Workload == WorkloadApp {
+		warm = appWarmup(st)
+	}
+	p("%s, %s; %s %s per scheme, median of %s%s. One run per number of concurrent client connections, every other setting the same; each run's full report is in %s.\n\n",
+		st.ServerVersion, workload, thousands(int64(st.Rows)), map[bool]string{true: "operations", false: "rows"}[first.Workload == WorkloadApp], runsWord(st), warm, SweepJSON)
 	p("| clients | started | took | machine load (1 min) at start / end |\n|--:|---|---|---|\n")
 	for _, r := range s.Runs {
 		p("| %d | %s | %s | %s / %s |\n", r.Clients, r.Report.Settings.Started.Format("2006-01-02 15:04 UTC"), r.Report.Settings.Duration, loadCell(r.LoadStart), loadCell(r.LoadEnd))
@@ -468,6 +472,9 @@ func SweepConditions(s *Sweep) string {
 		}
 	}
 	out := fmt.Sprintf("%s, %s, %s writer(s), %s each", st.ServerVersion, what, strings.Join(counts, "/"), runsWord(st))
+	if s.Runs[0].Report.Workload == WorkloadApp {
+		out += appWarmup(st)
+	}
 	if name, value, cache, lo, hi, ok := sweepCacheSpan(s); ok {
 		out += fmt.Sprintf("; data %.2f–%.2f× the page cache (%s %s)", float64(lo.bytes)/float64(cache), float64(hi.bytes)/float64(cache), name, value)
 	}

@@ -181,11 +181,11 @@ func WriteSweepSummary(w io.Writer, s *Sweep) error {
 	}
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	what := "rows"
+	what, warm := "rows", ""
 	if s.Runs[0].Report.Workload == WorkloadApp {
-		what = "operations"
+		what, warm = "operations", appWarmup(st)
 	}
-	p("`%s`: %s, %s %s per scheme, %s client(s), %s.\n\n", s.Command, st.ServerVersion, thousands(int64(st.Rows)), what, strings.Join(counts, ", "), runsWord(st))
+	p("`%s`: %s, %s %s per scheme, %s client(s), %s%s.\n\n", s.Command, st.ServerVersion, thousands(int64(st.Rows)), what, strings.Join(counts, ", "), runsWord(st), warm)
 	writeClaimLines(&b, WriterClaims(s))
 	_, err := io.WriteString(w, b.String())
 	return err

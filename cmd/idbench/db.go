@@ -96,7 +96,9 @@ Flags:
   --profile P        steady (default): CHECKPOINT before each load, no checkpoint inside it;
                      checkpoints: pg-local with max_wal_size=64MB, checkpoint_timeout=30s
   --repeat N         measured loads per scheme; the report gives the median (default %d)
-  --warmup N         rows of the discarded warm-up load per scheme (default: rows/5; -1: none)
+  --warmup N         rows (app workload: operations) of the discarded warm-up load each
+                     scheme and the baseline get before their first measured load, on tables
+                     dropped afterwards (default: rows/5; -1: none)
   --fillfactor N     primary-key index fillfactor (default 90)
   --pg-setting K=V   pg-local server setting, repeatable (pinned: shared_buffers=128MB,
                      fsync=on, synchronous_commit=off, …)

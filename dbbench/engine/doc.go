@@ -7,10 +7,10 @@
 // keys), the report's types (Report,
 // Settings, Result, …), the engine's part of the run's configuration (Options), and the
 // helpers engines share (FailLost, Workers, Claimer, TimeQueries, the database/sql row
-// writer SQLRows).
+// writer SQLRows, and KV, the base of the key-value engines).
 //
-// The engines are packages of their own: pg (PostgreSQL), innodb (MariaDB/MySQL InnoDB) and
-// sqlite. Package dbbench runs the workloads on them and writes the reports; it picks an
-// engine from its table of engines (dbbench's engines.go), and this package imports none of
-// them, nor dbbench.
+// The engines are packages of their own: pg (PostgreSQL), innodb (MariaDB/MySQL InnoDB),
+// sqlite, and the key-value engines pebble and rocksdb. Package dbbench runs the workloads on
+// them and writes the reports; it picks an engine from its table of engines (dbbench's
+// engines.go), and this package imports none of them, nor dbbench.
 package engine

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -30,13 +29,8 @@ import (
 // Name is the engine's name in Config.DB and in a report's Settings.Engine.
 const Name = "pebble"
 
-// Sizes pinned for this machine (2 cores and 24 GiB shared by several benchmarks at once):
-// a memtable of 8 MiB and a block cache of 32 MiB, so that a load of a few million rows is
-// many times both. CockroachDB itself uses a 64 MiB memtable and a cache of a quarter of RAM.
-const (
-	memTableSize   = 8 << 20
-	blockCacheSize = 32 << 20
-)
+// The memtable and block cache are engine.KVMemTable and engine.KVBlockCache (8 and 32 MiB);
+// CockroachDB itself uses a 64 MiB memtable and a cache of a quarter of RAM.
 
 // firstTableID is the ID CockroachDB gives the first user table of a fresh cluster (IDs
 // below are its system tables): the load table is /Table/104.
@@ -51,26 +45,14 @@ var ErrNoApp = errors.New("dbbench: pebble: the app workload is not available on
 
 // Report is the report dialect of Pebble.
 func Report() engine.ReportText {
-	return engine.ReportText{
-		Title:     "Pebble (CockroachDB's storage engine)",
-		Clustered: true,
-		SettingsLine: func(s engine.Settings) string {
-			return fmt.Sprintf("memtable %s, block cache %s, %s", s.LSMMemTable, s.LSMBlockCache, s.LSMOptions)
-		},
-		ServerSettings: func(row func(k string, v any), s engine.Settings) {
-			row("pebble memtable", s.LSMMemTable)
-			row("pebble block cache", s.LSMBlockCache)
-			row("pebble options", s.LSMOptions)
-		},
-		AppDriver:   "none",
-		AppBulkUnit: "Pebble batch",
-		TextKeyNote: func(r engine.Row) string {
-			if r.Col != engine.ColText && r.Col != engine.ColPublicText {
-				return ""
-			}
-			return "Text keys are STRING columns, key-encoded as CockroachDB's EncodeStringAscending (marker, bytes, terminator), compared as bytes."
-		},
-		LSM: &engine.LSMText{
+	return engine.KVText{
+		Title:      "Pebble (CockroachDB's storage engine)",
+		MemTable:   "pebble memtable",
+		BlockCache: "pebble block cache",
+		Options:    "pebble options",
+		BulkUnit:   "Pebble batch",
+		TextKeys:   "Text keys are STRING columns, key-encoded as CockroachDB's EncodeStringAscending (marker, bytes, terminator), compared as bytes.",
+		LSM: engine.LSMText{
 			Engine: "Pebble",
 			Layout: "laid out as CockroachDB lays out `(id PRIMARY KEY, payload INT8)`: " +
 				"each row under `/Table/104/1/<id>/0` with CockroachDB's key encoding of the id and an MVCC version suffix, the row as a `roachpb.Value`",
@@ -81,7 +63,7 @@ func Report() engine.ReportText {
 			PointRead:   "block-cache lookups (hits and misses) of a prefix seek for a sampled key, as CockroachDB's MVCCGet reads",
 			IndexJoin:   "as CockroachDB's index join does",
 		},
-	}
+	}.Report()
 }
 
 // table is one table of the open database: its ID, its secondary indexes' IDs by name, and
@@ -94,19 +76,13 @@ type table struct {
 }
 
 // pebbleEngine loads tables into a Pebble database of their own, in a temporary directory:
-// CreateTables opens it, DropTables closes and removes it, so that each load's counters and
-// sizes are its own.
+// CreateTables opens it, DropTables closes and removes it (engine.KV), so that each load's
+// counters and sizes are its own.
 type pebbleEngine struct {
-	engine.NoApp // the app workload: ErrNoApp
-	cfg          engine.Options
-	root         string
-	batch        int
-	load0        string // load average when opened
+	engine.KV[table]
 
-	dir    string
-	db     *pebble.DB
-	cache  *pebble.Cache
-	tables map[string]*table
+	db    *pebble.DB
+	cache *pebble.Cache
 
 	stalls     atomic.Int64
 	stallStart atomic.Int64 // Unix nanoseconds of the open stall, or 0
@@ -124,8 +100,7 @@ type pebbleEngine struct {
 		comp                   [7]int64
 		moved, userBytes       int64
 	}
-	settled     *pebble.Metrics
-	stopSampler func()
+	settled *pebble.Metrics
 
 	// Figures of the prepared statements' reads since Marks.
 	qmu    sync.Mutex
@@ -147,11 +122,12 @@ func (r *readStats) add(blocks int64, st pebble.IteratorStats) {
 
 // Open makes the engine; each table's database is opened by CreateTables.
 func Open(_ context.Context, o engine.Options) (engine.Engine, func() error, error) {
-	root, err := os.MkdirTemp("", "idbench-pebble-")
+	e := &pebbleEngine{}
+	kv, err := engine.NewKV[table](Name, o, ErrNoApp, e.closeDB)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dbbench: pebble: create temp dir: %w", err)
+		return nil, nil, err
 	}
-	e := &pebbleEngine{cfg: o, root: root, batch: o.BatchFor(false), load0: engine.LoadAverage1(), NoApp: engine.NoApp{Err: ErrNoApp}}
+	e.KV = kv
 	return e, e.Close, nil
 }
 
@@ -162,9 +138,9 @@ func Columns(r engine.Row) (engine.Row, error) { return engine.KVColumns(Name, r
 func (e *pebbleEngine) options() *pebble.Options {
 	o := &pebble.Options{
 		Cache:        e.cache,
-		MemTableSize: memTableSize,
+		MemTableSize: engine.KVMemTable,
 		Comparer:     mvccComparer(),
-		Logger:       quietLogger{e.cfg},
+		Logger:       quietLogger{e.Opts},
 		EventListener: &pebble.EventListener{
 			WriteStallBegin: func(pebble.WriteStallBeginInfo) {
 				e.stalls.Add(1)
@@ -199,23 +175,10 @@ func (e *pebbleEngine) options() *pebble.Options {
 }
 
 func (e *pebbleEngine) Settings(s *engine.Settings) {
-	s.Engine = Name
+	e.KV.Settings(s)
 	s.ServerVersion = "Pebble " + pebbleVersion() + " (github.com/cockroachdb/pebble/v2)"
 	s.Statistics = "pebble Metrics and iterator stats"
-	s.LSMMemTable = "8 MiB"
-	s.LSMBlockCache = "32 MiB"
 	s.LSMOptions = "WAL synced at each batch commit, bloom filters 10 bits/key, other options Pebble's defaults (L0 compaction threshold 4, stop writes at 12)"
-	s.LoadAverage = "start " + e.load0 + ", end " + engine.LoadAverage1() // run.go writes all three averages where it can
-	s.Batch = e.batch
-	s.SecondaryIndex = e.cfg.SecondaryIndex
-}
-
-func (e *pebbleEngine) BatchSize() int    { return e.batch }
-func (e *pebbleEngine) HasBaseline() bool { return false }
-
-// TableRows: Pebble runs every row Run accepted.
-func (e *pebbleEngine) TableRows(rows []engine.Row, _ []string) ([]engine.Row, []string) {
-	return rows, nil
 }
 
 // TableNotes says how the keys are laid out and what the LSM figures mean.
@@ -256,53 +219,35 @@ func appendKey(b []byte, c engine.Column, v *engine.Value) []byte {
 	}
 }
 
-// SourceRow: keys come from the row's own generators.
-func (e *pebbleEngine) SourceRow(r engine.Row) (engine.Row, error) { return r, nil }
-
 // CreateTables opens a fresh database for the tables (the one open, if any, must have been
 // dropped) and gives them IDs from 104 on, their secondary indexes IDs 2, 3, ….
 func (e *pebbleEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
-	if e.db != nil {
-		return errors.New("dbbench: pebble: a database is already open (tables not dropped)")
-	}
-	dir, err := os.MkdirTemp(e.root, "db-")
-	if err != nil {
-		return fmt.Errorf("dbbench: pebble: create dir: %w", err)
-	}
-	e.cache = pebble.NewCache(blockCacheSize)
-	db, err := pebble.Open(dir, e.options())
-	if err != nil {
-		e.cache.Unref()
-		e.cache = nil
-		os.RemoveAll(dir)
-		return fmt.Errorf("dbbench: pebble: open %s: %w", dir, err)
-	}
-	e.db, e.dir = db, dir
-	e.tables = map[string]*table{}
-	for i, t := range ts {
+	return e.CreateDB(ts, func(dir string) error {
+		e.cache = pebble.NewCache(engine.KVBlockCache)
+		db, err := pebble.Open(dir, e.options())
+		if err != nil {
+			e.cache.Unref()
+			e.cache = nil
+			return err
+		}
+		e.db = db
+		return nil
+	}, func(i int, t engine.TableDef) *table {
 		tb := &table{def: t, id: uint32(firstTableID + i), indexes: map[string]uint32{}}
 		for j, ix := range t.Indexes {
 			tb.indexes[ix.Name] = uint32(primaryIndex + 1 + j)
 		}
-		e.tables[t.Name] = tb
-	}
-	return nil
+		return tb
+	})
 }
 
-// DropTables closes the database of the tables and removes it.
-func (e *pebbleEngine) DropTables(ctx context.Context, ts []engine.TableDef) error {
-	return e.closeDB()
-}
-
+// closeDB closes the database and frees its block cache (engine.KV's DropTables and Close
+// call it, then remove its directory).
 func (e *pebbleEngine) closeDB() error {
-	if e.stopSampler != nil {
-		e.stopSampler()
-		e.stopSampler = nil
-	}
-	var errs []error
+	var err error
 	if e.db != nil {
-		if err := e.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("dbbench: pebble: close: %w", err))
+		if cerr := e.db.Close(); cerr != nil {
+			err = e.Errorf("close: %w", cerr)
 		}
 		e.db = nil
 	}
@@ -310,34 +255,7 @@ func (e *pebbleEngine) closeDB() error {
 		e.cache.Unref()
 		e.cache = nil
 	}
-	if e.dir != "" {
-		if err := os.RemoveAll(e.dir); err != nil {
-			errs = append(errs, fmt.Errorf("dbbench: pebble: remove %s: %w", e.dir, err))
-		}
-		e.dir = ""
-	}
-	e.tables = nil
-	return errors.Join(errs...)
-}
-
-// Close drops what is open and removes the engine's directory.
-func (e *pebbleEngine) Close() error {
-	err := e.closeDB()
-	if rerr := os.RemoveAll(e.root); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("dbbench: pebble: remove %s: %w", e.root, rerr))
-	}
 	return err
-}
-
-func (e *pebbleEngine) table(name string) (*table, error) {
-	if e.db == nil {
-		return nil, fmt.Errorf("dbbench: pebble: no database open for table %s", name)
-	}
-	t, ok := e.tables[name]
-	if !ok {
-		return nil, fmt.Errorf("dbbench: pebble: no table %s", name)
-	}
-	return t, nil
 }
 
 // primaryKey appends /Table/<id>/1/<key>/0, the row's key without its version.
@@ -352,26 +270,14 @@ func (t *table) primaryKey(b []byte, v *engine.Value) []byte {
 // under its primary key and, with a secondary index on payload, the index entry
 // /Table/<id>/2/<payload>/<key> (a non-unique index's key ends with the primary key).
 func (e *pebbleEngine) FillTable(ctx context.Context, td engine.TableDef, src *engine.Source, n int, rec *engine.Recorder) error {
-	if src == nil {
-		return engine.ErrNoBaseline
-	}
-	t, err := e.table(td.Name)
-	if err != nil {
-		return err
-	}
-	var ixID uint32
-	for _, id := range t.indexes {
-		ixID = id // the load table has at most one, on payload
-	}
-	cl := &engine.Claimer{Total: int64(n), Batch: int64(e.batch)}
-	return engine.Workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
+	return e.Fill(ctx, td, src, n, rec, func(t *table) func(context.Context, int64, int64) error {
+		var ixID uint32
+		for _, id := range t.indexes {
+			ixID = id // the load table has at most one, on payload
+		}
 		var v engine.Value
 		var key, val, ix []byte
-		for {
-			start, count, ok := cl.Claim()
-			if !ok {
-				return nil
-			}
+		return func(ctx context.Context, start, count int64) error {
 			b := e.db.NewBatch()
 			wall := time.Now().UnixNano()
 			var user int64
@@ -409,7 +315,7 @@ func (e *pebbleEngine) FillTable(ctx context.Context, td engine.TableDef, src *e
 			}
 			b.Close()
 			e.userBytes.Add(user)
-			rec.Add(count)
+			return nil
 		}
 	})
 }
@@ -417,8 +323,8 @@ func (e *pebbleEngine) FillTable(ctx context.Context, td engine.TableDef, src *e
 // Marks records Pebble's metrics and the listener's counters, starts sampling the L0
 // sublevels every 100 ms, and returns the bytes written to the WAL since (CounterLogBytes).
 func (e *pebbleEngine) Marks(ctx context.Context) (func(context.Context) (map[string]int64, error), error) {
-	if e.db == nil {
-		return nil, errors.New("dbbench: pebble: no database open")
+	if err := e.CheckOpen(); err != nil {
+		return nil, err
 	}
 	e.mark.m = e.db.Metrics()
 	e.mark.stalls, e.mark.nanos, e.mark.flushes = e.stalls.Load(), e.stallNanos.Load(), e.flushes.Load()
@@ -431,29 +337,23 @@ func (e *pebbleEngine) Marks(ctx context.Context) (func(context.Context) (map[st
 	e.points = readStats{}
 	e.qmu.Unlock()
 	e.maxSub.Store(int64(e.mark.m.Levels[0].Sublevels))
-	if e.stopSampler != nil {
-		e.stopSampler()
-	}
 	db := e.db
-	e.stopSampler = engine.SampleMax(&e.maxSub, func() int64 { return int64(db.Metrics().Levels[0].Sublevels) })
+	e.Sample(&e.maxSub, func() int64 { return int64(db.Metrics().Levels[0].Sublevels) })
 	before := e.mark.m.WAL.BytesWritten
 	return func(ctx context.Context) (map[string]int64, error) {
-		if e.db == nil {
-			return nil, errors.New("dbbench: pebble: no database open")
+		if err := e.CheckOpen(); err != nil {
+			return nil, err
 		}
 		return map[string]int64{engine.CounterLogBytes: int64(e.db.Metrics().WAL.BytesWritten - before)}, nil
 	}, nil
 }
 
-// BeforeLoad: nothing to prepare.
-func (e *pebbleEngine) BeforeLoad(context.Context) error { return nil }
-
 // Settle flushes the memtable and waits (up to two minutes, honouring ctx) until no flush or
 // compaction runs, twice in a row 100 ms apart, so that the load's compactions are counted
 // and its sstables measured; then it stops the L0 sampler and keeps the metrics for LSM.
 func (e *pebbleEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
-	if e.db == nil {
-		return errors.New("dbbench: pebble: no database open")
+	if err := e.CheckOpen(); err != nil {
+		return err
 	}
 	if err := e.db.Flush(); err != nil {
 		return engine.Fail(ctx, "pebble: flush", err)
@@ -464,10 +364,7 @@ func (e *pebbleEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 	}); err != nil {
 		return engine.Fail(ctx, "pebble: settle", err)
 	}
-	if e.stopSampler != nil {
-		e.stopSampler()
-		e.stopSampler = nil
-	}
+	e.StopSampler()
 	e.settled = e.db.Metrics()
 	return nil
 }
@@ -477,7 +374,7 @@ func (e *pebbleEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 func (e *pebbleEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
 	var out []engine.Structure
 	for _, td := range ts {
-		t, err := e.table(td.Name)
+		t, err := e.Table(td.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -503,11 +400,6 @@ func (e *pebbleEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]
 	return out, nil
 }
 
-// LeafStats: an LSM tree has no B-tree leaves; every figure is absent.
-func (e *pebbleEngine) LeafStats(context.Context, engine.TableDef, string, int64) (engine.LeafStats, error) {
-	return engine.LeafStats{}, nil
-}
-
 // span returns the bounds of index of t.
 func (t *table) span(index uint32) (lo, hi []byte) {
 	return appendIndexPrefix(nil, t.id, index), appendIndexPrefix(nil, t.id, index+1)
@@ -524,7 +416,7 @@ func rowPrefix(k []byte) []byte {
 // SampleKeys draws about n keys of t's primary index: each row is kept with probability
 // n/rows over one scan of the index. A key is its row key without version ([]byte).
 func (e *pebbleEngine) SampleKeys(ctx context.Context, td engine.TableDef, n int, rows int64) ([]any, error) {
-	t, err := e.table(td.Name)
+	t, err := e.Table(td.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -551,22 +443,7 @@ var ErrStatement = engine.ErrTableStatement
 // Prepare returns the point lookup or the range scan of the table workload as reads of the
 // primary index; any other statement is ErrStatement.
 func (e *pebbleEngine) Prepare(ctx context.Context, q string) (engine.Stmt, error) {
-	st, err := engine.ParseTableStatement(q)
-	if err != nil || st.Kind == engine.StmtCount {
-		return nil, fmt.Errorf("%w: %s", ErrStatement, q)
-	}
-	t, err := e.table(st.Table)
-	if err != nil {
-		return nil, err
-	}
-	return &stmt{e: e, t: t, next: st.Next}, nil
-}
-
-// stmt is a prepared read: a point lookup (next 0) or the next rows after a key.
-type stmt struct {
-	e    *pebbleEngine
-	t    *table
-	next int
+	return e.PrepareRead(q, e.rows)
 }
 
 // cacheLookups is the block cache's hits and misses so far: the blocks read since a mark.
@@ -575,40 +452,34 @@ func (e *pebbleEngine) cacheLookups() int64 {
 	return m.BlockCache.Hits + m.BlockCache.Misses
 }
 
-// Rows runs the read for key k (a []byte of SampleKeys) and returns the rows it found; a
-// point lookup's blocks are added to the engine's point-read figures.
-func (s *stmt) Rows(ctx context.Context, args ...any) (int64, error) {
-	if len(args) != 1 {
-		return 0, fmt.Errorf("dbbench: pebble: want 1 argument, got %d", len(args))
-	}
-	k, ok := args[0].([]byte)
-	if !ok {
-		return 0, fmt.Errorf("dbbench: pebble: key argument is %T, not []byte", args[0])
-	}
-	lo, hi := s.t.span(primaryIndex)
-	if s.next == 0 {
-		c0 := s.e.cacheLookups()
-		found, st, err := s.e.pointRead(k)
+// rows runs a prepared read of t for key k (a []byte of SampleKeys), a point lookup (next 0)
+// or a scan of the next rows after k, and returns the rows it found; a point lookup's blocks
+// are added to the engine's point-read figures.
+func (e *pebbleEngine) rows(ctx context.Context, t *table, next int, k []byte) (int64, error) {
+	lo, hi := t.span(primaryIndex)
+	if next == 0 {
+		c0 := e.cacheLookups()
+		found, st, err := e.pointRead(k)
 		if err != nil {
 			return 0, err
 		}
-		blocks := s.e.cacheLookups() - c0
-		s.e.qmu.Lock()
-		s.e.points.add(blocks, st)
-		s.e.qmu.Unlock()
+		blocks := e.cacheLookups() - c0
+		e.qmu.Lock()
+		e.points.add(blocks, st)
+		e.qmu.Unlock()
 		if found {
 			return 1, nil
 		}
 		return 0, nil
 	}
-	it, err := s.e.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
 	var n int64
 	// id > k: past every version of k's row.
-	for ok := it.SeekGE(append(bytes.Clone(k), 0xff)); ok && n < int64(s.next); ok = it.Next() {
+	for ok := it.SeekGE(append(bytes.Clone(k), 0xff)); ok && n < int64(next); ok = it.Next() {
 		n++
 	}
 	return n, it.Error()
@@ -629,15 +500,9 @@ func (e *pebbleEngine) pointRead(k []byte) (bool, pebble.IteratorStats, error) {
 	return found, st, errors.Join(it.Error(), it.Close())
 }
 
-func (s *stmt) Close() error { return nil }
-
 // QueryInt answers the table workload's row count by scanning the primary index.
 func (e *pebbleEngine) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {
-	st, err := engine.ParseTableStatement(q)
-	if err != nil || st.Kind != engine.StmtCount {
-		return 0, fmt.Errorf("%w: %s", ErrStatement, q)
-	}
-	t, err := e.table(st.Table)
+	t, err := e.CountTable(q)
 	if err != nil {
 		return 0, err
 	}
@@ -661,7 +526,7 @@ func (e *pebbleEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, 
 	if e.mark.m == nil || e.settled == nil {
 		return nil, errors.New("dbbench: pebble: LSM figures need Marks and Settle first")
 	}
-	t, err := e.table(td.Name)
+	t, err := e.Table(td.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -687,10 +552,7 @@ func (e *pebbleEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, 
 	for i := range e.compOut {
 		l.Compactions = append(l.Compactions, e.compOut[i].Load()-e.mark.comp[i])
 	}
-	if l.UserBytes > 0 {
-		l.WriteAmp = float64(l.WALBytes+l.FlushBytes+l.CompactionBytes) / float64(l.UserBytes)
-		l.SpaceAmp = float64(l.LiveBytes) / float64(l.UserBytes)
-	}
+	l.SetAmplification()
 	e.qmu.Lock()
 	p := e.points
 	e.qmu.Unlock()
@@ -795,14 +657,6 @@ func varintLen(b []byte) (int, error) {
 	}
 	return 0, fmt.Errorf("dbbench: pebble: bad varint tag %#x", b[0])
 }
-
-// Kept: the engine keeps nothing (every database is removed when its load ends).
-func (e *pebbleEngine) Kept() (string, string) { return "", "" }
-
-func (e *pebbleEngine) ConnLost(err error) bool { return false }
-
-// Finding: no load error of this engine is a finding.
-func (e *pebbleEngine) Finding(error, engine.Row) (string, bool) { return "", false }
 
 // quietLogger drops Pebble's informational lines (it logs every WAL it opens) and passes its
 // errors to the run's log; a fatal error stays Pebble's (its default logger exits).

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -50,18 +49,13 @@ type counters struct {
 }
 
 // rocksEngine loads tables into a RocksDB database of their own, in a temporary directory:
-// CreateTables opens it, DropTables closes and removes it, so that each load's counters and
-// sizes are its own.
+// CreateTables opens it, DropTables closes and removes it (engine.KV), so that each load's
+// counters and sizes are its own.
 type rocksEngine struct {
-	engine.NoApp // the app workload: ErrNoApp
-	cfg          engine.Options
-	root         string
-	batch        int
-	load0        string
+	engine.KV[table]
 	// version is the library's version from the first database's OPTIONS file.
 	version string
 
-	dir   string
 	db    *grocksdb.DB
 	opts  *grocksdb.Options
 	bbto  *grocksdb.BlockBasedTableOptions
@@ -69,7 +63,6 @@ type rocksEngine struct {
 	wo    *grocksdb.WriteOptions
 	ro    *grocksdb.ReadOptions
 
-	tables    map[string]*table
 	userBytes atomic.Int64
 	maxL0     atomic.Int64
 	tso       atomic.Uint64
@@ -79,8 +72,7 @@ type rocksEngine struct {
 		userBytes int64
 		ok        bool
 	}
-	settled     *counters
-	stopSampler func()
+	settled *counters
 
 	qmu    sync.Mutex
 	points readStats
@@ -94,16 +86,17 @@ type readStats struct {
 
 // Open makes the engine; each table's database is opened by CreateTables.
 func Open(_ context.Context, o engine.Options) (engine.Engine, func() error, error) {
-	root, err := os.MkdirTemp("", "idbench-rocksdb-")
+	e := &rocksEngine{version: "(version unknown)"}
+	kv, err := engine.NewKV[table](Name, o, ErrNoApp, e.closeDB)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dbbench: rocksdb: create temp dir: %w", err)
+		return nil, nil, err
 	}
-	e := &rocksEngine{cfg: o, root: root, batch: o.BatchFor(false), load0: engine.LoadAverage1(), NoApp: engine.NoApp{Err: ErrNoApp}, version: "(version unknown)"}
+	e.KV = kv
 	// An empty database opened once names the library's version for the report.
 	if err := e.CreateTables(context.Background(), nil); err != nil {
 		return nil, nil, errors.Join(err, e.Close())
 	}
-	if err := e.closeDB(); err != nil {
+	if err := e.DropTables(context.Background(), nil); err != nil {
 		return nil, nil, errors.Join(err, e.Close())
 	}
 	return e, e.Close, nil
@@ -113,14 +106,14 @@ func Open(_ context.Context, o engine.Options) (engine.Engine, func() error, err
 // bloom filters of 10 bits per key, index and filter blocks in the block cache, and levels
 // sized from the bottom (TiKV's settings for the last three).
 func (e *rocksEngine) options() {
-	e.cache = grocksdb.NewLRUCache(blockCacheSize)
+	e.cache = grocksdb.NewLRUCache(engine.KVBlockCache)
 	e.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
 	e.bbto.SetBlockCache(e.cache)
 	e.bbto.SetFilterPolicy(grocksdb.NewBloomFilterFull(bloomBits))
 	e.bbto.SetCacheIndexAndFilterBlocks(true)
 	e.opts = grocksdb.NewDefaultOptions()
 	e.opts.SetCreateIfMissing(true)
-	e.opts.SetWriteBufferSize(memTableSize)
+	e.opts.SetWriteBufferSize(engine.KVMemTable)
 	e.opts.SetLevelCompactionDynamicLevelBytes(true)
 	e.opts.SetBlockBasedTableFactory(e.bbto)
 	e.opts.EnableStatistics()
@@ -132,23 +125,10 @@ func (e *rocksEngine) options() {
 }
 
 func (e *rocksEngine) Settings(s *engine.Settings) {
-	s.Engine = Name
+	e.KV.Settings(s)
 	s.ServerVersion = "RocksDB " + e.version + " (librocksdb, github.com/linxGnu/grocksdb " + bindingVersion() + ")"
 	s.Statistics = "RocksDB statistics tickers, the rocksdb.cfstats property, per-thread perf context"
-	s.LSMMemTable = "8 MiB"
-	s.LSMBlockCache = "32 MiB"
 	s.LSMOptions = "WAL synced at each batch commit, bloom filters 10 bits/key, index and filter blocks cached, level_compaction_dynamic_level_bytes, other options RocksDB's defaults (4 KiB blocks, L0 compaction trigger 4, slowdown at 20 files, stop at 36)"
-	s.LoadAverage = "start " + e.load0 + ", end " + engine.LoadAverage1()
-	s.Batch = e.batch
-	s.SecondaryIndex = e.cfg.SecondaryIndex
-}
-
-func (e *rocksEngine) BatchSize() int    { return e.batch }
-func (e *rocksEngine) HasBaseline() bool { return false }
-
-// TableRows: RocksDB runs every row Run accepted.
-func (e *rocksEngine) TableRows(rows []engine.Row, _ []string) ([]engine.Row, []string) {
-	return rows, nil
 }
 
 // TableNotes says how the keys are laid out.
@@ -159,33 +139,23 @@ func (e *rocksEngine) TableNotes(*engine.Report, []engine.Row, []string) []strin
 // ColumnTypeOf names the TiDB column type of a row's key and its handle.
 func (e *rocksEngine) ColumnTypeOf(r engine.Row) string { return columnType(r.Col) }
 
-// SourceRow: keys come from the row's own generators.
-func (e *rocksEngine) SourceRow(r engine.Row) (engine.Row, error) { return r, nil }
-
 // CreateTables opens a fresh database for the tables (the one open, if any, must have been
 // dropped) and gives them IDs from 104 on; a table's secondary index gets ID 1 under an int
 // handle and 2 under a common handle (whose clustered primary index is 1).
 func (e *rocksEngine) CreateTables(ctx context.Context, ts []engine.TableDef) error {
-	if e.db != nil {
-		return errors.New("dbbench: rocksdb: a database is already open (tables not dropped)")
-	}
-	dir, err := os.MkdirTemp(e.root, "db-")
-	if err != nil {
-		return fmt.Errorf("dbbench: rocksdb: create dir: %w", err)
-	}
-	e.options()
-	db, err := grocksdb.OpenDb(e.opts, dir)
-	if err != nil {
-		e.freeOptions()
-		os.RemoveAll(dir)
-		return fmt.Errorf("dbbench: rocksdb: open %s: %w", dir, err)
-	}
-	e.db, e.dir = db, dir
-	if e.version == "(version unknown)" {
-		e.version = optionsVersion(dir)
-	}
-	e.tables = map[string]*table{}
-	for i, t := range ts {
+	return e.CreateDB(ts, func(dir string) error {
+		e.options()
+		db, err := grocksdb.OpenDb(e.opts, dir)
+		if err != nil {
+			e.freeOptions()
+			return err
+		}
+		e.db = db
+		if e.version == "(version unknown)" {
+			e.version = optionsVersion(dir)
+		}
+		return nil
+	}, func(i int, t engine.TableDef) *table {
 		tb := &table{def: t, id: int64(firstTableID + i)}
 		if len(t.Indexes) > 0 {
 			tb.index = 1
@@ -193,14 +163,8 @@ func (e *rocksEngine) CreateTables(ctx context.Context, ts []engine.TableDef) er
 				tb.index = 2
 			}
 		}
-		e.tables[t.Name] = tb
-	}
-	return nil
-}
-
-// DropTables closes the database of the tables and removes it.
-func (e *rocksEngine) DropTables(ctx context.Context, ts []engine.TableDef) error {
-	return e.closeDB()
+		return tb
+	})
 }
 
 func (e *rocksEngine) freeOptions() {
@@ -236,47 +200,17 @@ func (e *rocksEngine) freeOptions() {
 	e.wo, e.ro, e.opts, e.bbto, e.cache = nil, nil, nil, nil, nil
 }
 
+// closeDB closes the database, frees its options and forgets its marks (engine.KV's
+// DropTables and Close call it, then remove its directory).
 func (e *rocksEngine) closeDB() error {
-	if e.stopSampler != nil {
-		e.stopSampler()
-		e.stopSampler = nil
-	}
 	if e.db != nil {
 		e.db.Close()
 		e.db = nil
 	}
 	e.freeOptions()
-	var err error
-	if e.dir != "" {
-		if rerr := os.RemoveAll(e.dir); rerr != nil {
-			err = fmt.Errorf("dbbench: rocksdb: remove %s: %w", e.dir, rerr)
-		}
-		e.dir = ""
-	}
-	e.tables = nil
 	e.settled = nil
 	e.mark.ok = false
-	return err
-}
-
-// Close drops what is open and removes the engine's directory.
-func (e *rocksEngine) Close() error {
-	err := e.closeDB()
-	if rerr := os.RemoveAll(e.root); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("dbbench: rocksdb: remove %s: %w", e.root, rerr))
-	}
-	return err
-}
-
-func (e *rocksEngine) table(name string) (*table, error) {
-	if e.db == nil {
-		return nil, fmt.Errorf("dbbench: rocksdb: no database open for table %s", name)
-	}
-	t, ok := e.tables[name]
-	if !ok {
-		return nil, fmt.Errorf("dbbench: rocksdb: no table %s", name)
-	}
-	return t, nil
+	return nil
 }
 
 // nextTS is a TSO timestamp as PD hands them out: physical milliseconds shifted left 18
@@ -296,24 +230,12 @@ func (e *rocksEngine) nextTS() uint64 {
 // row under its record key and, with a secondary index on payload, the index entry, both at
 // the batch's commit timestamp in the write column family.
 func (e *rocksEngine) FillTable(ctx context.Context, td engine.TableDef, src *engine.Source, n int, rec *engine.Recorder) error {
-	if src == nil {
-		return engine.ErrNoBaseline
-	}
-	t, err := e.table(td.Name)
-	if err != nil {
-		return err
-	}
-	col := t.def.Key.Col
-	common := !intHandle(col)
-	cl := &engine.Claimer{Total: int64(n), Batch: int64(e.batch)}
-	return engine.Workers(ctx, e.cfg.Clients, func(ctx context.Context, w int) error {
+	return e.Fill(ctx, td, src, n, rec, func(t *table) func(context.Context, int64, int64) error {
+		col := t.def.Key.Col
+		common := !intHandle(col)
 		var v engine.Value
 		var raw, key, row, val []byte
-		for {
-			start, count, ok := cl.Claim()
-			if !ok {
-				return nil
-			}
+		return func(ctx context.Context, start, count int64) error {
 			b := grocksdb.NewWriteBatch()
 			startTS := e.nextTS()
 			commitTS := startTS + 1
@@ -347,10 +269,10 @@ func (e *rocksEngine) FillTable(ctx context.Context, td engine.TableDef, src *en
 			err := e.db.Write(e.wo, b)
 			b.Destroy()
 			if err != nil {
-				return fmt.Errorf("dbbench: rocksdb: write batch: %w", err)
+				return e.Errorf("write batch: %w", err)
 			}
 			e.userBytes.Add(user)
-			rec.Add(count)
+			return nil
 		}
 	})
 }
@@ -402,8 +324,8 @@ func (e *rocksEngine) filesAt(level int) int64 {
 // Marks records the counters, starts sampling the L0 files every 100 ms, and returns the
 // bytes written to the WAL since (CounterLogBytes).
 func (e *rocksEngine) Marks(ctx context.Context) (func(context.Context) (map[string]int64, error), error) {
-	if e.db == nil {
-		return nil, errors.New("dbbench: rocksdb: no database open")
+	if err := e.CheckOpen(); err != nil {
+		return nil, err
 	}
 	c, err := e.read()
 	if err != nil {
@@ -415,28 +337,22 @@ func (e *rocksEngine) Marks(ctx context.Context) (func(context.Context) (map[str
 	e.points = readStats{}
 	e.qmu.Unlock()
 	e.maxL0.Store(e.filesAt(0))
-	if e.stopSampler != nil {
-		e.stopSampler()
-	}
-	e.stopSampler = engine.SampleMax(&e.maxL0, func() int64 { return e.filesAt(0) })
+	e.Sample(&e.maxL0, func() int64 { return e.filesAt(0) })
 	before := c.wal
 	return func(ctx context.Context) (map[string]int64, error) {
-		if e.db == nil {
-			return nil, errors.New("dbbench: rocksdb: no database open")
+		if err := e.CheckOpen(); err != nil {
+			return nil, err
 		}
 		return map[string]int64{engine.CounterLogBytes: ticker(e.opts.GetStatisticsString(), "rocksdb.wal.bytes") - before}, nil
 	}, nil
 }
 
-// BeforeLoad: nothing to prepare.
-func (e *rocksEngine) BeforeLoad(context.Context) error { return nil }
-
 // Settle flushes the memtable and waits (up to two minutes, honouring ctx) until no flush or
 // compaction runs or is pending, twice in a row 100 ms apart; then it stops the L0 sampler
 // and keeps the counters for LSM.
 func (e *rocksEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
-	if e.db == nil {
-		return errors.New("dbbench: rocksdb: no database open")
+	if err := e.CheckOpen(); err != nil {
+		return err
 	}
 	fo := grocksdb.NewDefaultFlushOptions()
 	fo.SetWait(true)
@@ -451,10 +367,7 @@ func (e *rocksEngine) Settle(ctx context.Context, _ []engine.TableDef) error {
 	}); err != nil {
 		return engine.Fail(ctx, "rocksdb: settle", err)
 	}
-	if e.stopSampler != nil {
-		e.stopSampler()
-		e.stopSampler = nil
-	}
+	e.StopSampler()
 	c, err := e.read()
 	if err != nil {
 		return err
@@ -487,7 +400,7 @@ func (t *table) indexSpan() ([]byte, []byte) {
 func (e *rocksEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]engine.Structure, error) {
 	var out []engine.Structure
 	for _, td := range ts {
-		t, err := e.table(td.Name)
+		t, err := e.Table(td.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -509,11 +422,6 @@ func (e *rocksEngine) Structures(ctx context.Context, ts []engine.TableDef) ([]e
 	return out, nil
 }
 
-// LeafStats: an LSM tree has no B-tree leaves; every figure is absent.
-func (e *rocksEngine) LeafStats(context.Context, engine.TableDef, string, int64) (engine.LeafStats, error) {
-	return engine.LeafStats{}, nil
-}
-
 // iter opens an iterator over [lo, hi).
 func (e *rocksEngine) iter(lo, hi []byte) (*grocksdb.Iterator, *grocksdb.ReadOptions) {
 	ro := grocksdb.NewDefaultReadOptions()
@@ -525,7 +433,7 @@ func (e *rocksEngine) iter(lo, hi []byte) (*grocksdb.Iterator, *grocksdb.ReadOpt
 // SampleKeys draws about n of t's rows: each is kept with probability n/rows over one scan.
 // A key is the row's stored key, version included ([]byte).
 func (e *rocksEngine) SampleKeys(ctx context.Context, td engine.TableDef, n int, rows int64) ([]any, error) {
-	t, err := e.table(td.Name)
+	t, err := e.Table(td.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -547,22 +455,7 @@ func (e *rocksEngine) SampleKeys(ctx context.Context, td engine.TableDef, n int,
 // Prepare returns the point lookup or the range scan of the table workload as reads of the
 // rows; any other statement is engine.ErrTableStatement.
 func (e *rocksEngine) Prepare(ctx context.Context, q string) (engine.Stmt, error) {
-	st, err := engine.ParseTableStatement(q)
-	if err != nil || st.Kind == engine.StmtCount {
-		return nil, fmt.Errorf("%w: %s", engine.ErrTableStatement, q)
-	}
-	t, err := e.table(st.Table)
-	if err != nil {
-		return nil, err
-	}
-	return &stmt{e: e, t: t, next: st.Next}, nil
-}
-
-// stmt is a prepared read: a point lookup (next 0) or the next rows after a key.
-type stmt struct {
-	e    *rocksEngine
-	t    *table
-	next int
+	return e.PrepareRead(q, e.rows)
 }
 
 // perfRead runs read on this OS thread with RocksDB's perf context counting, and returns the
@@ -579,20 +472,14 @@ func perfRead(read func() error) (hits, reads, bytesRead int64, err error) {
 	return int64(pc.Metric(perfBlockCacheHit)), int64(pc.Metric(perfBlockRead)), int64(pc.Metric(perfBlockReadByte)), err
 }
 
-// Rows runs the read for key k (a stored key of SampleKeys) and returns the rows it found; a
-// point lookup's blocks are added to the engine's point-read figures.
-func (s *stmt) Rows(ctx context.Context, args ...any) (int64, error) {
-	if len(args) != 1 {
-		return 0, fmt.Errorf("dbbench: rocksdb: want 1 argument, got %d", len(args))
-	}
-	k, ok := args[0].([]byte)
-	if !ok {
-		return 0, fmt.Errorf("dbbench: rocksdb: key argument is %T, not []byte", args[0])
-	}
-	if s.next == 0 {
+// rows runs a prepared read of t for key k (a stored key of SampleKeys), a point lookup
+// (next 0) or a scan of the next rows after k, and returns the rows it found; a point
+// lookup's blocks are added to the engine's point-read figures.
+func (e *rocksEngine) rows(ctx context.Context, t *table, next int, k []byte) (int64, error) {
+	if next == 0 {
 		var found bool
 		hits, reads, _, err := perfRead(func() error {
-			v, err := s.e.db.Get(s.e.ro, k)
+			v, err := e.db.Get(e.ro, k)
 			if err != nil {
 				return err
 			}
@@ -601,19 +488,19 @@ func (s *stmt) Rows(ctx context.Context, args ...any) (int64, error) {
 			return nil
 		})
 		if err != nil {
-			return 0, fmt.Errorf("dbbench: rocksdb: get: %w", err)
+			return 0, e.Errorf("get: %w", err)
 		}
-		s.e.qmu.Lock()
-		s.e.points.n++
-		s.e.points.blocks += hits + reads
-		s.e.points.hits += hits
-		s.e.qmu.Unlock()
+		e.qmu.Lock()
+		e.points.n++
+		e.points.blocks += hits + reads
+		e.points.hits += hits
+		e.qmu.Unlock()
 		if found {
 			return 1, nil
 		}
 		return 0, nil
 	}
-	it, ro := s.e.iter(s.t.recordSpan())
+	it, ro := e.iter(t.recordSpan())
 	defer ro.Destroy()
 	defer it.Close()
 	var n int64
@@ -621,21 +508,15 @@ func (s *stmt) Rows(ctx context.Context, args ...any) (int64, error) {
 	if it.Valid() && bytes.Equal(it.Key().Data(), k) {
 		it.Next() // id > k
 	}
-	for ; it.Valid() && n < int64(s.next); it.Next() {
+	for ; it.Valid() && n < int64(next); it.Next() {
 		n++
 	}
 	return n, it.Err()
 }
 
-func (s *stmt) Close() error { return nil }
-
 // QueryInt answers the table workload's row count by scanning the rows.
 func (e *rocksEngine) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {
-	st, err := engine.ParseTableStatement(q)
-	if err != nil || st.Kind != engine.StmtCount {
-		return 0, fmt.Errorf("%w: %s", engine.ErrTableStatement, q)
-	}
-	t, err := e.table(st.Table)
+	t, err := e.CountTable(q)
 	if err != nil {
 		return 0, err
 	}
@@ -655,7 +536,7 @@ func (e *rocksEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, r
 	if !e.mark.ok || e.settled == nil {
 		return nil, errors.New("dbbench: rocksdb: LSM figures need Marks and Settle first")
 	}
-	t, err := e.table(td.Name)
+	t, err := e.Table(td.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -681,10 +562,7 @@ func (e *rocksEngine) LSM(ctx context.Context, td engine.TableDef, rows int64, r
 			l.ReadAmp++
 		}
 	}
-	if l.UserBytes > 0 {
-		l.WriteAmp = float64(l.WALBytes+l.FlushBytes+l.CompactionBytes) / float64(l.UserBytes)
-		l.SpaceAmp = float64(l.LiveBytes) / float64(l.UserBytes)
-	}
+	l.SetAmplification()
 	e.qmu.Lock()
 	p := e.points
 	e.qmu.Unlock()
@@ -778,14 +656,6 @@ func (e *rocksEngine) windowScans(ctx context.Context, t *table, rows int64, ran
 	l.WindowCachedShare = engine.Share(rs.hits, rs.blocks)
 	return nil
 }
-
-// Kept: the engine keeps nothing (every database is removed when its load ends).
-func (e *rocksEngine) Kept() (string, string) { return "", "" }
-
-func (e *rocksEngine) ConnLost(err error) bool { return false }
-
-// Finding: no load error of this engine is a finding.
-func (e *rocksEngine) Finding(error, engine.Row) (string, bool) { return "", false }
 
 // The app workload's dialect: the rocksdb engine speaks no SQL beyond the table workload's
 // statements, so the app workload's writers and queries are ErrNoApp (engine.NoApp).

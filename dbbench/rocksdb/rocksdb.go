@@ -30,15 +30,10 @@ var ErrNotBuilt = errors.New("dbbench: rocksdb: this idbench was built without R
 // workload only.
 var ErrNoApp = errors.New("dbbench: rocksdb: the app workload is not available on this engine (use --workload table)")
 
-// Sizes pinned like the pebble engine's, for this machine (2 cores and 24 GiB shared by
-// several benchmarks at once): an 8 MiB memtable (write_buffer_size) and a 32 MiB LRU block
-// cache, so that a load of a few million rows is many times both. TiKV itself uses a 128 MiB
+// The memtable (write_buffer_size) and the LRU block cache are engine.KVMemTable and
+// engine.KVBlockCache (8 and 32 MiB), as the pebble engine's. TiKV itself uses a 128 MiB
 // write buffer for its write column family and a block cache of 45% of RAM.
-const (
-	memTableSize   = 8 << 20
-	blockCacheSize = 32 << 20
-	bloomBits      = 10 // TiKV's bloom-filter-bits-per-key
-)
+const bloomBits = 10 // TiKV's bloom-filter-bits-per-key
 
 // firstTableID is the table ID of the load table, as in the pebble engine (a TiDB cluster's
 // first user table gets an ID near it; every ID is 8 bytes in a key, so its value changes
@@ -47,26 +42,14 @@ const firstTableID = 104
 
 // Report is the report dialect of RocksDB.
 func Report() engine.ReportText {
-	return engine.ReportText{
-		Title:     "RocksDB (TiKV's storage engine)",
-		Clustered: true,
-		SettingsLine: func(s engine.Settings) string {
-			return fmt.Sprintf("memtable %s, block cache %s, %s", s.LSMMemTable, s.LSMBlockCache, s.LSMOptions)
-		},
-		ServerSettings: func(row func(k string, v any), s engine.Settings) {
-			row("rocksdb write buffer", s.LSMMemTable)
-			row("rocksdb block cache", s.LSMBlockCache)
-			row("rocksdb options", s.LSMOptions)
-		},
-		AppDriver:   "none",
-		AppBulkUnit: "RocksDB write batch",
-		TextKeyNote: func(r engine.Row) string {
-			if r.Col != engine.ColText && r.Col != engine.ColPublicText {
-				return ""
-			}
-			return "Text keys are VARBINARY columns of a clustered primary key (a common handle), key-encoded as TiDB's EncodeKey of bytes (flag, memcomparable groups), compared as bytes."
-		},
-		LSM: &engine.LSMText{
+	return engine.KVText{
+		Title:      "RocksDB (TiKV's storage engine)",
+		MemTable:   "rocksdb write buffer",
+		BlockCache: "rocksdb block cache",
+		Options:    "rocksdb options",
+		BulkUnit:   "RocksDB write batch",
+		TextKeys:   "Text keys are VARBINARY columns of a clustered primary key (a common handle), key-encoded as TiDB's EncodeKey of bytes (flag, memcomparable groups), compared as bytes.",
+		LSM: engine.LSMText{
 			Engine: "RocksDB",
 			Layout: "laid out as TiDB lays out a clustered table `(id PRIMARY KEY CLUSTERED, payload BIGINT)` and TiKV stores it: " +
 				"each row under the record key `t{104}_r{id}` (TiDB's tablecodec: an integer id as the handle, EncodeInt; any other as a common handle, EncodeKey's bytes), " +
@@ -79,7 +62,7 @@ func Report() engine.ReportText {
 			PointRead: "block-cache hits and block reads (RocksDB's per-thread perf context, `block_cache_hit_count` + `block_read_count`, index and filter blocks included: they are cached as TiKV caches them) of a Get of a sampled row's stored key, which consults the bloom filters as TiKV's point get consults its prefix filters",
 			IndexJoin: "as TiDB's IndexLookUp reads them (a batch of handles, looked up in key order)",
 		},
-	}
+	}.Report()
 }
 
 // Columns is RocksDB's column rule (engine.KVColumns): keys of idkit's generators and the

@@ -34,7 +34,10 @@ type span struct{ start, end int }
 //
 // It errs on the side of hiding too much: where it cannot tell where a password ends, it hides
 // up to the next blank (for a URL query value, up to the next '&', '#', '"', '\' or
-// ',' that starts a spec's next key=). A password that contains
+// ',' that starts a spec's next key=, or the quote closing a quoted value that holds the URL).
+// A URL whose query names a credential before its last '@' (pg://u:pw@h/db?password=p@ss/w) is
+// hidden from its password to that query value's end, host and path included: such a query
+// password cannot be told from a raw URL password holding "?password=". A password that contains
 // blanks is only found whole inside a quoted key=value value or a URL (where blanks are
 // percent-encoded); pass each command-line argument separately rather than a joined line.
 // String never fails and never panics.
@@ -81,14 +84,20 @@ func tokenEnd(s string, i int) int {
 // urlPasswords adds the password of every scheme://user:password@host in s. The userinfo ends
 // at the last '@' of the URL, since passwords are often written with raw '/', '?', '#' or '@'
 // (a query value holding '@' is hidden with it, and a query credential's value holding '@' is
-// hidden to its end: queryCredentialEnd). A URL ends at a blank or where the next "://" begins.
+// hidden to its end, '/' or not: queryCredentialEnd). A URL ends at a blank or where the next
+// "://" begins.
 func urlPasswords(s string, spans []span) []span {
+	var quoted []span // quotedValues(s), read at the first URL
 	for from := 0; ; {
 		i := strings.Index(s[from:], "://")
 		if i < 0 {
 			return spans
 		}
-		start := from + i + 3
+		sep := from + i
+		if from == 0 {
+			quoted = quotedValues(s)
+		}
+		start := sep + 3
 		end := tokenEnd(s, start)
 		if j := strings.Index(s[start:end], "://"); j >= 0 {
 			end = start + j
@@ -100,21 +109,64 @@ func urlPasswords(s string, spans []span) []span {
 			continue
 		}
 		if c := strings.IndexByte(tok[:at], ':'); c >= 0 && c+1 < at {
-			spans = append(spans, span{start + c + 1, queryCredentialEnd(s, start, start+at)})
+			spans = append(spans, span{start + c + 1, queryCredentialEnd(s, start, start+at, quoteEnd(quoted, sep, len(s)))})
 		}
 	}
 }
 
+// quotedValues returns the quoted key=value values of s (key='…' or key="…", blanks allowed
+// around '=', as keyValuePasswords reads them: libpq's password='pg://…'), each from its
+// opening quote to its closing one (quotedEnd), in order.
+func quotedValues(s string) []span {
+	var out []span
+	for j := 0; j < len(s); j++ {
+		if s[j] != '=' {
+			continue
+		}
+		k := j
+		for k > 0 && isBlank(s[k-1]) {
+			k--
+		}
+		v := j + 1
+		for v < len(s) && isBlank(s[v]) {
+			v++
+		}
+		if k == 0 || !isKeyChar(s[k-1]) || v >= len(s) || s[v] != '\'' && s[v] != '"' {
+			continue
+		}
+		end := quotedEnd(s, v)
+		out = append(out, span{v, end})
+		j = end
+	}
+	return out
+}
+
+// quoteEnd returns the index of the quote that closes the value of quoted (quotedValues) that
+// holds index i, or n when none does.
+func quoteEnd(quoted []span, i, n int) int {
+	k := sort.Search(len(quoted), func(k int) bool { return quoted[k].end > i })
+	if k < len(quoted) && quoted[k].start < i {
+		return quoted[k].end
+	}
+	return n
+}
+
 // queryCredentialEnd returns where the URL password span that ends at the '@' s[at] must end.
 // The userinfo is taken to end at the URL's last '@'; when a query key naming a credential
-// (?password=, &sslpassword=) stands before that '@', the '@' is the query password's own, and
-// its value goes on after it: the span then runs to the value's end (queryValueEnd or a blank),
-// hiding more than the password rather than showing the query password's tail. A key counts
-// when a '?' starts the query it stands in (a percent-encoded password holds no raw '?'), and
-// the '@' is taken for a userinfo's end after all when a '/' follows it before the value's end
-// (a host and path: "u:a?password=b@db.internal/x"); a query password holding '@' and then '/'
-// is therefore still shown in part.
-func queryCredentialEnd(s string, start, at int) int {
+// (?password=, &sslpassword=) stands before that '@', the '@' may be the query password's own,
+// and its value goes on after it: the span then runs to the value's end (queryValueEnd or a
+// blank), hiding more than the password rather than showing the query password's tail. A key
+// counts when a '?' starts the query it stands in (a percent-encoded password holds no raw
+// '?'). The value ends at limit too: the quote closing a quoted value that holds the URL
+// (quoteEnd), which the span would otherwise take in, and with it the rest of the text on a
+// second pass.
+//
+// What follows the '@' does not decide: "pg://u:pw@h/db?password=p@db.internal/x" holds either
+// the query password "p@db.internal/x" or the raw password "pw@h/db?password=p" of host
+// db.internal and path /x, and no text tells them apart. The span covers both readings, so a
+// raw URL password holding "?pass=" hides the host and path after it too (an earlier rule took
+// a '/' after the '@' for a host and path, and showed the query password's tail).
+func queryCredentialEnd(s string, start, at, limit int) int {
 	for i := at - 1; i > start; i-- {
 		if s[i] != '=' {
 			continue
@@ -126,11 +178,8 @@ func queryCredentialEnd(s string, start, at int) int {
 		inQuery := s[ks-1] == '?' || s[ks-1] == '&' && strings.IndexByte(s[start:ks], '?') >= 0
 		if ks > start && ks < i && inQuery && secretKey(s[ks:i]) {
 			end := at
-			for end < len(s) && !isBlank(s[end]) && !queryValueEnd(s, end) {
+			for end < limit && !isBlank(s[end]) && !queryValueEnd(s, end) {
 				end++
-			}
-			if strings.IndexByte(s[at:end], '/') >= 0 {
-				return at // a host and path follow: the '@' ends a userinfo
 			}
 			return end
 		}
@@ -291,7 +340,7 @@ func (e *redacted) Unwrap() error { return e.err }
 // every NAME_env= setting (token_env=) that is not a variable name: a pasted token.
 func inlineKeys(s string, spans []span) []span {
 	found := spans
-	lower := strings.ToLower(s)
+	lower := asciiLower(s)
 	for _, key := range []string{"mask", "_env"} {
 		for i := 0; ; {
 			j := strings.Index(lower[i:], key)
@@ -335,6 +384,19 @@ func inlineKeys(s string, spans []span) []span {
 		}
 	}
 	return spans
+}
+
+// asciiLower returns s with its ASCII letters in lower case and every other byte as it is, so
+// that an index into it is one into s (strings.ToLower turns a byte of invalid UTF-8 into the
+// three of U+FFFD, and inlineKeys then read past the end of s).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // EnvName reports whether name can name an environment variable as a shell writes one (a

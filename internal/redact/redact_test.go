@@ -100,6 +100,59 @@ func TestStringReferenceInProse(t *testing.T) {
 	}
 }
 
+// TestStringQueryPasswordWithAt: a URL query's credential holding a raw '@' is hidden to the
+// value's end, also when a '/' follows that '@' (?password=p@ss/word was taken for a password
+// ending at the '@' and a host and path, and showed "ss/word"). A raw URL password holding
+// "?pass=" before the userinfo's '@' cannot be told from such a query, so the host and path
+// after it are hidden too, and none of the password shows (an earlier rule showed "0/").
+func TestStringQueryPasswordWithAt(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"pg://u@h:5432/db?password=p@ss", "pg://u@h:xxxxx"},
+		{"pg://u@h:5432/db?password=p@ss/word", "pg://u@h:xxxxx"},
+		{"pg://u:Zs3cretZ@h/db?password=p@ss/word", "pg://u:xxxxx"},
+		{"pg://u@h:5432/db?sslmode=disable&sslpassword=a@b/c/d&application_name=x", "pg://u@h:xxxxx&application_name=x"},
+		{"pg://u@h:5432/db?password=p@ss/word#frag", "pg://u@h:xxxxx#frag"},
+		{"pg://u@h/db?password=p@ss/word#frag", "pg://u@h/db?password=xxxxx#frag"}, // no ':' before the '@': a query value only
+		{`idkit: "segment:store=pg://u@h:5432/db?password=p@ss/word,key=k": refused`, `idkit: "segment:store=pg://u@h:xxxxx,key=k": refused`},
+		{"postgresql://app:0/?pAss=@db.internal/bench", "postgresql://app:xxxxx"},
+		{"postgresql://app:a@b/?pass=c@db.internal/bench", "postgresql://app:xxxxx"},
+		{"postgres://u:p@ss/w?x@h/db", "postgres://u:xxxxx@h/db"},
+		{"pg://u@h/db?user=a@b/c", "pg://u@h/db?user=a@b/c"},
+		{"pg://u:pw@h/db?email=a@b/c", "pg://u:xxxxx@b/c"},
+		// A quoted URL's query password ends at the closing quote (it ate the quote, and a
+		// second pass then hid dbname=x as the rest of an unclosed value).
+		{"host=/tmp password='postgres://u:pw@h/db?password=p@ss/word' dbname=x", "host=/tmp password='xxxxx' dbname=x"},
+		{"host=/tmp password='postgres://u:pw@h/db?password=p@s\\'s/w''d' dbname=x", "host=/tmp password='xxxxx' dbname=x"},
+		{"host=/tmp password='postgres://u:pw@h/db?password=p@ss dbname=x", "host=/tmp password='xxxxx"},
+		{"host=/tmp password=' ://:?pAss=@' dbname=x", "host=/tmp password='xxxxx' dbname=x"}, // FuzzRedact
+		{"host=/tmp password='x a://u:p@h/d?password=q@r' dbname=x", "host=/tmp password='xxxxx' dbname=x"},
+		{"dsn = \"pg://u:p@h/d?password=q@r/s\" x=1", "dsn = \"pg://u:xxxxx\" x=1"},
+	} {
+		if got := redact.String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+		if got := redact.String(tt.want); got != tt.want {
+			t.Errorf("String(%q) = %q: a second pass changes it", tt.want, got)
+		}
+	}
+}
+
+// TestStringInvalidUTF8: bytes of invalid UTF-8 before a mask= or NAME_env= key neither
+// panic (inlineKeys indexed s by the offsets of strings.ToLower(s), which turns each such
+// byte into three; FuzzRedact found "\xae\xe3\xedmAsk") nor keep the key from being found.
+func TestStringInvalidUTF8(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"\xae\xe3\xedmAsk", "\xae\xe3\xedmAsk"},
+		{"\xae\xe3\xed MASK=0011223344556677:8899aabbccddeeff", "\xae\xe3\xed MASK=" + redact.Mask},
+		{"\xff snowflake:mask=env:ID_KEY,token_env=s3cr3t-t0ken \xff", "\xff snowflake:mask=env:ID_KEY,token_env=" + redact.Mask + " \xff"},
+		{"\xc3\x28 pg://u:hunter2@h/db", "\xc3\x28 pg://u:" + redact.Mask + "@h/db"},
+	} {
+		if got := redact.String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 // FuzzQueryPasswordInSpec (issue 36 defect 6): a URL query's ?password= inside a quoted spec in
 // an error, for each store kind, is hidden and nothing after it is: the rest of the spec, the
 // closing quote and the message after it survive. The password holds what a URL query value
@@ -134,19 +187,22 @@ func FuzzQueryPasswordInSpec(f *testing.F) {
 	})
 }
 
-// FuzzQueryPasswordWithAt: a URL query's ?password= holding a raw '@', in a URL that has a
-// password of its own or none, inside a quoted spec in an error. The URL's userinfo is taken to
-// end at its last '@', which is then the query password's; nothing of either password may show
-// (more than the passwords may be hidden: the host and database between them), the message
-// after the closing quote survives, and redacting twice changes nothing. A '/' after the
-// password's last '@' is the limit of this rule (redact.go, queryCredentialEnd) and is left out.
+// FuzzQueryPasswordWithAt: a URL query's ?password= holding a raw '@', and after it anything
+// a query value holds unencoded in a spec ('/' included: a host and path, to a reader that
+// takes the '@' for the userinfo's), in a URL that has a password of its own or none, inside a
+// quoted spec in an error. The URL's userinfo is taken to end at its last '@', which is then
+// the query password's; nothing of either password may show (more than the passwords may be
+// hidden: the host and database between them), the message after the closing quote survives,
+// and redacting twice changes nothing.
 func FuzzQueryPasswordWithAt(f *testing.F) {
 	f.Add("p@ss", true, "key=orders")
 	f.Add("a@b@c", false, "")
 	f.Add("@@", true, "step=10")
 	f.Add("x=y@z?password=w", true, "key=k")
+	f.Add("p@ss/word", false, "")
+	f.Add("p@db.internal/bench?x=1", true, "key=k")
 	f.Fuzz(func(t *testing.T, pw string, userPass bool, rest string) {
-		if !strings.Contains(pw, "@") || strings.Contains(pw[strings.LastIndexByte(pw, '@'):], "/") || !printable(pw, ",&#\"\\") || !printable(rest, "\"\\@,") ||
+		if !strings.Contains(pw, "@") || !printable(pw, ",&#\"\\") || !printable(rest, "\"\\@,") ||
 			redact.String(rest) != rest || strings.HasPrefix(rest, "=") {
 			return
 		}
