@@ -74,7 +74,8 @@
 // through only on that node; on any other node it is refused with an error wrapping
 // ErrNotWriter and writes nothing. Another node takes the key over only once it has seen the
 // row unchanged for the hand-over delay (Settings.Handover, handover= in the URL, 5 s by
-// default, at least 1 s): it claims the row, moving max_id on by a failover gap (at least
+// default, at least 1 s; twice that for a writer it had not seen before, which may be
+// settling a claim of its own): it claims the row, moving max_id on by a failover gap (at least
 // segment.DefaultFailoverGap blocks) and handing nothing out, and takes blocks from a
 // hand-over delay after its claim if it is still the writer then. A writer cut off, stopped
 // or idle thus hands its keys over after about twice the delay; while a writer takes, the
