@@ -74,7 +74,8 @@
 // through only on that node; on any other node it is refused with an error wrapping
 // ErrNotWriter and writes nothing. Another node takes the key over only once it has seen the
 // row unchanged for the hand-over delay (Settings.Handover, handover= in the URL, 5 s by
-// default, at least 1 s): it claims the row, moving max_id on by a failover gap (at least
+// default, at least 1 s; twice that for a writer it had not seen before, which may be
+// settling a claim of its own): it claims the row, moving max_id on by a failover gap (at least
 // segment.DefaultFailoverGap blocks) and handing nothing out, and takes blocks from a
 // hand-over delay after its claim if it is still the writer then. A writer cut off, stopped
 // or idle thus hands its keys over after about twice the delay; while a writer takes, the
@@ -731,12 +732,12 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 			return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w: the server was a Galera node at Open and has wsrep_on OFF now", req.Key, s.table, ErrNotDurable)
 		}
 		var r writerRow
-		var since int64
-		if err = tx.QueryRowContext(ctx, `SELECT max_id, COALESCE(writer, ''), COALESCE(TIMESTAMPDIFF(MICROSECOND, writer_since, NOW(6)), -1)
+		var since sql.NullInt64
+		if err = tx.QueryRowContext(ctx, `SELECT max_id, COALESCE(writer, ''), TIMESTAMPDIFF(MICROSECOND, writer_since, NOW(6))
 			FROM `+s.table+` WHERE biz_tag = ? FOR UPDATE`, req.Key).Scan(&r.maxID, &r.writer, &since); err != nil {
 			return b, s.fail(req, err)
 		}
-		r.sinceClaim = time.Duration(since) * time.Microsecond
+		r.sinceClaim, r.claimed = time.Duration(since.Int64)*time.Microsecond, since.Valid
 		switch act, why := s.decide(req.Key, before.wsrepNode, r, time.Now()); act {
 		case actWait:
 			err = fmt.Errorf("mysqlstore: key %q in %s on Galera node %s: no block taken: %w: %s", req.Key, s.table, orNone(before.wsrepNode), ErrNotWriter, why)

@@ -77,7 +77,7 @@ var galeraHosts = []string{"g0", "g1", "g2"}
 //     over; twice. The cut-off node must refuse as above, the checker must find no ID twice
 //     and each Segment's IDs increasing, and the key must have moved twice.
 //   - idle-writer: no fault; takers on every node, and ten times the writer node's takers
-//     stop asking for 5 to 7.7 s, around the hand-over delay, so that another node claims the
+//     stop asking for 6 to 8.7 s, around the hand-over delay, so that another node claims the
 //     key about when they ask again. The checker must find no ID twice, and the key must have
 //     moved from node to node at least three times.
 //   - node-cut-no-writer-guard (a control): the same with the guard off (a test hook,
@@ -136,18 +136,21 @@ func TestFaultPartitionGalera(t *testing.T) {
 
 	t.Run("idle-writer", func(t *testing.T) {
 		// No fault: takers on every node, and ten times the writer node's takers stop asking
-		// for IDs for 5 to 7.7 s, the hand-over delay (5 s) and up to 2.7 s more (a waiting
-		// node polls the row every 50 ms to 1.6 s), so that another node claims the key about
-		// when the writer's takers take again: the race the claim's gap and the hand-over
-		// delay after it are for.
+		// for IDs for 6 to 8.7 s, the hand-over delay (5 s) and 1 to 3.7 s more (a waiting
+		// node's Segment retries every 1.6 s once its takes keep failing, so it claims 5 to
+		// 8.2 s after the writer's last take; 6.5 to 7 s in the runs so far), so that another
+		// node claims the key about when the writer's takers take again: the race the claim's
+		// gap and the hand-over delay after it are for.
 		run := c.startTakers(t, "k6", nil, takerOpts{})
 		run.minMoves = 3
+		stop := c.watchWriter(t, "k6")
+		defer stop()
 		for i := range 10 {
 			run.waitIDs(t, 200)
 			w := c.writerOf(t, "k6")
-			d := 5*time.Second + time.Duration(i)*300*time.Millisecond
+			d := 6*time.Second + time.Duration(i)*300*time.Millisecond
+			t.Logf("%s's takers pause for %v at %s", w.name, d, clock(time.Now()))
 			run.pause(w.name, d)
-			t.Logf("%s's takers paused for %v", w.name, d)
 		}
 		run.waitIDs(t, 200)
 		run.stop(t).check(t, "idle-writer", protected)
@@ -588,6 +591,44 @@ const takersPerNode = 3
 // takerOpts are the controls' hooks: split opens the stores with the split-brain refusal
 // bypassed, noGuard with the writer guard off.
 type takerOpts struct{ split, noGuard bool }
+
+// watchWriter logs each change of the key's writer node, as g0 reads the row every 50 ms,
+// until the returned function is called.
+func (c *galera) watchWriter(t *testing.T, key string) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		names := map[string]string{}
+		for _, n := range c.nodes {
+			names[c.status(n, "wsrep_gcomm_uuid")] = n.name
+		}
+		last := ""
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			var uuid string
+			var maxID int64
+			err := c.nodes[0].db.QueryRowContext(ctx, "SELECT COALESCE(writer, ''), max_id FROM idkit.idkit_segments WHERE biz_tag = ?", key).Scan(&uuid, &maxID)
+			cancel()
+			if err == nil && uuid != last {
+				t.Logf("%s: writer %s → %s at %s (max_id %d)", key, orDash(names[last]), orDash(names[uuid]), clock(time.Now()), maxID)
+				last = uuid
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
 
 // writerOf returns the node the key's row names as its writer, waiting until one does.
 func (c *galera) writerOf(t *testing.T, key string) *gnode {

@@ -17,7 +17,11 @@ import (
 //
 //  1. it sees the row unchanged (same writer, same max_id) for the hand-over delay, read
 //     after the node applied every write-set committed before the read (wsrep_sync_wait):
-//     the writer has taken nothing for that long, because it is cut off, stopped or idle;
+//     the writer has taken nothing for that long, because it is cut off, stopped or idle.
+//     When the writer is one it had not seen before (and when it first looks), twice the
+//     delay: the writer may have just claimed the key, and takes nothing while its claim
+//     settles (step 3); counting that as idle would take keys from claimants before they
+//     served;
 //  2. it claims the row: writer set to itself, max_id moved on by a failover gap (at least
 //     segment.DefaultFailoverGap blocks), nothing handed out. A take of the old writer that
 //     raced the claim, and that Galera let both commit, lies below the gap;
@@ -42,16 +46,19 @@ const (
 type writerRow struct {
 	maxID  int64
 	writer string // wsrep_gcomm_uuid of the writer node; "" when the row records none
-	// sinceClaim is the time since writer_since by the node's clock (NOW(6)), negative when
-	// writer_since is NULL. It is read only when the writer is this node, which set it.
+	// sinceClaim is the time since writer_since by the node's clock (NOW(6)); claimed is
+	// false when writer_since is NULL. They are read only when the writer is this node, which
+	// set them. A clock stepped back makes sinceClaim negative: the claim is still settling.
 	sinceClaim time.Duration
+	claimed    bool
 }
 
 // sighting is a row as a store last saw it on a node that is not the key's writer.
 type sighting struct {
 	writer string
 	maxID  int64
-	at     time.Time // when the store first saw this writer and max_id (monotonic)
+	at     time.Time     // when the store first saw this writer and max_id (monotonic)
+	need   time.Duration // how long the row must stay so before this node claims it
 }
 
 // decide says what a take of key through the node me does with row r, read at now, and why
@@ -64,7 +71,7 @@ func (s *Store) decide(key, me string, r writerRow, now time.Time) (action, stri
 		return actWait, "the node's wsrep_gcomm_uuid is unreadable, so its takes cannot be told from another node's"
 	case r.writer == me:
 		delete(s.seen, key)
-		if r.sinceClaim >= 0 && r.sinceClaim < s.handover {
+		if r.claimed && r.sinceClaim < s.handover {
 			return actWait, fmt.Sprintf("this node claimed the key %v ago and takes it %v after its claim", r.sinceClaim.Round(time.Millisecond), s.handover)
 		}
 		return actTake, ""
@@ -74,11 +81,17 @@ func (s *Store) decide(key, me string, r writerRow, now time.Time) (action, stri
 	}
 	sg, ok := s.seen[key]
 	if !ok || sg.writer != r.writer || sg.maxID != r.maxID {
-		s.seen[key] = sighting{writer: r.writer, maxID: r.maxID, at: now}
-		return actWait, fmt.Sprintf("node %s writes the key (max_id %d); this node takes it over once it has seen no take for %v", r.writer, r.maxID, s.handover)
+		// A writer this store had not seen may have just claimed the key, and it takes
+		// nothing while its claim settles (one hand-over delay): wait that out too.
+		need := s.handover
+		if !ok || sg.writer != r.writer {
+			need = 2 * s.handover
+		}
+		s.seen[key] = sighting{writer: r.writer, maxID: r.maxID, at: now, need: need}
+		return actWait, fmt.Sprintf("node %s writes the key (max_id %d); this node takes it over once it has seen no take for %v", r.writer, r.maxID, need)
 	}
-	if idle := now.Sub(sg.at); idle < s.handover {
-		return actWait, fmt.Sprintf("node %s writes the key (max_id %d, unchanged for %v); this node takes it over once it has seen no take for %v", r.writer, r.maxID, idle.Round(time.Millisecond), s.handover)
+	if idle := now.Sub(sg.at); idle < sg.need {
+		return actWait, fmt.Sprintf("node %s writes the key (max_id %d, unchanged for %v); this node takes it over once it has seen no take for %v", r.writer, r.maxID, idle.Round(time.Millisecond), sg.need)
 	}
 	delete(s.seen, key)
 	return actClaim, ""

@@ -23,21 +23,28 @@ func TestDecide(t *testing.T) {
 		steps []step
 	}{
 		{name: "writer takes", me: me, steps: []step{
-			{row: writerRow{maxID: 100, writer: me, sinceClaim: time.Hour}, want: actTake},
-			{row: writerRow{maxID: 120, writer: me, sinceClaim: -1}, want: actTake},
+			{row: writerRow{maxID: 100, writer: me, sinceClaim: time.Hour, claimed: true}, want: actTake},
+			{row: writerRow{maxID: 120, writer: me}, want: actTake},
 		}},
 		{name: "row without writer is claimed at once", me: me, steps: []step{
 			{row: writerRow{maxID: 0, writer: ""}, want: actClaim},
 		}},
 		{name: "own claim settles for the delay", me: me, steps: []step{
-			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 0}, want: actWait, why: "claimed the key 0s ago"},
-			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 4999 * time.Millisecond}, want: actWait, why: "takes it 5s after its claim"},
-			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 5 * time.Second}, want: actTake},
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 0, claimed: true}, want: actWait, why: "claimed the key 0s ago"},
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 4999 * time.Millisecond, claimed: true}, want: actWait, why: "takes it 5s after its claim"},
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: 5 * time.Second, claimed: true}, want: actTake},
+		}},
+		{name: "a writer first seen is waited for twice the delay", me: me, steps: []step{
+			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait, why: "node node-a writes the key (max_id 500); this node takes it over once it has seen no take for 10s"},
+			{at: 5 * time.Second, row: writerRow{maxID: 500, writer: other}, want: actWait, why: "unchanged for 5s"},
+			{at: 9999 * time.Millisecond, row: writerRow{maxID: 500, writer: other}, want: actWait},
+			{at: 10 * time.Second, row: writerRow{maxID: 500, writer: other}, want: actClaim},
 		}},
 		{name: "idle writer handed over after the delay", me: me, steps: []step{
-			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait, why: "node node-a writes the key (max_id 500)"},
-			{at: 2 * time.Second, row: writerRow{maxID: 500, writer: other}, want: actWait, why: "unchanged for 2s"},
-			{at: 5 * time.Second, row: writerRow{maxID: 500, writer: other}, want: actClaim},
+			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait},
+			{at: 1 * time.Second, row: writerRow{maxID: 520, writer: other}, want: actWait, why: "no take for 5s"},
+			{at: 3 * time.Second, row: writerRow{maxID: 520, writer: other}, want: actWait, why: "unchanged for 2s"},
+			{at: 6 * time.Second, row: writerRow{maxID: 520, writer: other}, want: actClaim},
 		}},
 		{name: "active writer is never taken over", me: me, steps: []step{
 			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait},
@@ -46,16 +53,20 @@ func TestDecide(t *testing.T) {
 			{at: 12 * time.Second, row: writerRow{maxID: 540, writer: other}, want: actWait, why: "unchanged for 4s"},
 			{at: 13 * time.Second, row: writerRow{maxID: 540, writer: other}, want: actClaim},
 		}},
-		{name: "a new writer restarts the wait", me: me, steps: []step{
+		{name: "a claim by another node restarts the wait at twice the delay", me: me, steps: []step{
 			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait},
-			{at: 6 * time.Second, row: writerRow{maxID: 500, writer: "node-c"}, want: actWait},
-			{at: 10 * time.Second, row: writerRow{maxID: 500, writer: "node-c"}, want: actWait},
-			{at: 11 * time.Second, row: writerRow{maxID: 500, writer: "node-c"}, want: actClaim},
+			{at: 1 * time.Second, row: writerRow{maxID: 520, writer: other}, want: actWait},
+			{at: 6 * time.Second, row: writerRow{maxID: 20520, writer: "node-c"}, want: actWait, why: "no take for 10s"},
+			{at: 11 * time.Second, row: writerRow{maxID: 20520, writer: "node-c"}, want: actWait},
+			{at: 16 * time.Second, row: writerRow{maxID: 20520, writer: "node-c"}, want: actClaim},
 		}},
 		{name: "a sighting is forgotten once this node writes", me: me, steps: []step{
 			{at: 0, row: writerRow{maxID: 500, writer: other}, want: actWait},
-			{at: 1 * time.Second, row: writerRow{maxID: 20500, writer: me, sinceClaim: time.Minute}, want: actTake},
+			{at: 1 * time.Second, row: writerRow{maxID: 20500, writer: me, sinceClaim: time.Minute, claimed: true}, want: actTake},
 			{at: 7 * time.Second, row: writerRow{maxID: 500, writer: other}, want: actWait},
+		}},
+		{name: "a clock stepped back keeps the claim settling", me: me, steps: []step{
+			{row: writerRow{maxID: 20000, writer: me, sinceClaim: -3 * time.Second, claimed: true}, want: actWait, why: "claimed the key -3s ago"},
 		}},
 		{name: "unknown node never takes", me: "", steps: []step{
 			{row: writerRow{maxID: 0, writer: ""}, want: actWait, why: "wsrep_gcomm_uuid is unreadable"},
@@ -87,6 +98,9 @@ func TestDecideKeys(t *testing.T) {
 		t.Errorf("k2 seen first at +2s: action %d, want wait", got)
 	}
 	if got, _ := s.decide("k1", "b", row, t0.Add(2*time.Second)); got != actClaim {
-		t.Errorf("k1 unchanged for 2s: action %d, want claim", got)
+		t.Errorf("k1 unchanged for 2s, twice the delay: action %d, want claim", got)
+	}
+	if got, _ := s.decide("k2", "b", row, t0.Add(3*time.Second)); got != actWait {
+		t.Errorf("k2 unchanged for 1s: action %d, want wait", got)
 	}
 }
