@@ -60,11 +60,27 @@
 // failover fencing as the only protection: every row records the epoch it was last written
 // in (pg_control_system()'s system identifier and the timeline of the current WAL file, which
 // pg_promote() changes), and a take in another epoch first adds Request.Gap blocks to
-// max_id; a new row starts after the gap too under durability=async (the lost primary may
-// have had it) and whenever the server has or had a standby (one streams, it keeps a physical
+// max_id; a new row skips the gap too under durability=async (the lost primary may have had
+// it) and whenever the server has or had a standby (one streams, it keeps a physical
 // replication slot, synchronous_standby_names is set, or its timeline is above 1) or the
-// store saw one: a row is
-// new on a promoted standby when the take that made it was lost.
+// store saw one: a row is new on a promoted standby when the take that made it was lost.
+//
+// A new row's gap grows with each promotion. The timeline counts them (each pg_promote() raises
+// it by one), and where the gap applies a new row starts at max_id = Step × (1 + Gap × T) on
+// timeline T: its first block is Step × Gap × T + 1 to Step × (Gap × T + 1). A row that the lost
+// primary, on timeline T, made with step s and took N numbers from in all, none of which the
+// promoted standby (timeline T' > T) received, ends at s × Gap × T + N; the promoted standby's
+// first take of the key, with step s', starts at s' × Gap × T' + 1. No number repeats while
+// s' × Gap × T' ≥ s × Gap × T + N, so in particular while s' ≥ s and N ≤ s' × Gap (at most
+// Gap blocks of the new step lost), the promise a row the standby had is kept with. s' ≥ s
+// holds when every Segment of the key has the same Settings.Step and the row was made by a
+// Segment's first take (which asks Settings.Step; the dynamic step never goes below it); a
+// lowered Step or a row made with a grown dynamic step narrows it. The timeline counts the
+// promotions of one physical replication history: a standby made from a backup of the
+// promoted server has its timeline; a server with another system identifier (a logical
+// replica, a restored dump) starts at timeline 1 again and is not covered. A start that
+// leaves bigint is refused with segment.ErrExhausted, no row made; with the defaults (gap
+// 1000, a step up to segment.DefaultMaxStep) no 32-bit timeline reaches it.
 //
 // A commit whose wait for the synchronous standbys was cancelled (pg_cancel_backend, a
 // statement_timeout) is on the primary only. Under class sync a take is handed out only once
