@@ -21,7 +21,8 @@ import (
 // take of the same key. The control (FlatStart: a new row starts at Step × (1 + Gap) on
 // every timeline, as before the timeline counted) must repeat the first block, which shows
 // the check sees the hole. Both servers stay up (split brain): each store talks to one of
-// them by its own DSN. A new row whose start past the gap leaves bigint is ErrExhausted.
+// them by its own DSN. A take whose new-row start past the gap leaves bigint is
+// ErrExhausted, no row made, for an existing key too.
 func TestNewRowAfterPromotion(t *testing.T) {
 	pgtest.DSN(t) // skips, or fails under CI=true, without PostgreSQL
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -142,5 +143,10 @@ func TestNewRowAfterPromotion(t *testing.T) {
 	}
 	if holds(stby, `SELECT EXISTS (SELECT 1 FROM idkit_segments WHERE biz_tag = 'huge')`) {
 		t.Errorf("a row for key %q was made by a refused take", huge.Key)
+	}
+	// The start is computed before the row is found: an existing key is refused the same.
+	huge.Key = "fixed"
+	if b, err := st.Take(ctx, huge); !errors.Is(err, segment.ErrExhausted) {
+		t.Errorf("take of existing key %q with step %d and gap %d on timeline 2: %v, %v; want ErrExhausted", huge.Key, huge.Step, huge.Gap, b, err)
 	}
 }

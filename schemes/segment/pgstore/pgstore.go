@@ -79,8 +79,10 @@
 // promotions of one physical replication history: a standby made from a backup of the
 // promoted server has its timeline; a server with another system identifier (a logical
 // replica, a restored dump) starts at timeline 1 again and is not covered. A start that
-// leaves bigint is refused with segment.ErrExhausted, no row made; with the defaults (gap
-// 1000, a step up to segment.DefaultMaxStep) no 32-bit timeline reaches it.
+// leaves bigint is refused with segment.ErrExhausted, no row made; the statement computes the
+// start before it finds the row, so such a Step and Gap are refused on that timeline for
+// every key, existing ones too. With the defaults (gap 1000, a step up to
+// segment.DefaultMaxStep) no 32-bit timeline reaches it.
 //
 // A commit whose wait for the synchronous standbys was cancelled (pg_cancel_backend, a
 // statement_timeout) is on the primary only. Under class sync a take is handed out only once
