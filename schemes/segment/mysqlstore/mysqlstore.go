@@ -63,6 +63,16 @@
 // durability=async a new row starts after the gap. A server with read_only on (a replica) is
 // refused. Any error at or after COMMIT drops the block.
 //
+// The gap does not protect a key whose row never reached the replica that is promoted (its
+// first take came less than the replication lag before the failover, or while the replica
+// was stopped, cut off or lagging): MariaDB and MySQL count no promotions (the epoch tells
+// that the primary changed, not how often), so the promoted replica makes the row again at
+// the same start, Step × (1 + Gap), and hands out the lost primary's first block again, then
+// its later blocks (TestNewRowRepeatsAfterPromotion). Under durability=async, take each key
+// once on the primary and check that the replica holds its row before relying on it, and add
+// no key while a replica is away or lagging; pgstore, whose new rows start past the gap for
+// each PostgreSQL timeline, has no such limit.
+//
 // # One writer node per key
 //
 // Galera's certification does not keep two nodes from committing the same read-modify-write

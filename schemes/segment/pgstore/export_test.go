@@ -51,3 +51,14 @@ func OpenIgnoringSlots(ctx context.Context, set Settings) (*Store, error) {
 // StandbySQL is the expression that starts a new row after the gap on a server that has or
 // had a standby.
 const StandbySQL = standbySQL
+
+// FlatStart makes s start a new row as before the timeline counted, for the new row test's
+// control: Step × (1 + Gap) where the gap applies, on every timeline.
+func FlatStart(s *Store) error {
+	take := strings.Replace(s.take, timelineGap, "$5::bigint", 1)
+	if take == s.take {
+		return errors.New("pgstore: FlatStart: the take statement holds no timelineGap")
+	}
+	s.take = take
+	return nil
+}

@@ -60,11 +60,29 @@
 // failover fencing as the only protection: every row records the epoch it was last written
 // in (pg_control_system()'s system identifier and the timeline of the current WAL file, which
 // pg_promote() changes), and a take in another epoch first adds Request.Gap blocks to
-// max_id; a new row starts after the gap too under durability=async (the lost primary may
-// have had it) and whenever the server has or had a standby (one streams, it keeps a physical
+// max_id; a new row skips the gap too under durability=async (the lost primary may have had
+// it) and whenever the server has or had a standby (one streams, it keeps a physical
 // replication slot, synchronous_standby_names is set, or its timeline is above 1) or the
-// store saw one: a row is
-// new on a promoted standby when the take that made it was lost.
+// store saw one: a row is new on a promoted standby when the take that made it was lost.
+//
+// A new row's gap grows with each promotion. The timeline counts them (each pg_promote() raises
+// it by one), and where the gap applies a new row starts at max_id = Step × (1 + Gap × T) on
+// timeline T: its first block is Step × Gap × T + 1 to Step × (Gap × T + 1). A row that the lost
+// primary, on timeline T, made with step s and took N numbers from in all, none of which the
+// promoted standby (timeline T' > T) received, ends at s × Gap × T + N; the promoted standby's
+// first take of the key, with step s', starts at s' × Gap × T' + 1. No number repeats while
+// s' × Gap × T' ≥ s × Gap × T + N, so in particular while s' ≥ s and N ≤ s' × Gap (at most
+// Gap blocks of the new step lost), the promise a row the standby had is kept with. s' ≥ s
+// holds when every Segment of the key has the same Settings.Step and the row was made by a
+// Segment's first take (which asks Settings.Step; the dynamic step never goes below it); a
+// lowered Step or a row made with a grown dynamic step narrows it. The timeline counts the
+// promotions of one physical replication history: a standby made from a backup of the
+// promoted server has its timeline; a server with another system identifier (a logical
+// replica, a restored dump) starts at timeline 1 again and is not covered. A start that
+// leaves bigint is refused with segment.ErrExhausted, no row made; the statement computes the
+// start before it finds the row, so such a Step and Gap are refused on that timeline for
+// every key, existing ones too. With the defaults (gap 1000, a step up to
+// segment.DefaultMaxStep) no 32-bit timeline reaches it.
 //
 // A commit whose wait for the synchronous standbys was cancelled (pg_cancel_backend, a
 // statement_timeout) is on the primary only. Under class sync a take is handed out only once
@@ -268,19 +286,29 @@ const DefaultConfirmWait = 2 * time.Second
 const standbySQL = `(EXISTS (SELECT 1 FROM pg_catalog.pg_stat_replication)
 	OR EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_type OPERATOR(pg_catalog.=) 'physical')
 	OR pg_catalog.current_setting('synchronous_standby_names') <> ''
-	OR ('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::bigint > 1)`
+	OR ` + timelineSQL + ` > 1)`
+
+// timelineSQL is the timeline of the server's current WAL file, as the epoch reads it
+// (pgrepl.EpochSQL): 1 on a new cluster, raised by one at each pg_promote().
+const timelineSQL = `('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`
+
+// timelineGap is how many blocks a new row skips where the gap applies: Request.Gap for each
+// timeline, so that a promoted server starts a row past the blocks the lost primary handed
+// out from the same row (see the package doc).
+const timelineGap = `$5::bigint * f.timeline`
 
 // takeQuery is the statement that takes a block. It returns the new max_id, the epoch the row
 // now records and the server's fsync and full_page_writes. With syncCommit it makes its own
 // commit wait for the WAL flush (see the package doc); without, only the tests' control run
 // uses it. With notices it sets client_min_messages to warning for its transaction
 // (pgrepl.ForceNotices). With fence the row records the epoch, and a row last written in
-// another epoch skips $6 blocks first; a new row skips $5 blocks when $7 is true, or, with
-// standbyGap, when the server has or had a standby (standbySQL).
+// another epoch skips $6 blocks first. A new row skips $5 blocks when $7 is true, or, with
+// standbyGap, when the server has or had a standby (standbySQL); with standbyGap it skips $5
+// blocks for each timeline (timelineGap), without only $5.
 func takeQuery(table string, syncCommit, notices, fence, standbyGap bool) string {
 	// A volatile function in FROM runs once, before the row is inserted; a setting made local
 	// to the transaction lasts until its commit, which reads it.
-	raise, force, epoch, standby := "NULL", "NULL", "NULL::text", "false"
+	raise, force, epoch, standby, timeline, gap := "NULL", "NULL", "NULL::text", "false", "1::bigint", "$5::bigint"
 	if syncCommit {
 		raise = pgrepl.RaiseCommit
 	}
@@ -291,11 +319,11 @@ func takeQuery(table string, syncCommit, notices, fence, standbyGap bool) string
 		epoch = epochSQL
 	}
 	if standbyGap {
-		standby = standbySQL
+		standby, timeline, gap = standbySQL, timelineSQL, timelineGap
 	}
 	return `INSERT INTO ` + table + ` AS s (biz_tag, max_id, step, store_index, store_count, updated_at, epoch)
-			SELECT $1::text, $2::bigint * (1 + CASE WHEN $7::bool OR f.standby THEN $5::bigint ELSE 0 END), $2::bigint, $3::int, $4::int, now(), f.epoch
-			FROM (SELECT ` + raise + ` AS durable, ` + force + ` AS notices, ` + epoch + ` AS epoch, ` + standby + ` AS standby) AS f
+			SELECT $1::text, $2::bigint * (1 + CASE WHEN $7::bool OR f.standby THEN ` + gap + ` ELSE 0 END), $2::bigint, $3::int, $4::int, now(), f.epoch
+			FROM (SELECT ` + raise + ` AS durable, ` + force + ` AS notices, ` + epoch + ` AS epoch, ` + standby + ` AS standby, ` + timeline + ` AS timeline) AS f
 			ON CONFLICT (biz_tag) DO UPDATE SET
 				max_id = s.max_id + EXCLUDED.step * (1 + CASE WHEN s.epoch <> EXCLUDED.epoch THEN $6::bigint ELSE 0 END),
 				step = EXCLUDED.step, updated_at = now(), epoch = EXCLUDED.epoch
@@ -487,7 +515,8 @@ func (s *Store) Table() string { return s.table }
 // Take adds req.Step to the key's max_id and returns the numbers in between, once the
 // increment is on disk and on every standby that could be promoted (see the package doc).
 // Errors wrap segment.ErrClass when the key's row belongs to another store position,
-// segment.ErrExhausted when max_id would leave the bigint range, and ErrNotDurable when
+// segment.ErrExhausted when max_id would leave the bigint range (also a new row's start,
+// Step × (1 + Gap × timeline) where the gap applies), and ErrNotDurable when
 // fsync or full_page_writes was turned off since Open, the replication became asynchronous
 // (without durability=async) or the commit's wait for the synchronous standbys was cancelled
 // (the warning, or no standby flushed past the commit: pgrepl.Confirm);
@@ -559,7 +588,7 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (segment.Block, e
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "22003" { // numeric_value_out_of_range
-		return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: max_id + %d leaves bigint: %w", req.Key, s.table, req.Step, segment.ErrExhausted)
+		return segment.Block{}, fmt.Errorf("pgstore: key %q in %s: max_id + %d, or a new row's start past the failover gap, leaves bigint: %w", req.Key, s.table, req.Step, segment.ErrExhausted)
 	}
 	if err != nil {
 		return segment.Block{}, fmt.Errorf("pgstore: taking %d of key %q in %s (the block is dropped): %w", req.Step, req.Key, s.table, err)

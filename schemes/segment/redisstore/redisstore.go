@@ -39,6 +39,15 @@
 // records it in the hash (field epoch), and first adds Request.Gap blocks when the hash was
 // last written under another replication ID; a new hash starts after the gap. Redis draws a
 // new replication ID at every restart too, so each restart also skips the gap.
+//
+// The gap does not protect a key whose hash never reached the replica that is promoted (its
+// first take came less than the replication lag before the failover, or while the replica
+// was stopped, cut off or lagging): Redis counts no promotions (a new master_replid tells
+// that the primary changed, not how often), so the promoted replica makes the hash again at
+// the same start, Step × (1 + Gap), and hands out the lost primary's first block again, then
+// its later blocks (TestNewHashRepeatsAfterPromotion). Under durability=async, take each key
+// once on the primary and check that the replica holds its hash (HGET on the replica) before
+// relying on it, and add no key while a replica is away or lagging.
 package redisstore
 
 import (
