@@ -54,6 +54,6 @@ var writerSizes = map[string][]dbbench.SweepSize{
 
 // writerConditions are what each target's committed sweep was measured under.
 var writerConditions = map[string]string{
-	"innodb":   "MariaDB 10.11.19, app workload, 300,000 operations per scheme, 1/4/16 writer(s), 1 run each; data 1.48–4.24× the page cache (innodb_buffer_pool_size 64M); innodb_flush_log_at_trx_commit 2 (commits not flushed); machine load 19.3–37.4 on 2 CPUs",
-	"postgres": "PostgreSQL 15.20 (Debian 15.20-0+deb12u1), app workload, 300,000 operations per scheme, 1/16 writer(s), 1 run each; data 3.85–5.74× the page cache (shared_buffers 32MB); synchronous_commit off (commits not flushed); machine load 3.8–7.9 on 2 CPUs",
+	"innodb":   "MariaDB 10.11.19, app workload, 300,000 operations per scheme, 1/4/16 writer(s), 1 run each, no warm-up; data 1.48–4.24× the page cache (innodb_buffer_pool_size 64M); innodb_flush_log_at_trx_commit 2 (commits not flushed); machine load 19.3–37.4 on 2 CPUs",
+	"postgres": "PostgreSQL 15.20 (Debian 15.20-0+deb12u1), app workload, 300,000 operations per scheme, 1/16 writer(s), 1 run each, no warm-up; data 3.85–5.74× the page cache (shared_buffers 32MB); synchronous_commit off (commits not flushed); machine load 3.8–7.9 on 2 CPUs",
 }
