@@ -14,6 +14,7 @@ import (
 	"github.com/idkit/idkit/dbbench/pglocal"
 	"github.com/idkit/idkit/dbbench/pgtest"
 	"github.com/idkit/idkit/internal/pgrepl"
+	"github.com/idkit/idkit/internal/pgrepl/pgrepltest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -275,22 +276,12 @@ func TestReadSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	suffix := time.Now().UnixNano()
-	slot, role := fmt.Sprintf("pgrepl_slot_%d", suffix), fmt.Sprintf("pgrepl_%d", suffix)
+	role := fmt.Sprintf("pgrepl_%d", time.Now().UnixNano())
 	if _, err := conn.Exec(ctx, `CREATE ROLE `+role+` LOGIN`); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
-	// Not reserving WAL: the slot costs the shared server nothing while it exists.
-	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot($1)`, slot); err != nil {
-		t.Fatal(err)
-	}
-	dropped := false
-	t.Cleanup(func() {
-		if !dropped {
-			conn.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, slot)
-		}
-	})
+	slot, drop := pgrepltest.Slot(t, conn, "pgrepl_slot")
 	read := func(who string) (pgrepl.Facts, pgrepl.Class, string) {
 		t.Helper()
 		tx, err := conn.Begin(ctx)
@@ -318,10 +309,7 @@ func TestReadSlot(t *testing.T) {
 			t.Errorf("%s, with slot %s: class %v (%s); want async naming the slot and pg_drop_replication_slot", who, slot, class, reason)
 		}
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
-		t.Fatal(err)
-	}
-	dropped = true
+	drop()
 	for _, who := range []string{"superuser", role} {
 		if f, class, reason := read(who); class != pgrepl.Single || len(f.Slots) != 0 {
 			t.Errorf("%s, slot dropped: slots %+v, class %v (%s); want single", who, f.Slots, class, reason)

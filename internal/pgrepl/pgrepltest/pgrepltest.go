@@ -172,3 +172,33 @@ func SetAndReload(t testing.TB, dsn, name, value string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Slot creates a physical replication slot named prefix and a number unique to the call
+// through conn, without reserving WAL (so a slot costs a shared server nothing while it
+// exists), as pg_basebackup -C -S or Patroni leaves one for a standby that is away. It returns
+// the slot's name and a function that drops it, failing the test if that fails; the slot is
+// also dropped when the test ends, if it was not.
+func Slot(t testing.TB, conn *pgx.Conn, prefix string) (name string, drop func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name = fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot($1)`, name); err != nil {
+		t.Fatalf("creating replication slot %s: %v", name, err)
+	}
+	dropped := false
+	t.Cleanup(func() {
+		if !dropped {
+			conn.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, name)
+		}
+	})
+	return name, func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, name); err != nil {
+			t.Fatalf("dropping replication slot %s: %v", name, err)
+		}
+		dropped = true
+	}
+}

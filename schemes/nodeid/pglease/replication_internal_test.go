@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -110,11 +111,9 @@ func TestReplicationClass(t *testing.T) {
 	// (cut off: its walsender ended after wal_sender_timeout) and could be promoted without
 	// the renewals since: refused, naming the slot, also beside a synchronous standby; once
 	// the slot is dropped, class sync again.
-	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot('away')`); err != nil {
-		t.Fatal(err)
-	}
+	slot, drop := pgrepltest.Slot(t, conn, "away")
 	err = a.Renew(ctx, c)
-	if !errors.Is(err, ErrNotDurable) || !strings.Contains(err.Error(), `slot "away" (inactive)`) || !strings.Contains(err.Error(), "pg_drop_replication_slot") {
+	if !errors.Is(err, ErrNotDurable) || !strings.Contains(err.Error(), fmt.Sprintf("slot %q (inactive)", slot)) || !strings.Contains(err.Error(), "pg_drop_replication_slot") {
 		t.Errorf("renewal with an inactive physical slot: %v; want ErrNotDurable naming the slot and pg_drop_replication_slot", err)
 	} else {
 		t.Logf("refused: %v", err)
@@ -122,9 +121,7 @@ func TestReplicationClass(t *testing.T) {
 	if r := a.Replication(); r.Class != "async" {
 		t.Errorf("inactive physical slot: Replication() = %+v, want class async", r)
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot('away')`); err != nil {
-		t.Fatal(err)
-	}
+	drop()
 	if err := a.Renew(ctx, c); err != nil {
 		t.Errorf("renewal with the slot dropped: %v", err)
 	}

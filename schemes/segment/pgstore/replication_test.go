@@ -277,16 +277,7 @@ func TestRefusesSlot(t *testing.T) {
 	if d := st.Durability(); d.Class != segment.ClassSingle || standby() {
 		t.Fatalf("no slot: durability %v, standbySQL %v; want single, false", d, standby())
 	}
-	slot := fmt.Sprintf("pgstore_slot_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, `SELECT pg_create_physical_replication_slot($1)`, slot); err != nil {
-		t.Fatal(err)
-	}
-	dropped := false
-	t.Cleanup(func() {
-		if !dropped {
-			conn.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, slot)
-		}
-	})
+	slot, drop := pgrepltest.Slot(t, conn, "pgstore_slot")
 	if !standby() {
 		t.Errorf("with slot %s: standbySQL false, want true", slot)
 	}
@@ -315,10 +306,7 @@ func TestRefusesSlot(t *testing.T) {
 	} else if d := a.Durability(); d.Class != segment.ClassAsync || !d.AsyncAccepted {
 		t.Errorf("durability=async with slot %s: durability %v, want async, accepted", slot, d)
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
-		t.Fatal(err)
-	}
-	dropped = true
+	drop()
 	if _, err := st.Take(ctx, req); err != nil {
 		t.Errorf("Take with the slot dropped: %v", err)
 	}
