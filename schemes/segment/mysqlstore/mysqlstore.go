@@ -92,8 +92,8 @@
 // other nodes' Segments cannot issue (idkitd reports them not ready). Send all takes of a key
 // to one node (a proxy with one writer, as HAProxy or ProxySQL do) to avoid the wait. Stores of
 // versions before the guard do not record a writer: stop them before the new ones start.
-// The reads of a Galera take wait for the node to apply what the cluster committed before them
-// (wsrep_sync_wait = 1).
+// A Galera take's first read waits for the node to apply what the cluster committed before it
+// (wsrep_sync_wait = 1 for that statement).
 package mysqlstore
 
 import (
@@ -325,8 +325,8 @@ type Store struct {
 	unprotected bool
 	// beforeCommit, set by tests only, runs between the take's UPDATE and its COMMIT.
 	beforeCommit func()
-	// galera: the server was a Galera node (wsrep_on) at Open; its takes read with
-	// wsrep_sync_wait and go through the writer guard.
+	// galera: the server was a Galera node (wsrep_on) at Open; its takes go through the
+	// writer guard (guarded).
 	galera bool
 	// handover is Settings.Handover.
 	handover time.Duration
@@ -454,9 +454,14 @@ type querier interface {
 }
 
 func (s *Store) readFacts(ctx context.Context, q querier) (facts, error) {
+	return s.scanFacts(ctx, q, s.facts)
+}
+
+// scanFacts reads facts with query, s.facts or a variant of it.
+func (s *Store) scanFacts(ctx context.Context, q querier, query string) (facts, error) {
 	var f facts
 	var clients, noTx string
-	err := q.QueryRowContext(ctx, s.facts).Scan(&f.flush, &f.logBin, &f.syncBinlog, &f.sqlLogBin, &f.readOnly, &f.serverID, &f.domain,
+	err := q.QueryRowContext(ctx, query).Scan(&f.flush, &f.logBin, &f.syncBinlog, &f.sqlLogBin, &f.readOnly, &f.serverID, &f.domain,
 		&f.dumps, &f.semiEnabled, &f.semiStatus, &f.waitPoint, &clients, &noTx, &f.wsrepOn, &f.wsrepStatus, &f.wsrepUUID, &f.wsrepSession, &f.wsrepNode)
 	if err != nil {
 		return f, fmt.Errorf("mysqlstore: reading the settings and replication state of the server at %s: %w", s.server, err)
@@ -696,13 +701,6 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
 	}
 	defer conn.Close()
-	if s.galera && !s.noWriterGuard && !s.unprotected {
-		// Every read of the take waits until this node applied the write-sets committed
-		// before it: the writer guard reads the row as the cluster last wrote it.
-		if _, err = conn.ExecContext(ctx, `SET SESSION wsrep_sync_wait = 1`); err != nil {
-			return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
-		}
-	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return b, fmt.Errorf("mysqlstore: taking %d of key %q in %s: %w", req.Step, req.Key, s.table, err)
@@ -712,7 +710,14 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 			tx.Rollback()
 		}
 	}()
-	before, err := s.readFacts(ctx, tx)
+	// The first read of a guarded take waits until this node applied the write-sets the
+	// cluster committed before it (wsrep_sync_wait for this statement alone), so the writer
+	// guard reads the key's row as the cluster last wrote it.
+	query := s.facts
+	if s.guarded() {
+		query = `SET STATEMENT wsrep_sync_wait = 1 FOR ` + s.facts
+	}
+	before, err := s.scanFacts(ctx, tx, query)
 	if err != nil {
 		return b, err
 	}
@@ -737,7 +742,7 @@ func (s *Store) Take(ctx context.Context, req segment.Request) (b segment.Block,
 	update := `UPDATE ` + s.table + ` SET max_id = max_id + ? * (1 + IF(epoch <> ?, ?, 0)), step = ?, updated_at = NOW(6), epoch = ?
 		WHERE biz_tag = ? AND store_index = ? AND store_count = ?`
 	args := []any{req.Step, epoch, gap, req.Step, epoch, req.Key, req.Index, req.Count}
-	if s.galera && !s.noWriterGuard && !s.unprotected {
+	if s.guarded() {
 		if !on(before.wsrepOn) {
 			return b, fmt.Errorf("mysqlstore: key %q in %s: no block taken: %w: the server was a Galera node at Open and has wsrep_on OFF now", req.Key, s.table, ErrNotDurable)
 		}

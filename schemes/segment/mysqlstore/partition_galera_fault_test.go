@@ -592,6 +592,16 @@ const takersPerNode = 3
 // bypassed, noGuard with the writer guard off.
 type takerOpts struct{ split, noGuard bool }
 
+// byGcommUUID maps each node's wsrep_gcomm_uuid, which the writer guard records as a key's
+// writer, to the node.
+func (c *galera) byGcommUUID() map[string]*gnode {
+	m := map[string]*gnode{}
+	for _, n := range c.nodes {
+		m[c.status(n, "wsrep_gcomm_uuid")] = n
+	}
+	return m
+}
+
 // watchWriter logs each change of the key's writer node, as g0 reads the row every 50 ms,
 // until the returned function is called.
 func (c *galera) watchWriter(t *testing.T, key string) func() {
@@ -599,8 +609,8 @@ func (c *galera) watchWriter(t *testing.T, key string) func() {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		names := map[string]string{}
-		for _, n := range c.nodes {
-			names[c.status(n, "wsrep_gcomm_uuid")] = n.name
+		for uuid, n := range c.byGcommUUID() {
+			names[uuid] = n.name
 		}
 		last := ""
 		for {
@@ -639,11 +649,8 @@ func (c *galera) writerOf(t *testing.T, key string) *gnode {
 		defer cancel()
 		var uuid string
 		c.nodes[0].db.QueryRowContext(ctx, "SELECT COALESCE(writer, '') FROM idkit.idkit_segments WHERE biz_tag = ?", key).Scan(&uuid)
-		for _, n := range c.nodes {
-			if uuid != "" && c.status(n, "wsrep_gcomm_uuid") == uuid {
-				w = n
-				return true
-			}
+		if w = c.byGcommUUID()[uuid]; uuid != "" && w != nil {
+			return true
 		}
 		time.Sleep(100 * time.Millisecond)
 		return false

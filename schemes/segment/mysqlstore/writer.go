@@ -16,7 +16,8 @@ import (
 // node. Another node takes the key over in three steps, each a take of its own:
 //
 //  1. it sees the row unchanged (same writer, same max_id) for the hand-over delay, read
-//     after the node applied every write-set committed before the read (wsrep_sync_wait):
+//     in takes whose first statement waited until the node applied every write-set the
+//     cluster committed before it (wsrep_sync_wait):
 //     the writer has taken nothing for that long, because it is cut off, stopped or idle.
 //     When the writer is one it had not seen before (and when it first looks), twice the
 //     delay: the writer may have just claimed the key, and takes nothing while its claim
@@ -32,6 +33,10 @@ import (
 // A row without a writer (new, or written before the guard) is claimed at once, and served
 // a hand-over delay later. The old writer's takes, once the claim reached its node, find
 // another writer and are refused. Every refusal wraps ErrNotWriter and writes nothing.
+
+// guarded reports whether the store's takes go through the writer guard: on a Galera node,
+// unless a test's control turned it off.
+func (s *Store) guarded() bool { return s.galera && !s.noWriterGuard && !s.unprotected }
 
 // action is what a take on a Galera node does with the key's row.
 type action int
