@@ -69,7 +69,7 @@ func TestFaultStalledBodies(t *testing.T) {
 		for _, grpcPort := range []bool{false, true} {
 			name := map[bool]string{false: "defaults", true: "control"}[control] + "/" + map[bool]string{false: "net-http", true: "grpc-go"}[grpcPort]
 			t.Run(name, func(t *testing.T) {
-				addr, gaddr := freePort(t), freePort(t)
+				addr, gaddr := freePorts(t)
 				args := []string{"--listen", addr, "--grpc-listen", gaddr, "--gen", "keys=uuidv7", "--shutdown-delay", "0"}
 				if control {
 					args = append(args, "--max-addr-streams", "4096", "--body-timeout", "1h")
@@ -168,7 +168,7 @@ func TestFaultBareConnects(t *testing.T) {
 		for _, grpcPort := range []bool{false, true} {
 			control := from == "127.0.0.1"
 			t.Run(fmt.Sprintf("flood-from-%s/%s", from, map[bool]string{false: "net-http", true: "grpc-go"}[grpcPort]), func(t *testing.T) {
-				addr, gaddr := freePort(t), freePort(t)
+				addr, gaddr := freePorts(t)
 				startProc(t, bin, addr, "--listen", addr, "--grpc-listen", gaddr, "--gen", "keys=uuidv7", "--tokens", tokens, "--shutdown-delay", "0", "--max-open-conns", "8")
 				target := addr
 				if grpcPort {

@@ -69,7 +69,7 @@ func TestFaultConnsFlood(t *testing.T) {
 		for _, grpcPort := range []bool{false, true} {
 			stack := map[bool]string{false: "net-http", true: "grpc-go"}[grpcPort]
 			t.Run(tc.name+"/"+stack, func(t *testing.T) {
-				addr, gaddr := freePort(t), freePort(t)
+				addr, gaddr := freePorts(t)
 				args := append([]string{"--listen", addr, "--grpc-listen", gaddr, "--gen", "keys=uuidv7", "--tokens", tokens, "--shutdown-delay", "0"}, tc.extra...)
 				p := startProc(t, bin, addr, args...)
 				target := addr

@@ -46,15 +46,22 @@ type proc struct {
 	buf  *strings.Builder
 }
 
-// freePort returns a loopback address nothing listens on now.
-func freePort(t *testing.T) string {
+// freePorts returns two loopback addresses nothing listens on now, for idkitd's --listen and
+// --grpc-listen. Both listeners stay open until both are picked: a port taken and closed
+// one at a time can be handed out again by the next pick, and the second listen then fails
+// with "address already in use" (seen once in TestFaultFlood under make fault).
+func freePorts(t *testing.T) (string, string) {
 	t.Helper()
-	ln, err := (&netListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addrs [2]string
+	for i := range addrs {
+		ln, err := (&netListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs[0], addrs[1]
 }
 
 // startProc starts idkitd with args (which must include --listen addr) and waits until its
@@ -156,7 +163,7 @@ func TestFaultFlood(t *testing.T) {
 		for _, grpcPort := range []bool{false, true} {
 			stack := map[bool]string{false: "net-http", true: "grpc-go"}[grpcPort]
 			t.Run(tc.name+"/"+stack, func(t *testing.T) {
-				addr, gaddr := freePort(t), freePort(t)
+				addr, gaddr := freePorts(t)
 				p := startProc(t, bin, addr, append([]string{"--listen", addr, "--grpc-listen", gaddr, "--gen", "keys=uuidv7", "--shutdown-delay", "0"}, tc.extra...)...)
 				for range 20 { // warm up: the service as it runs, not as it starts
 					httpGet("http://" + addr + "/v1/next/keys?n=10000")
@@ -226,7 +233,8 @@ func heavyRollout(t *testing.T, bin string, grpcPort bool, delay string, nodes [
 	}
 	var insts [2]*inst
 	for i := range insts {
-		in := &inst{addr: freePort(t), gaddr: freePort(t)}
+		in := &inst{}
+		in.addr, in.gaddr = freePorts(t)
 		spec := fmt.Sprintf("orders=snowflake:layout=twitter,node=%d,marks=file:%s", nodes[i], filepath.Join(dir, fmt.Sprint(i)))
 		in.args = []string{"--listen", in.addr, "--grpc-listen", in.gaddr, "--gen", spec, "--shutdown-delay", delay, "--log-format", "json"}
 		in.p = startProc(t, bin, in.addr, in.args...)
